@@ -1,0 +1,122 @@
+"""Swing/twist joint limits of DESIGN.md §2: four quarter-ellipses for the swing, an interval for the twist.
+
+With ``(s_x, s_z, τ) = swing_twist_params(q)`` the swing is allowed iff
+``(s_x/a)² + (s_z/b)² ≤ 1``, ``a = swing_x_max`` if ``s_x ≥ 0`` else ``−swing_x_min`` (``b``
+likewise for z), and the twist iff ``twist_min ≤ τ ≤ twist_max``.  A zero semi-axis locks that
+half-axis (the quarter-ellipse degenerates to a segment on the other axis).  The set is convex:
+adjacent quarter-ellipses share their axis vertex and tangent there.  This is Baerlocher's
+spherical-ellipse swing limit (§3.6.1) with the planar projection of §3.7.2 / App. D, done in
+the full-angle (s_x, s_z) plane.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .swing_twist import quat_from_swing_twist, swing_twist_params
+
+_NEWTON_ITERATIONS = 64
+
+
+class SwingTwistLimits(NamedTuple):
+    """Per-bone limits, ``(n,)`` arrays in radians relative to rest; ``enabled`` is a bool mask.
+
+    Requires ``swing_x_min ≤ 0 ≤ swing_x_max``, ``swing_z_min ≤ 0 ≤ swing_z_max`` and
+    ``twist_min ≤ 0 ≤ twist_max``.  Disabled bones are never reported or changed.
+    """
+
+    swing_x_min: np.ndarray
+    swing_x_max: np.ndarray
+    swing_z_min: np.ndarray
+    swing_z_max: np.ndarray
+    twist_min: np.ndarray
+    twist_max: np.ndarray
+    enabled: np.ndarray
+
+
+def _semi_axes(s_x, s_z, limits):
+    """Semi-axes ``(a, b)`` of the quarter-ellipse in the quadrant of ``(s_x, s_z)``."""
+    a = np.where(s_x >= 0.0, limits.swing_x_max, -np.asarray(limits.swing_x_min, dtype=float))
+    b = np.where(s_z >= 0.0, limits.swing_z_max, -np.asarray(limits.swing_z_min, dtype=float))
+    return a, b
+
+
+def _ratio_sq(u, a):
+    """``(u/a)²`` for ``u, a ≥ 0``, with ``0/0 = 0`` and ``u/0 = ∞`` (a locked half-axis)."""
+    return np.where(a > 0.0, (u / np.where(a > 0.0, a, 1.0)) ** 2, np.where(u > 0.0, np.inf, 0.0))
+
+
+def _closest_on_ellipse(u, v, a, b):
+    """Closest point to ``(u, v)`` (first quadrant, outside) on the ellipse with semi-axes ``a, b > 0``.
+
+    The point is ``(a²u/(t + a²), b²v/(t + b²))`` where ``t ≥ 0`` solves
+    ``(au/(t + a²))² + (bv/(t + b²))² = 1`` (Eberly, "Distance from a point to an ellipse", 2013).
+    Newton runs on ``h(t) = ((au)²/(t + a²)² + (bv)²/(t + b²)²)^(-1/2) = 1``: h is a weighted
+    power mean (exponent −2) of ``t + a², t + b²``, hence increasing and concave, so Newton from
+    ``t₀ = max(au − a², bv − b², 0) ≤ t*`` increases monotonically to the root.  Points on an axis
+    and very eccentric ellipses need no special case.
+    """
+    c1, c2 = (a * u) ** 2, (b * v) ** 2
+    d1, d2 = a * a, b * b
+    t = np.maximum(np.maximum(a * u - d1, b * v - d2), 0.0)
+    for _ in range(_NEWTON_ITERATIONS):
+        x1, x2 = t + d1, t + d2
+        s = c1 / x1**2 + c2 / x2**2
+        h = 1.0 / np.sqrt(s)
+        dh = (c1 / x1**3 + c2 / x2**3) * h**3
+        step = np.maximum((1.0 - h) / dh, 0.0)
+        t = t + step
+        if np.all(step <= 4.0 * np.finfo(float).eps * (t + np.maximum(d1, d2))):
+            break
+    return d1 * u / (t + d1), d2 * v / (t + d2)
+
+
+def project_swing(s_x, s_z, limits):
+    """Closest point of the quarter-ellipse swing set to ``(s_x, s_z)`` (Euclidean, radians).
+
+    Inside points are returned unchanged.  The closest point lies in the point's own closed
+    quadrant (the outward normal there has the quadrant's signs), so it is the closest point of
+    the full ellipse with that quadrant's semi-axes ``(a, b)``; with ``a = 0`` it is
+    ``(0, min(|s_z|, b))``, with ``b = 0`` ``(min(|s_x|, a), 0)``.  Ignores ``limits.enabled``.
+    """
+    s_x = np.asarray(s_x, dtype=float)
+    s_z = np.asarray(s_z, dtype=float)
+    a, b = _semi_axes(s_x, s_z, limits)
+    u, v = np.abs(s_x), np.abs(s_z)
+    inside = _ratio_sq(u, a) + _ratio_sq(v, b) <= 1.0
+    both = (a > 0.0) & (b > 0.0) & ~inside
+    ea, eb = np.where(both, a, 1.0), np.where(both, b, 1.0)
+    pu, pv = _closest_on_ellipse(np.where(both, u, 2.0), np.where(both, v, 2.0), ea, eb)
+    pu = np.where(both, pu, np.minimum(u, a))
+    pv = np.where(both, pv, np.minimum(v, b))
+    pu, pv = np.where(inside, u, pu), np.where(inside, v, pv)
+    return np.where(s_x < 0.0, -pu, pu), np.where(s_z < 0.0, -pv, pv)
+
+
+def limit_violation(q, limits):
+    """Per-bone violation in radians, 0 inside: ``max(‖s − P(s)‖, twist_min − τ, τ − twist_max, 0)``.
+
+    ``s = (s_x, s_z)`` and ``P`` is ``project_swing``; 0 for disabled bones.
+    """
+    s_x, s_z, tau = swing_twist_params(q)
+    p_x, p_z = project_swing(s_x, s_z, limits)
+    swing = np.hypot(s_x - p_x, s_z - p_z)
+    twist = np.maximum(limits.twist_min - tau, tau - np.asarray(limits.twist_max, dtype=float))
+    return np.where(limits.enabled, np.maximum(np.maximum(swing, twist), 0.0), 0.0)
+
+
+def project_to_limits(q, limits):
+    """Project each rotation onto its limit set: swing → ``project_swing``, twist → clamp.
+
+    Inside (or disabled) rotations are returned bit-for-bit.  Others are rebuilt with
+    ``quat_from_swing_twist``, unit length, with the sign that keeps ``q'·q ≥ 0``.  Clamping
+    swing and twist separately is Baerlocher §3.7.2 steps 2–4 (constant twist range).
+    """
+    q = np.asarray(q, dtype=float)
+    s_x, s_z, tau = swing_twist_params(q)
+    p_x, p_z = project_swing(s_x, s_z, limits)
+    p_tau = np.clip(tau, limits.twist_min, limits.twist_max)
+    moved = np.asarray(limits.enabled, dtype=bool) & ((p_x != s_x) | (p_z != s_z) | (p_tau != tau))
+    projected = quat_from_swing_twist(p_x, p_z, p_tau)
+    projected = np.where(np.sum(projected * q, axis=-1, keepdims=True) < 0.0, -projected, projected)
+    return np.where(moved[..., None], projected, q)

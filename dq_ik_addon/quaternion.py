@@ -1,0 +1,165 @@
+"""Unit quaternions, w-first ``(..., 4)`` = ``[w, x, y, z]``, batched over leading dims.
+
+Hamilton convention as in Blender: ``qmul(a, b)`` applies ``b`` first.  Two exponential maps
+coexist and differ by a factor 2:
+
+* ``qexp`` / ``qlog`` use the *half-angle* vector ``w = θu/2`` (Bartelink §4.3);
+* ``quat_from_rotvec`` / ``quat_to_rotvec`` use the *full-angle* vector ``θu``, Blender's
+  ``Quaternion(Vector)`` / ``Quaternion.to_exponential_map()``.
+"""
+
+import numpy as np
+
+_TAYLOR = 1e-4  # below this norm, sin(n)/n uses its Taylor series
+
+
+def qmul(a, b):
+    """Hamilton product ``ab = (a_w b_w − a_v·b_v, a_w b_v + b_w a_v + a_v × b_v)`` (Bartelink Def. 4.1.6)."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    aw, av = a[..., :1], a[..., 1:]
+    bw, bv = b[..., :1], b[..., 1:]
+    w = aw * bw - np.sum(av * bv, axis=-1, keepdims=True)
+    v = aw * bv + bw * av + np.cross(av, bv)
+    return np.concatenate([w, v], axis=-1)
+
+
+def qconj(q):
+    """Conjugate ``q* = (w, −v)``, the inverse of a unit quaternion (Bartelink Def. 4.1.8)."""
+    q = np.asarray(q, dtype=float)
+    return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def qnormalize(q):
+    """``q/‖q‖``; a zero quaternion becomes the identity ``(1, 0, 0, 0)``."""
+    q = np.asarray(q, dtype=float)
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    identity = np.array([1.0, 0.0, 0.0, 0.0])
+    return np.where(n > 0.0, q / np.where(n > 0.0, n, 1.0), identity)
+
+
+def qcanonical(q):
+    """Representative with ``w ≥ 0`` of the pair ``±q`` (Bartelink digest §3.2; as Blender's swing/twist)."""
+    q = np.asarray(q, dtype=float)
+    return np.where(q[..., :1] < 0.0, -q, q)
+
+
+def qrotate(q, v):
+    """Rotate ``(..., 3)`` vectors by unit q: ``v' = v + w t + q_v × t`` with ``t = 2 q_v × v``.
+
+    Equal to ``(e_s² − e_v·e_v) v + 2 e_s (e_v × v) + 2 (e_v·v) e_v`` (Baerlocher App. B.2, corrected).
+    """
+    q = np.asarray(q, dtype=float)
+    v = np.asarray(v, dtype=float)
+    qv = q[..., 1:]
+    t = 2.0 * np.cross(qv, v)
+    return v + q[..., :1] * t + np.cross(qv, t)
+
+
+def _sinc(n):
+    """``sin(n)/n`` with its Taylor series ``1 − n²/6 + n⁴/120`` near 0."""
+    small = n < _TAYLOR
+    n2 = n * n
+    return np.where(small, 1.0 - n2 / 6.0 + n2 * n2 / 120.0, np.sin(n) / np.where(small, 1.0, n))
+
+
+def qexp(w):
+    """Exponential of the pure quaternion ``(0, w)``: ``e^w = (cos‖w‖, sin‖w‖/‖w‖ · w)``.
+
+    ``w`` is the half-angle vector (rotation angle ``2‖w‖``).  Bartelink Thm 4.3.3, Taylor near 0.
+    """
+    w = np.asarray(w, dtype=float)
+    n = np.linalg.norm(w, axis=-1, keepdims=True)
+    return np.concatenate([np.cos(n), _sinc(n) * w], axis=-1)
+
+
+def qlog(q):
+    """Half-angle vector of a unit quaternion: ``log q = atan2(‖v‖, w) · v/‖v‖`` (Bartelink Thm 4.3.5, Prop. 4.2.4).
+
+    Scale-invariant, so it also gives the rotation of a non-unit q.  Not canonicalized: for
+    ``w < 0`` the norm exceeds π/2.  ``log(1) = 0``; ``log(−1)`` returns ``(π, 0, 0)``.
+    """
+    q = np.asarray(q, dtype=float)
+    w, v = q[..., :1], q[..., 1:]
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    k = np.arctan2(n, w) / np.where(n > 0.0, n, 1.0)
+    minus_one = (n == 0.0) & (w < 0.0)
+    return np.where(minus_one, np.array([np.pi, 0.0, 0.0]), k * v)
+
+
+def quat_from_rotvec(r):
+    """Quaternion of the full-angle rotation vector ``r = θu``: ``exp(r/2)`` (Bartelink Thm 4.3.4).
+
+    Equals Blender's ``Quaternion(Vector(r))`` up to sign: Blender wraps θ to [−π, π) and so
+    returns ``qcanonical`` of this for ``‖r‖ > π``.  This form is the exact inverse of ``quat_to_rotvec``.
+    """
+    return qexp(0.5 * np.asarray(r, dtype=float))
+
+
+def quat_to_rotvec(q):
+    """Full-angle rotation vector ``θu = 2 log q``, Blender's ``Quaternion.to_exponential_map()``.
+
+    Like Blender it normalizes but does not canonicalize: ``−q`` gives norm ``2π − θ``.  Apply
+    ``qcanonical`` first for the short way (norm ≤ π).  Blender returns ~0 below θ ≈ 1e-3 (a
+    float32 artefact); this returns the exact value.
+    """
+    return 2.0 * qlog(q)
+
+
+def quat_to_matrix(q):
+    """Rotation matrix ``(..., 3, 3)`` of q, normalized first (``s = 2/‖q‖²``), as Blender's pose evaluation.
+
+    ``R = I + s(w[v]× + [v]×²)``; equal to ``Quaternion.to_matrix()`` for unit q.  Zero q → identity.
+    """
+    q = np.asarray(q, dtype=float)
+    n2 = np.sum(q * q, axis=-1)
+    s = np.where(n2 > 0.0, 2.0 / np.where(n2 > 0.0, n2, 1.0), 0.0)
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    xx, yy, zz = s * x * x, s * y * y, s * z * z
+    xy, xz, yz = s * x * y, s * x * z, s * y * z
+    wx, wy, wz = s * w * x, s * w * y, s * w * z
+    rows = [
+        [1.0 - yy - zz, xy - wz, xz + wy],
+        [xy + wz, 1.0 - xx - zz, yz - wx],
+        [xz - wy, yz + wx, 1.0 - xx - yy],
+    ]
+    return np.stack([np.stack(np.broadcast_arrays(*r), axis=-1) for r in rows], axis=-2)
+
+
+def matrix_to_quat(m):
+    """Canonical (w ≥ 0) unit quaternion of a ``(..., 3, 3)`` rotation matrix.
+
+    Columns are normalized first (as Blender's ``Matrix.to_quaternion``).  Markley's variant of
+    Shepperd's method: of the four rows of the symmetric matrix ``4 q qᵀ`` (diagonal ``1 + tr``,
+    ``1 + 2m_ii − tr``), take the one with the largest diagonal and normalize it.
+    """
+    m = np.asarray(m, dtype=float)
+    norms = np.linalg.norm(m, axis=-2, keepdims=True)
+    m = m / np.where(norms > 0.0, norms, 1.0)
+    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
+    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
+    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
+    tr = m00 + m11 + m22
+    k = np.stack([
+        np.stack([1.0 + tr, m21 - m12, m02 - m20, m10 - m01], axis=-1),
+        np.stack([m21 - m12, 1.0 + 2.0 * m00 - tr, m01 + m10, m02 + m20], axis=-1),
+        np.stack([m02 - m20, m01 + m10, 1.0 + 2.0 * m11 - tr, m12 + m21], axis=-1),
+        np.stack([m10 - m01, m02 + m20, m12 + m21, 1.0 + 2.0 * m22 - tr], axis=-1),
+    ], axis=-2)
+    best = np.argmax(np.diagonal(k, axis1=-2, axis2=-1), axis=-1)
+    row = np.take_along_axis(k, best[..., None, None], axis=-2)[..., 0, :]
+    return qcanonical(qnormalize(row))
+
+
+def quat_from_axis_angle(axis, angle):
+    """``(cos(θ/2), sin(θ/2) u)`` with ``u = axis/‖axis‖`` (Bartelink Def. 4.2.1); zero axis → identity.
+
+    Same as Blender's ``Quaternion(axis, angle)``.
+    """
+    axis = np.asarray(axis, dtype=float)
+    half = 0.5 * np.asarray(angle, dtype=float)[..., None]
+    n = np.linalg.norm(axis, axis=-1, keepdims=True)
+    u = axis / np.where(n > 0.0, n, 1.0)
+    v = np.sin(half) * u
+    q = np.concatenate([np.broadcast_to(np.cos(half), v.shape[:-1] + (1,)), v], axis=-1)
+    return np.where(n > 0.0, q, np.array([1.0, 0.0, 0.0, 0.0]))

@@ -1,0 +1,149 @@
+"""Armature ⇄ engine: read an armature into a ChainModel and pose arrays, write rotations back.
+
+Everything is read and written with ``foreach_get``/``foreach_set`` over all bones at once.
+Rotations travel as w-first quaternions relative to the rest pose, whatever each bone's
+``rotation_mode`` is; writing converts back to the bone's own mode (quaternion, any Euler order
+kept continuous with the current value, or axis-angle).
+"""
+
+import numpy as np
+
+from ..dq_ik_addon import ChainModel
+from ..dq_ik_addon.euler import EULER_ORDERS, euler_to_quat, quat_to_euler
+from ..dq_ik_addon.quaternion import (
+    qcanonical,
+    qnormalize,
+    quat_from_axis_angle,
+    quat_to_rotvec,
+)
+
+
+class ArmatureError(Exception):
+    """An armature the solver cannot work on; the message is meant for the user."""
+
+
+def active_armature(context):
+    """The armature to work on (active object, or the armature of the active pose bone)."""
+    obj = context.active_object
+    if obj is None or obj.type != 'ARMATURE':
+        raise ArmatureError("Select an armature: the active object is "
+                            + ("nothing" if obj is None else f"'{obj.name}', a {obj.type.lower()}"))
+    return obj
+
+
+def check_editable(obj):
+    """Refuse edit mode and linked armatures with a message that says what to do."""
+    if obj.mode == 'EDIT':
+        raise ArmatureError(f"'{obj.name}' is in Edit Mode; switch to Pose or Object Mode first")
+    if obj.library is not None:
+        raise ArmatureError(f"'{obj.name}' is linked from '{obj.library.filepath}' and cannot be "
+                            "posed; make a library override first (Object > Library Override)")
+    if len(obj.pose.bones) == 0:
+        raise ArmatureError(f"'{obj.name}' has no bones")
+
+
+def _get(collection, attr, width, dtype=np.float64):
+    out = np.empty(len(collection) * width, dtype=dtype)
+    collection.foreach_get(attr, out)
+    return out.reshape(len(collection), width) if width > 1 else out
+
+
+def _check_supported(obj, pose_bones, bones):
+    """Reject what the model does not reproduce exactly, naming the bones involved."""
+    scale = _get(pose_bones, "scale", 3)
+    odd = np.nonzero(np.abs(scale - 1.0).max(axis=1) > 1e-6)[0]
+    if odd.size:
+        names = ", ".join(pose_bones[int(i)].name for i in odd[:5])
+        raise ArmatureError(f"'{obj.name}': pose scale other than 1 is not supported "
+                            f"(bones: {names}); apply or clear scale (Alt+S) first")
+    inherit_rot = _get(bones, "use_inherit_rotation", 1, dtype=bool)
+    local_loc = _get(bones, "use_local_location", 1, dtype=bool)
+    odd = np.nonzero(~inherit_rot | ~local_loc)[0]
+    if odd.size:
+        names = ", ".join(bones[int(i)].name for i in odd[:5])
+        raise ArmatureError(f"'{obj.name}': bones that do not inherit rotation or do not use local "
+                            f"location are not supported yet (bones: {names})")
+
+
+def read_model(obj):
+    """The armature's ChainModel, from ``Bone.matrix_local`` in pose-bone order."""
+    pose_bones = obj.pose.bones
+    bones = obj.data.bones
+    check_editable(obj)
+    _check_supported(obj, pose_bones, bones)
+    names = [pb.name for pb in pose_bones]
+    pose_index = {name: i for i, name in enumerate(names)}
+    bone_index = {b.name: i for i, b in enumerate(bones)}
+    order = np.array([bone_index[name] for name in names])
+    parents = np.array([pose_index[pb.parent.name] if pb.parent else -1 for pb in pose_bones])
+    # foreach_get yields Blender's column-major storage: transpose to row-major matrices.
+    rest = _get(bones, "matrix_local", 16).reshape(-1, 4, 4).transpose(0, 2, 1)[order]
+    lengths = _get(bones, "length", 1)[order]
+    connected = _get(bones, "use_connect", 1, dtype=bool)[order]
+    return ChainModel.from_bones(names, parents, rest, lengths=lengths, connected=connected)
+
+
+class PoseArrays:
+    """A snapshot of every pose channel's rotation and location, exactly as Blender stores them."""
+
+    def __init__(self, obj):
+        pose_bones = obj.pose.bones
+        self.quaternion = _get(pose_bones, "rotation_quaternion", 4)
+        self.euler = _get(pose_bones, "rotation_euler", 3)
+        self.axis_angle = _get(pose_bones, "rotation_axis_angle", 4)
+        self.location = _get(pose_bones, "location", 3)
+        self.modes = np.array([pb.rotation_mode for pb in pose_bones])
+        if not all(np.isfinite(a).all() for a in (self.quaternion, self.euler,
+                                                   self.axis_angle, self.location)):
+            raise ArmatureError(f"'{obj.name}' has NaN or infinite pose values; "
+                                "clear the pose of the affected bones (Alt+R, Alt+G)")
+
+    def rotations(self):
+        """(n,4) unit quaternions relative to rest, converted from each bone's rotation mode."""
+        q = qnormalize(self.quaternion)
+        for order in EULER_ORDERS:
+            rows = self.modes == order
+            if rows.any():
+                q[rows] = euler_to_quat(self.euler[rows], order)
+        rows = self.modes == 'AXIS_ANGLE'
+        if rows.any():
+            aa = self.axis_angle[rows]
+            q[rows] = quat_from_axis_angle(aa[:, 1:], aa[:, 0])
+        return q
+
+    def set_rotations(self, rotations, rows=None):
+        """Store new rotations in each bone's own mode (only ``rows``, default all)."""
+        rows_mask = np.ones(len(self.modes), dtype=bool) if rows is None else rows
+        q = np.asarray(rotations, dtype=np.float64)
+        keep_sign = np.sign(np.einsum('ij,ij->i', q, self.quaternion))
+        quat_rows = rows_mask & (self.modes == 'QUATERNION')
+        self.quaternion[quat_rows] = q[quat_rows] * np.where(keep_sign[quat_rows] < 0, -1.0, 1.0)[:, None]
+        for order in EULER_ORDERS:
+            sel = rows_mask & (self.modes == order)
+            if sel.any():
+                self.euler[sel] = quat_to_euler(q[sel], order, compat=self.euler[sel])
+        sel = rows_mask & (self.modes == 'AXIS_ANGLE')
+        if sel.any():
+            rotvec = quat_to_rotvec(qcanonical(q[sel]))
+            angle = np.linalg.norm(rotvec, axis=1)
+            axis = np.where(angle[:, None] > 1e-12, rotvec / np.maximum(angle, 1e-300)[:, None],
+                            self.axis_angle[sel, 1:])
+            self.axis_angle[sel] = np.column_stack([angle, axis])
+
+    def write(self, obj):
+        """Write every channel back with ``foreach_set`` and tag the armature for re-evaluation."""
+        pose_bones = obj.pose.bones
+        pose_bones.foreach_set("rotation_quaternion", self.quaternion.ravel())
+        pose_bones.foreach_set("rotation_euler", self.euler.ravel())
+        pose_bones.foreach_set("rotation_axis_angle", self.axis_angle.ravel())
+        pose_bones.foreach_set("location", self.location.ravel())
+        obj.update_tag()
+
+    def copy(self):
+        other = object.__new__(PoseArrays)
+        other.quaternion = self.quaternion.copy()
+        other.euler = self.euler.copy()
+        other.axis_angle = self.axis_angle.copy()
+        other.location = self.location.copy()
+        other.modes = self.modes
+        return other

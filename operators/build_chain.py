@@ -1,0 +1,34 @@
+"""``dqik.build_chain``: read the active armature into the chain model and say what was found."""
+
+import bpy
+
+from .armature_bridge import PoseArrays, active_armature, read_model
+from .reporting import run_reported
+from .scene_summary import collider_meshes, rotational_dofs, task_bones
+
+
+class DQIK_OT_build_chain(bpy.types.Operator):
+    """Read the active armature into DQ IK's chain model and report bones, DOFs, tasks and colliders"""
+
+    bl_idname = "dqik.build_chain"
+    bl_label = "Build Chain"
+    bl_options = {'REGISTER'}
+
+    def execute(self, context):
+        return run_reported(self, lambda: self._build(context))
+
+    def _build(self, context):
+        obj = active_armature(context)
+        model = read_model(obj)
+        PoseArrays(obj)  # validates the pose values
+        pose_bones = obj.pose.bones
+        tasks = task_bones(pose_bones)
+        colliders = collider_meshes(obj)
+        self.report({'INFO'}, f"DQ IK '{obj.name}': {len(model)} bones, "
+                              f"{rotational_dofs(pose_bones)} rotational DOFs, "
+                              f"{len(tasks)} tasks, {len(colliders)} colliders, "
+                              f"{len(model.levels) + 1} depth levels")
+        return {'FINISHED'}
+
+
+CLASSES = (DQIK_OT_build_chain,)

@@ -1,0 +1,38 @@
+"""What ``dqik.build_chain`` reports: rotational DOFs, tasks and colliders of an armature."""
+
+
+def rotational_dofs(pose_bones):
+    """3 per bone, minus each axis whose limits are both 0 and minus bones with stiffness 1."""
+    dofs = 0
+    for pb in pose_bones:
+        s = pb.dqik
+        if s.stiffness >= 1.0:
+            continue
+        if not s.use_limits:
+            dofs += 3
+            continue
+        dofs += sum(lo != 0.0 or hi != 0.0 for lo, hi in (
+            (s.swing_x_min, s.swing_x_max), (s.twist_min, s.twist_max),
+            (s.swing_z_min, s.swing_z_max)))
+    return dofs
+
+
+def task_bones(pose_bones):
+    """Pose bones with an enabled task whose target exists (and whose subtarget bone exists)."""
+    found = []
+    for pb in pose_bones:
+        s = pb.dqik
+        if not s.use_target or s.target is None:
+            continue
+        if s.target.type == 'ARMATURE' and s.subtarget and s.subtarget not in s.target.pose.bones:
+            continue
+        found.append(pb)
+    return found
+
+
+def collider_meshes(obj):
+    """Mesh objects of the armature's collider collection and its child collections."""
+    collection = obj.dqik.colliders
+    if collection is None:
+        return []
+    return [o for o in collection.all_objects if o.type == 'MESH']

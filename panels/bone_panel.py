@@ -1,0 +1,59 @@
+"""Bone Properties → DQ IK: the active pose bone's task, limits, stiffness and capsule."""
+
+import bpy
+
+
+def _active_pose_bone(context):
+    obj = context.object
+    bone = context.bone
+    if obj is None or obj.type != 'ARMATURE' or bone is None:
+        return None
+    return obj.pose.bones.get(bone.name)
+
+
+class DQIK_PT_bone(bpy.types.Panel):
+    bl_label = "DQ IK"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "bone"
+
+    @classmethod
+    def poll(cls, context):
+        return _active_pose_bone(context) is not None
+
+    def draw(self, context):
+        settings = _active_pose_bone(context).dqik
+        layout = self.layout
+        layout.use_property_split = True
+
+        box = layout.box()
+        box.prop(settings, "use_target")
+        col = box.column()
+        col.active = settings.use_target
+        col.prop(settings, "target")
+        if settings.target is not None and settings.target.type == 'ARMATURE':
+            col.prop_search(settings, "subtarget", settings.target.data, "bones")
+        col.prop(settings, "priority")
+        col.prop(settings, "weight")
+        col.prop(settings, "chain_count")
+        row = col.row(heading="Match")
+        row.prop(settings, "use_position", toggle=True)
+        row.prop(settings, "use_rotation", toggle=True)
+
+        box = layout.box()
+        box.prop(settings, "use_limits")
+        col = box.column(align=True)
+        col.active = settings.use_limits
+        for name in ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
+                     "twist_min", "twist_max"):
+            col.prop(settings, name)
+
+        layout.prop(settings, "stiffness", slider=True)
+        row = layout.row(heading="Collision")
+        row.prop(settings, "use_collision", text="")
+        sub = row.row()
+        sub.active = settings.use_collision
+        sub.prop(settings, "radius")
+
+
+CLASSES = (DQIK_PT_bone,)

@@ -1,0 +1,188 @@
+"""The settings DQ IK stores on pose bones and armature objects (DESIGN.md §2).
+
+``PoseBone.dqik`` holds one bone's task, swing/twist limits, stiffness and collision capsule;
+``Object.dqik`` holds the armature-wide solver, collision and live-solve settings.
+All angles are radians relative to the rest pose; all lengths are metres.
+"""
+
+import math
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    FloatProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+_QUARTER_TURN = math.pi / 2
+_HALF_TURN = math.pi
+
+
+def _swing_min(name, axis):
+    return FloatProperty(
+        name=name,
+        description=f"Largest swing about the bone's local {axis} axis in the negative direction "
+        "(0 locks this half-axis; swings form an ellipse between the four bounds)",
+        subtype='ANGLE', unit='ROTATION',
+        default=-_QUARTER_TURN, min=-_HALF_TURN, max=0.0,
+    )
+
+
+def _swing_max(name, axis):
+    return FloatProperty(
+        name=name,
+        description=f"Largest swing about the bone's local {axis} axis in the positive direction "
+        "(0 locks this half-axis; swings form an ellipse between the four bounds)",
+        subtype='ANGLE', unit='ROTATION',
+        default=_QUARTER_TURN, min=0.0, max=_HALF_TURN,
+    )
+
+
+class DQIK_PG_bone(bpy.types.PropertyGroup):
+    """Per pose bone: task, limits, stiffness and collision capsule."""
+
+    use_target: BoolProperty(
+        name="Target",
+        description="Give this bone an IK task: pull its tail (and optionally its orientation) "
+        "towards the target",
+        default=False,
+    )
+    target: PointerProperty(
+        name="Target",
+        type=bpy.types.Object,
+        description="Object the bone reaches for; with an armature, pick a bone as subtarget",
+    )
+    subtarget: StringProperty(
+        name="Bone",
+        description="Bone of the target armature whose head is the goal position",
+    )
+    priority: IntProperty(
+        name="Priority",
+        description="Task priority level: 1 is the most important. A lower-priority task only uses "
+        "what higher levels leave free",
+        default=1, min=1, soft_max=5, max=32,
+    )
+    use_position: BoolProperty(
+        name="Position",
+        description="Bring the bone's tail onto the target's position",
+        default=True,
+    )
+    use_rotation: BoolProperty(
+        name="Rotation",
+        description="Align the bone's orientation with the target's orientation",
+        default=False,
+    )
+    weight: FloatProperty(
+        name="Weight",
+        description="Relative weight among tasks sharing the same priority level",
+        default=1.0, min=0.0, soft_max=10.0,
+    )
+    chain_count: IntProperty(
+        name="Chain Length",
+        description="How many parent bones this task may move (0 = all the way to the root)",
+        default=0, min=0, max=255,
+    )
+
+    use_limits: BoolProperty(
+        name="Limits",
+        description="Restrict this joint to a swing/twist range relative to its rest pose",
+        default=False,
+    )
+    swing_x_min: _swing_min("Swing X Min", "X")
+    swing_x_max: _swing_max("Swing X Max", "X")
+    swing_z_min: _swing_min("Swing Z Min", "Z")
+    swing_z_max: _swing_max("Swing Z Max", "Z")
+    twist_min: FloatProperty(
+        name="Twist Min",
+        description="Smallest twist about the bone's own Y axis (0 locks negative twist)",
+        subtype='ANGLE', unit='ROTATION',
+        default=-_QUARTER_TURN, min=-_HALF_TURN, max=0.0,
+    )
+    twist_max: FloatProperty(
+        name="Twist Max",
+        description="Largest twist about the bone's own Y axis (0 locks positive twist)",
+        subtype='ANGLE', unit='ROTATION',
+        default=_QUARTER_TURN, min=0.0, max=_HALF_TURN,
+    )
+
+    stiffness: FloatProperty(
+        name="Stiffness",
+        description="How reluctantly the solver turns this joint: 0 is free, 1 is locked",
+        subtype='FACTOR', default=0.0, min=0.0, max=1.0,
+    )
+
+    use_collision: BoolProperty(
+        name="Collision",
+        description="Treat this bone as a capsule that avoids colliders",
+        default=True,
+    )
+    radius: FloatProperty(
+        name="Radius",
+        description="Capsule radius (0 = automatic, from the skinned mesh or the bone length)",
+        subtype='DISTANCE', unit='LENGTH',
+        default=0.0, min=0.0, soft_max=0.5,
+    )
+
+
+class DQIK_PG_armature(bpy.types.PropertyGroup):
+    """Per armature object: colliders and solver settings."""
+
+    colliders: PointerProperty(
+        name="Colliders",
+        type=bpy.types.Collection,
+        description="Collection whose meshes (and those of its child collections) are obstacles",
+    )
+    margin: FloatProperty(
+        name="Margin",
+        description="Clearance kept between bone capsules and obstacles",
+        subtype='DISTANCE', unit='LENGTH',
+        default=0.01, min=0.0, soft_max=0.2,
+    )
+    use_self_collision: BoolProperty(
+        name="Self Collision",
+        description="Keep non-adjacent bone capsules of this armature apart",
+        default=False,
+    )
+    max_iterations: IntProperty(
+        name="Max Iterations",
+        description="Iterations per solve before giving up on the tolerance",
+        default=100, min=1, soft_max=1000, max=100000,
+    )
+    tolerance: FloatProperty(
+        name="Tolerance",
+        description="A solve stops when every task is closer than this",
+        subtype='DISTANCE', unit='LENGTH',
+        default=1e-5, min=1e-9, soft_max=0.01, precision=6,
+    )
+    damping: FloatProperty(
+        name="Damping",
+        description="Damped least-squares factor, relative to the chain size; larger is smoother "
+        "near singular poses but slower to converge",
+        default=0.05, min=0.0, soft_max=1.0, precision=3,
+    )
+    rest_weight: FloatProperty(
+        name="Rest Pull",
+        description="Weight of the lowest-priority pull towards the starting pose in the "
+        "remaining freedom",
+        default=0.1, min=0.0, soft_max=1.0,
+    )
+    time_budget_ms: FloatProperty(
+        name="Time Budget (ms)",
+        description="Live solving stops iterating within this many milliseconds per tick",
+        default=8.0, min=0.5, soft_max=33.0,
+    )
+
+
+CLASSES = (DQIK_PG_bone, DQIK_PG_armature)
+
+
+def register_properties():
+    bpy.types.PoseBone.dqik = PointerProperty(type=DQIK_PG_bone)
+    bpy.types.Object.dqik = PointerProperty(type=DQIK_PG_armature)
+
+
+def unregister_properties():
+    del bpy.types.Object.dqik
+    del bpy.types.PoseBone.dqik

@@ -1,0 +1,83 @@
+"""``dqik.build_chain``: reports what it read; bad input gets a clear message, never a traceback."""
+
+import bpy
+import pytest
+
+import rigs
+
+
+def test_reports_bones_dofs_tasks_colliders(clean_scene, dqik, capfd):
+    obj = rigs.metarig("basic")
+    target = bpy.data.objects.new("Goal", None)
+    clean_scene.collection.objects.link(target)
+    hand = obj.pose.bones["hand.L"].dqik
+    hand.use_target, hand.target = True, target
+    forearm = obj.pose.bones["forearm.L"].dqik
+    forearm.use_limits = True
+    forearm.swing_z_min = forearm.swing_z_max = 0.0
+    forearm.stiffness = 0.0
+    obj.pose.bones["spine"].dqik.stiffness = 1.0
+    walls = bpy.data.collections.new("Walls")
+    clean_scene.collection.children.link(walls)
+    bpy.ops.mesh.primitive_cube_add()
+    cube = bpy.context.active_object
+    for coll in cube.users_collection:
+        coll.objects.unlink(cube)
+    walls.objects.link(cube)
+    obj.dqik.colliders = walls
+    bpy.context.view_layer.objects.active = obj
+
+    assert bpy.ops.dqik.build_chain() == {'FINISHED'}
+    out = capfd.readouterr()
+    report = out.out + out.err
+    assert "29 bones" in report
+    assert f"{29 * 3 - 1 - 3} rotational DOFs" in report
+    assert "1 tasks" in report
+    assert "1 colliders" in report
+
+
+def test_no_armature_is_a_clear_error(clean_scene, dqik):
+    bpy.ops.mesh.primitive_cube_add()
+    with pytest.raises(RuntimeError, match="Select an armature"):
+        bpy.ops.dqik.build_chain()
+
+
+def test_nothing_selected_is_a_clear_error(clean_scene, dqik):
+    with pytest.raises(RuntimeError, match="Select an armature"):
+        bpy.ops.dqik.build_chain()
+
+
+def test_edit_mode_is_a_clear_error(clean_scene, dqik):
+    rigs.metarig("basic")
+    bpy.ops.object.mode_set(mode='EDIT')
+    with pytest.raises(RuntimeError, match="Edit Mode"):
+        bpy.ops.dqik.build_chain()
+
+
+def test_pose_scale_is_rejected_by_name(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    obj.pose.bones["forearm.L"].scale = (1.0, 2.0, 1.0)
+    with pytest.raises(RuntimeError, match="forearm.L"):
+        bpy.ops.dqik.build_chain()
+
+
+def test_nan_pose_is_rejected(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    obj.pose.bones["forearm.L"].rotation_quaternion = (float("nan"), 0, 0, 0)
+    with pytest.raises(RuntimeError, match="NaN"):
+        bpy.ops.dqik.build_chain()
+
+
+def test_linked_armature_is_a_clear_error(clean_scene, dqik, tmp_path):
+    rigs.metarig("basic")
+    bpy.ops.object.mode_set(mode='OBJECT')
+    library = str(tmp_path / "rig.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=library)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with bpy.data.libraries.load(library, link=True) as (src, dst):
+        dst.objects = [name for name in src.objects]
+    linked = dst.objects[0]
+    bpy.context.scene.collection.objects.link(linked)
+    bpy.context.view_layer.objects.active = linked
+    with pytest.raises(RuntimeError, match="linked"):
+        bpy.ops.dqik.build_chain()

@@ -1,0 +1,47 @@
+"""The zip installs and enables; enabling/disabling three times leaves nothing behind."""
+
+import addon_utils
+import bpy
+import pytest
+
+from extension_cli import MODULE
+
+
+def _dqik_state():
+    return {
+        "operators": sorted(name for name in dir(bpy.ops.dqik)),
+        "pose_bone_prop": hasattr(bpy.types.PoseBone, "dqik"),
+        "object_prop": hasattr(bpy.types.Object, "dqik"),
+        "classes": sorted(name for name in dir(bpy.types) if name.startswith("DQIK_")),
+    }
+
+
+def test_enable_disable_three_times_is_clean(dqik):
+    enabled = _dqik_state()
+    assert enabled["pose_bone_prop"] and enabled["object_prop"]
+    assert "build_chain" in enabled["operators"]
+    for _ in range(3):
+        addon_utils.disable(MODULE, default_set=True)
+        disabled = _dqik_state()
+        assert not disabled["pose_bone_prop"] and not disabled["object_prop"]
+        assert disabled["classes"] == []
+        addon_utils.enable(MODULE, default_set=True)
+        assert _dqik_state() == enabled
+
+
+def test_manifest_is_what_the_design_promises(dqik):
+    import tomllib, os
+    with open(os.path.join(os.path.dirname(dqik.__file__), "blender_manifest.toml"), "rb") as f:
+        manifest = tomllib.load(f)
+    assert manifest["id"] == "dq_ik"
+    assert manifest["blender_version_min"] == "4.5.0"
+    assert manifest["license"] == ["SPDX:GPL-3.0-or-later"]
+    assert "permissions" not in manifest
+
+
+def test_installed_zip_has_no_tests_or_benchmarks(dqik):
+    import os
+    root = os.path.dirname(dqik.__file__)
+    assert not os.path.exists(os.path.join(root, "tests"))
+    assert not os.path.exists(os.path.join(root, "benchmarks"))
+    assert os.path.isdir(os.path.join(root, "dq_ik_addon"))

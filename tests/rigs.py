@@ -1,0 +1,67 @@
+"""Test rigs: Blender's own Rigify metarigs and a small hand-built rig with awkward bones."""
+
+import math
+
+import bpy
+import numpy as np
+
+
+def _new_armature_object(name="Rig"):
+    data = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, data)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    return obj
+
+
+def metarig(kind):
+    """``'basic'`` → Rigify basic human (29 bones); ``'human'`` → Rigify human (159 bones)."""
+    bpy.ops.preferences.addon_enable(module="rigify")
+    if kind == "basic":
+        bpy.ops.object.armature_basic_human_metarig_add()
+    else:
+        bpy.ops.object.armature_human_metarig_add()
+    obj = bpy.context.active_object
+    bpy.ops.object.mode_set(mode='POSE')
+    return obj
+
+
+def awkward_rig():
+    """Two roots, rolled bones, a disconnected bone with an offset, a connected chain."""
+    obj = _new_armature_object("Awkward")
+    bpy.ops.object.mode_set(mode='EDIT')
+    eb = obj.data.edit_bones
+    root_a = eb.new("root_a")
+    root_a.head, root_a.tail, root_a.roll = (0, 0, 0), (0, 0, 1), 0.3
+    upper = eb.new("upper")
+    upper.head, upper.tail, upper.roll = (0, 0, 1), (0.4, 0.1, 1.6), -1.1
+    upper.parent, upper.use_connect = root_a, True
+    lower = eb.new("lower")
+    lower.head, lower.tail, lower.roll = (0.4, 0.1, 1.6), (0.9, -0.2, 1.9), 2.0
+    lower.parent, lower.use_connect = upper, True
+    offset = eb.new("offset")
+    offset.head, offset.tail, offset.roll = (0.3, 0.5, 1.2), (0.3, 0.9, 1.0), 0.7
+    offset.parent, offset.use_connect = upper, False
+    root_b = eb.new("root_b")
+    root_b.head, root_b.tail, root_b.roll = (2, 1, 0), (2.5, 1, 0.2), math.pi / 3
+    leaf = eb.new("leaf")
+    leaf.head, leaf.tail, leaf.roll = (2.6, 1.2, 0.3), (2.6, 1.7, 0.3), -0.4
+    leaf.parent, leaf.use_connect = root_b, False
+    bpy.ops.object.mode_set(mode='POSE')
+    return obj
+
+
+def random_quaternions(rng, n, max_angle):
+    axis = rng.normal(size=(n, 3))
+    axis /= np.linalg.norm(axis, axis=1, keepdims=True)
+    angle = rng.uniform(0.0, max_angle, size=n)
+    return np.column_stack([np.cos(angle / 2), axis * np.sin(angle / 2)[:, None]])
+
+
+def pose_matrices(obj):
+    """Blender's evaluated ``PoseBone.matrix`` of every bone, (n,4,4) row-major."""
+    bpy.context.view_layer.update()
+    flat = np.empty(len(obj.pose.bones) * 16)
+    obj.pose.bones.foreach_get("matrix", flat)
+    return flat.reshape(-1, 4, 4).transpose(0, 2, 1)
