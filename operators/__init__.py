@@ -1,5 +1,5 @@
 """Blender side of DQ IK: the armature bridge and the ``dqik.*`` operators."""
 
-from . import build_chain
+from . import build_chain, solve
 
-CLASSES = (*build_chain.CLASSES,)
+CLASSES = (*build_chain.CLASSES, *solve.CLASSES,)

@@ -1,0 +1,71 @@
+"""Joint limits as linear inequality rows for the active set (Baerlocher §5.4.2–5.4.3).
+
+For every limited joint, with ``(s_x, s_z, τ)`` its swing/twist parameters and
+``S = ∂(s_x, s_z, τ)/∂Δθ`` (central differences of the exact decomposition, batched over
+joints), the candidate rows ``G Δθ ≤ r`` are
+
+    twist:    S_τ Δθ ≤ τ_max − τ,         −S_τ Δθ ≤ τ − τ_min
+    swing:    ∇f · S_s Δθ ≤ 1 − f,        f = (s_x/a)² + (s_z/b)²  (quarter-ellipse of the quadrant)
+    locked half-axis (bound 0):   ±S_x Δθ ≤ ∓s_x  (and likewise for z)
+
+i.e. the swing ellipse is linearized at the current swing (Baerlocher §5.4.3), the twist and the
+locked half-axes are exact to first order. The active set adds the rows a step would violate;
+the projection after the step removes the curvature error.
+"""
+
+import numpy as np
+
+from .quaternion import qexp, qmul
+from .swing_twist import swing_twist_params
+
+_FD_STEP = 1e-6
+
+
+def swing_twist_jacobian(q):
+    """``(params (m,3), S (m,3,3))``: ``(s_x, s_z, τ)`` and its derivative w.r.t. ``Δθ`` (left update)."""
+    m = q.shape[0]
+    h = np.eye(3) * (0.5 * _FD_STEP)
+    plus = qmul(qexp(np.broadcast_to(h, (m, 3, 3))), q[:, None, :])
+    minus = qmul(qexp(np.broadcast_to(-h, (m, 3, 3))), q[:, None, :])
+    both = np.concatenate([plus, minus], axis=1)               # (m, 6, 4)
+    s_x, s_z, tau = swing_twist_params(both)
+    values = np.stack([s_x, s_z, tau], axis=-1)                # (m, 6, 3)
+    derivative = (values[:, :3] - values[:, 3:]) / _FD_STEP    # (m, 3 dθ, 3 params)
+    params = np.stack(swing_twist_params(q), axis=-1)
+    return params, np.swapaxes(derivative, 1, 2)
+
+
+def limit_rows(q, limits):
+    """Candidate rows for joints with rotations ``q`` (m,4) and limits given per joint (m,).
+
+    Returns ``(owner, gradient, slack)``: the index of each row's joint in ``q``, the
+    (rows,3) gradient over that joint's Δθ, and r ≥ 0 inside the limits.
+    """
+    enabled = np.asarray(limits.enabled, dtype=bool)
+    if not enabled.any():
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0)
+    idx = np.nonzero(enabled)[0]
+    params, sens = swing_twist_jacobian(q[idx])
+    s_x, s_z, tau = params.T
+    lim = {name: np.asarray(getattr(limits, name), dtype=float)[idx]
+           for name in ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
+                        "twist_min", "twist_max")}
+    owners, grads, slacks = [idx, idx], [sens[:, 2], -sens[:, 2]], \
+        [lim["twist_max"] - tau, tau - lim["twist_min"]]
+    a = np.where(s_x >= 0.0, lim["swing_x_max"], -lim["swing_x_min"])
+    b = np.where(s_z >= 0.0, lim["swing_z_max"], -lim["swing_z_min"])
+    inv_a2 = np.where(a > 0.0, 1.0 / np.where(a > 0.0, a, 1.0) ** 2, 0.0)
+    inv_b2 = np.where(b > 0.0, 1.0 / np.where(b > 0.0, b, 1.0) ** 2, 0.0)
+    ellipse = (a > 0.0) | (b > 0.0)
+    f = s_x * s_x * inv_a2 + s_z * s_z * inv_b2
+    grad_f = (2.0 * s_x * inv_a2)[:, None] * sens[:, 0] + (2.0 * s_z * inv_b2)[:, None] * sens[:, 1]
+    owners.append(idx[ellipse])
+    grads.append(grad_f[ellipse])
+    slacks.append((1.0 - f)[ellipse])
+    for value, row, low, high in ((s_x, sens[:, 0], lim["swing_x_min"], lim["swing_x_max"]),
+                                  (s_z, sens[:, 1], lim["swing_z_min"], lim["swing_z_max"])):
+        upper_locked, lower_locked = high <= 0.0, low >= 0.0
+        owners += [idx[upper_locked], idx[lower_locked]]
+        grads += [row[upper_locked], -row[lower_locked]]
+        slacks += [-value[upper_locked], value[lower_locked]]
+    return np.concatenate(owners), np.concatenate(grads), np.concatenate(slacks)

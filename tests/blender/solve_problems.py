@@ -1,0 +1,100 @@
+"""Provably reachable IK problems on real rigs: targets are FK of random poses inside the limits."""
+
+import bpy
+import numpy as np
+
+import rigs
+
+LIMIT_FIELDS = ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max", "twist_min", "twist_max")
+EFFECTORS = ("hand.L", "hand.R", "foot.L", "foot.R")
+
+
+def chain_bones(obj, effectors):
+    """Names of the effectors and all their ancestors."""
+    names = set()
+    for name in effectors:
+        pb = obj.pose.bones[name]
+        while pb is not None:
+            names.add(pb.name)
+            pb = pb.parent
+    return sorted(names)
+
+
+def random_pose_in_limits(obj, names, rng, dqik, max_free_angle=0.6):
+    """Quaternions inside each bone's swing/twist limits (or within ``max_free_angle`` if unlimited)."""
+    swing_twist = dqik.dq_ik_addon.swing_twist
+    out = {}
+    for name in names:
+        s = obj.pose.bones[name].dqik
+        if s.use_limits:
+            angle = rng.uniform(0, 2 * np.pi)
+            radius = np.sqrt(rng.uniform(0, 1))
+            a = s.swing_x_max if np.cos(angle) >= 0 else -s.swing_x_min
+            b = s.swing_z_max if np.sin(angle) >= 0 else -s.swing_z_min
+            q = swing_twist.quat_from_swing_twist(radius * a * np.cos(angle),
+                                                  radius * b * np.sin(angle),
+                                                  rng.uniform(s.twist_min, s.twist_max))
+        else:
+            q = rigs.random_quaternions(rng, 1, max_free_angle)[0]
+        out[name] = np.asarray(q, dtype=float)
+    return out
+
+
+def set_pose(obj, rotations):
+    for name, q in rotations.items():
+        pb = obj.pose.bones[name]
+        pb.rotation_mode = 'QUATERNION'
+        pb.rotation_quaternion = q
+    bpy.context.view_layer.update()
+
+
+def clear_pose(obj):
+    for pb in obj.pose.bones:
+        pb.rotation_mode = 'QUATERNION'
+        pb.rotation_quaternion = (1, 0, 0, 0)
+        pb.location = (0, 0, 0)
+    bpy.context.view_layer.update()
+
+
+def world_tail(obj, name):
+    return np.array(obj.matrix_world @ obj.pose.bones[name].tail)
+
+
+def add_targets(obj, effectors, **task_settings):
+    """An Empty per effector, made that bone's target; returns {bone: empty}."""
+    empties = {}
+    for name in effectors:
+        empty = bpy.data.objects.new(f"target_{name}", None)
+        bpy.context.scene.collection.objects.link(empty)
+        settings = obj.pose.bones[name].dqik
+        settings.use_target, settings.target = True, empty
+        for key, value in task_settings.items():
+            setattr(settings, key, value)
+        empties[name] = empty
+    bpy.context.view_layer.objects.active = obj
+    return empties
+
+
+def limit_violation(obj, names, dqik):
+    """Largest violation (rad) of the DQ IK limits over ``names``, with Blender's own decomposition."""
+    worst = 0.0
+    limits_mod = dqik.dq_ik_addon.limits
+    for name in names:
+        pb = obj.pose.bones[name]
+        s = pb.dqik
+        if not s.use_limits:
+            continue
+        limits = limits_mod.SwingTwistLimits(*(np.array([getattr(s, f)]) for f in LIMIT_FIELDS),
+                                             np.array([True]))
+        swing, twist = pb.rotation_quaternion.to_swing_twist('Y')
+        exp = swing.to_exponential_map()
+        q = np.array(pb.rotation_quaternion)[None]
+        ours = limits_mod.limit_violation(q, limits)[0]
+        # the same test in Blender's own terms (DESIGN.md §2)
+        a = s.swing_x_max if exp.x >= 0 else -s.swing_x_min
+        b = s.swing_z_max if exp.z >= 0 else -s.swing_z_min
+        ellipse = (exp.x / a if a else (0 if abs(exp.x) < 1e-7 else np.inf)) ** 2 + \
+                  (exp.z / b if b else (0 if abs(exp.z) < 1e-7 else np.inf)) ** 2
+        twist_out = max(s.twist_min - twist, twist - s.twist_max, 0.0)
+        worst = max(worst, ours, twist_out, 0.0 if ellipse <= 1 + 2e-6 else np.sqrt(ellipse) - 1)
+    return worst
