@@ -7,8 +7,10 @@ pose-bone location ``l`` and rotation ``q`` in the bone's rest frame) is
 
 which in dual quaternions reads ``D_i = D_p ⊗ L_i ⊗ (1 + ε l_i/2) ⊗ q_i`` with the constant rest
 offset ``L_i = D(B_p)* ⊗ D(B_i)`` (Bartelink §5.1, Alg. 6; Kenwright §3). Bones connected to their
-parent ignore ``l`` as Blender does. The product is evaluated one tree depth at a time, so the
-Python loop runs over depths (≈ 10 for a human rig), never over bones.
+parent ignore ``l`` as Blender does. The products along every root path are formed by pointer
+jumping (Hillis & Steele's parallel prefix on a tree): after step s each bone holds the product of
+the 2^s transforms above it, so ⌈log₂(depth + 1)⌉ batched matrix products over all bones replace
+a loop over bones (5 steps for the 20-deep Rigify human).
 """
 
 import numpy as np
@@ -34,6 +36,7 @@ class ChainModel:
         self.index = {name: i for i, name in enumerate(self.names)}
         self.depth = self._depths()
         self.levels = self._levels()
+        self.jumps = self._jumps()
         self.rest_offsets = self._rest_offsets()
         self.uses_location = ~self.connected
 
@@ -83,6 +86,16 @@ class ChainModel:
             levels.append((idx, self.parents[idx]))
         return levels
 
+    def _jumps(self):
+        """Per pointer-jumping step: (bones that still have an ancestor pointer, that ancestor)."""
+        ancestor = self.parents.copy()
+        jumps = []
+        while (ancestor >= 0).any():
+            idx = np.nonzero(ancestor >= 0)[0]
+            jumps.append((idx, ancestor[idx]))
+            ancestor[idx] = np.where(ancestor[ancestor[idx]] >= 0, ancestor[ancestor[idx]], -1)
+        return jumps
+
     def _rest_offsets(self):
         """``B_p⁻¹ B_i`` for children, ``B_i`` for roots: the bone's rest frame in its parent's."""
         offsets = self.rest_matrices.copy()
@@ -106,8 +119,8 @@ class ChainModel:
     def matrices(self, rotations, locations=None):
         """Armature-space pose matrices (n,4,4), equal to Blender's ``PoseBone.matrix``."""
         world = self.local_matrices(rotations, locations)
-        for idx, parent_idx in self.levels:
-            world[idx] = world[parent_idx] @ world[idx]
+        for idx, ancestor in self.jumps:
+            world[idx] = world[ancestor] @ world[idx]
         return world
 
     def forward(self, rotations, locations=None):

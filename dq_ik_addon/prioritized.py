@@ -10,7 +10,9 @@ and error ``e_k``:
 
 and finally the secondary criterion ``Δ += P_N z`` in what freedom is left. The damping of each
 level follows its smallest retained singular value: ``λ² = λ_max² (1 − (σ_min/ε)²)`` when
-``σ_min < ε`` and 0 otherwise (Baerlocher §4.7, eq. 4.17; Maciejewski's numerical filtering).
+``σ_min < ε`` and 0 otherwise (Baerlocher §4.7, eq. 4.17; Maciejewski's numerical filtering),
+capped by the level's squared error ``‖e_k‖²`` as in Sugihara's Levenberg–Marquardt IK (IEEE
+T-RO 2011), so the damping fades as a reachable task converges and steps become Gauss–Newton.
 """
 
 import numpy as np
@@ -33,10 +35,11 @@ def damping_for(singular_values, epsilon):
 
 
 def prioritized_step(levels, constraint=None, secondary=None, damping=0.0):
-    """The step Δ for ``levels`` = [(J_k, e_k), ...] in priority order.
+    """The steps Δ_1 … Δ_K, Δ for ``levels`` = [(J_k, e_k), ...] in priority order.
 
-    ``constraint`` = (C, r) is satisfied exactly where feasible; ``secondary`` z is projected into
-    the remaining null space; ``damping`` is ε = λ_max of every level, in the units of J.
+    Returns a list: the cumulative step after each level, then the full step with the secondary
+    criterion. ``constraint`` = (C, r) is satisfied exactly where feasible; ``secondary`` z is
+    projected into the remaining null space; ``damping`` is ε = λ_max of every level, in J's units.
     """
     size = levels[0][0].shape[1] if levels else constraint[0].shape[1]
     step = np.zeros(size)
@@ -45,16 +48,20 @@ def prioritized_step(levels, constraint=None, secondary=None, damping=0.0):
         u, s, vt = _svd(constraint[0])
         step = vt.T @ ((u.T @ constraint[1]) / s)
         projector -= vt.T @ vt
+    partial = []
     for jac, err in levels:
+        partial.append(step)
         if jac.shape[0] == 0:
             continue
         projected = jac @ projector
         u, s, vt = _svd(projected)
         if s.size == 0:
             continue
-        lam2 = damping_for(s, damping)
-        step += vt.T @ ((s / (s * s + lam2)) * (u.T @ (err - jac @ step)))
+        residual = err - jac @ step
+        lam2 = min(damping_for(s, damping), float(err @ err))
+        step = step + vt.T @ ((s / (s * s + lam2)) * (u.T @ residual))
+        partial[-1] = step
         projector -= vt.T @ vt
     if secondary is not None:
-        step += projector @ secondary
-    return step
+        step = step + projector @ secondary
+    return partial + [step]

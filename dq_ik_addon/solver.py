@@ -30,6 +30,7 @@ _BACKTRACK_STEPS = 6
 _VIOLATION_TOLERANCE = 1e-10
 _MAX_UNFOLDS = 3
 _UNFOLD_ANGLE = 0.15
+_STRAIGHT_COSINE = np.cos(np.radians(2.0))
 
 
 @dataclass
@@ -135,18 +136,18 @@ class Solver:
         secondary = self.settings.rest_weight * pull * self.column_scale
         damping = self.settings.damping * self.size
         if self.limits is None:
-            return self.column_scale * prioritized_step(levels, None, secondary, damping)
+            return [self.column_scale * y for y in prioritized_step(levels, None, secondary, damping)]
         owner, gradient, slack = limit_rows(q, self.limits_of_joints)
         full = self._constraint_matrix(owner, gradient)
         active = np.zeros(owner.size, dtype=bool)
         for _ in range(_MAX_ACTIVE_SET_PASSES):
             constraint = (full[active], np.maximum(slack[active], 0.0))
-            y = prioritized_step(levels, constraint, secondary, damping)
-            violated = ~active & (full @ y > np.maximum(slack, 0.0) + _VIOLATION_TOLERANCE)
+            steps = prioritized_step(levels, constraint, secondary, damping)
+            violated = ~active & (full @ steps[-1] > np.maximum(slack, 0.0) + _VIOLATION_TOLERANCE)
             if not violated.any():
                 break
             active |= violated
-        return self.column_scale * y
+        return [self.column_scale * y for y in steps]
 
     def _apply(self, rotations, step, scale):
         new = rotations.copy()
@@ -175,25 +176,14 @@ class Solver:
             if settings.time_budget_ms is not None and \
                     (time.perf_counter() - start) * 1e3 >= settings.time_budget_ms:
                 break
-            step = self._step(world, q, position, rotation, preferred)
-            if not np.all(np.isfinite(step)):
+            steps = self._step(world, q, position, rotation, preferred)
+            if not np.all(np.isfinite(steps[-1])):
                 break
-            longest = np.abs(step.reshape(-1, 3)).max(initial=0.0)
-            scale = min(1.0, settings.max_joint_step / longest) if longest > 0 else 0.0
             iterations += 1
-            accepted = False
-            for _ in range(_BACKTRACK_STEPS):
-                trial = self._apply(q, step, scale)
-                t_world, t_position, t_rotation = self._errors(trial)
-                trial_errors = self._level_errors(t_position, t_rotation)
-                verdict = _compare_levels(trial_errors, current, settings.tolerance * 1e-3)
-                if verdict <= 0:
-                    accepted = True
-                    break
-                scale *= 0.5
+            trial = self._line_search(q, steps, current)
+            accepted = trial is not None
             if accepted:
-                q, world, position, rotation, current = trial, t_world, t_position, t_rotation, \
-                    trial_errors
+                q, world, position, rotation, current, verdict = trial
                 history.append(current)
             if not accepted or (verdict == 0 and self._settled(history)):
                 unfolded = self._unfold(q, world) if unfolds < _MAX_UNFOLDS else None
@@ -208,6 +198,44 @@ class Solver:
         return SolveResult(q, iterations, np.linalg.norm(position, axis=1),
                            np.linalg.norm(rotation, axis=1), converged, history)
 
+    def _trial(self, q, step, scale):
+        new = self._apply(q, step, scale)
+        world, position, rotation = self._errors(new)
+        return new, world, position, rotation, self._level_errors(position, rotation)
+
+    def _line_search(self, q, steps, current):
+        """The accepted trial ``(q, world, position, rotation, errors, verdict)`` or None.
+
+        The full step is kept unless it spoils the first unconverged level: if that level gains
+        less than half of its error, the step truncated after that level is tried too and the
+        better one in priority order is kept (lower levels then wait for the higher one). The
+        step is then halved until the level errors are no worse in priority order.
+        """
+        eps = self.settings.tolerance * 1e-3
+        unconverged = np.nonzero(current > self.settings.tolerance)[0]
+        step = steps[-1]
+        trial = self._trial(q, step, self._step_scale(step))
+        if unconverged.size:
+            first = unconverged[0]
+            if trial[4][first] > 0.5 * current[first] and first < len(steps) - 1:
+                truncated = steps[first]
+                alternative = self._trial(q, truncated, self._step_scale(truncated))
+                if _compare_levels(alternative[4][:first + 1], trial[4][:first + 1], eps) < 0:
+                    step, trial = truncated, alternative
+        scale = self._step_scale(step)
+        reached = 0.5 * self.settings.tolerance
+        for _ in range(_BACKTRACK_STEPS):
+            verdict = _compare_levels(trial[4], current, eps, reached)
+            if verdict <= 0:
+                return (*trial, verdict)
+            scale *= 0.5
+            trial = self._trial(q, step, scale)
+        return None
+
+    def _step_scale(self, step):
+        longest = np.abs(step).max(initial=0.0)
+        return min(1.0, self.settings.max_joint_step / longest) if longest > 0 else 0.0
+
     def _unfold(self, q, world):
         """Bend the chains of position tasks stalled on a straight, singular chain, or None.
 
@@ -216,12 +244,19 @@ class Solver:
         local X, towards the wider side of their X swing range, then resume iterating.
         """
         tasks = self.tasks
-        tails = self.model.tails(world)[tasks.bones]
+        model = self.model
+        tails = model.tails(world)[tasks.bones]
         chain_root = np.array([np.nonzero(mask)[0][0] for mask in tasks.joint_masks])
         root_heads = world[chain_root, :3, 3]
-        folding = tasks.has_position & (
+        reach = tails - root_heads
+        reach_length = np.linalg.norm(reach, axis=1)
+        bone_dirs = world[:, :3, 1]
+        alignment = np.einsum('tj,tk,jk->tj', tasks.joint_masks.astype(float), reach, bone_dirs)
+        straight = np.all(~tasks.joint_masks | (alignment >= _STRAIGHT_COSINE
+                                                * reach_length[:, None]), axis=1)
+        folding = tasks.has_position & straight & (
             np.linalg.norm(tasks.positions - root_heads, axis=1)
-            < np.linalg.norm(tails - root_heads, axis=1) - self.settings.tolerance)
+            < reach_length - self.settings.tolerance)
         if not folding.any():
             return None
         moved = tasks.joint_masks[folding].any(axis=0)[self.joints]
@@ -247,9 +282,15 @@ class Solver:
         return bool(np.all(np.abs(np.diff(recent, axis=0)) <= 1e-12 + 1e-9 * recent[:-1]))
 
 
-def _compare_levels(new, old, eps):
-    """−1 if ``new`` is better in priority order, +1 if worse, 0 if equal within ``eps``."""
+def _compare_levels(new, old, eps, reached=0.0):
+    """−1 if ``new`` is better in priority order, +1 if worse, 0 if equal.
+
+    Two errors are equal within ``eps``, or when both are below ``reached`` (a level that has met
+    the tolerance may trade its last digits for the progress of the levels below it).
+    """
     for a, b in zip(new, old):
+        if a < reached and b < reached:
+            continue
         if a < b - eps:
             return -1
         if a > b + eps:

@@ -5,25 +5,22 @@ built with Blender's CLI, installed from its zip into a temporary user folder an
 here, when pytest loads this file.
 """
 
-import importlib
 import os
 import sys
-import tempfile
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="dqik-user-")
+import extension_cli  # noqa: E402
 
-from extension_cli import MODULE  # noqa: E402  (after the environment is set)
+extension_cli.use_scratch_user_resources()
 
 
 @pytest.fixture(scope="session")
 def extension_zip(tmp_path_factory):
     """The extension zip, validated and built by Blender's own extension CLI."""
-    import extension_cli
     return extension_cli.build(str(tmp_path_factory.mktemp("dist")))
 
 
@@ -31,10 +28,7 @@ def extension_zip(tmp_path_factory):
 def dqik(extension_zip):
     """The installed and enabled extension module (``bl_ext.user_default.dq_ik``)."""
     import bpy
-    result = bpy.ops.extensions.package_install_files(
-        filepath=extension_zip, repo='user_default', enable_on_install=True)
-    assert result == {'FINISHED'}
-    module = importlib.import_module(MODULE)
+    module = extension_cli.install(extension_zip)
     assert hasattr(bpy.types.PoseBone, "dqik")
     yield module
 

@@ -51,6 +51,36 @@ def build(output_dir):
     return path
 
 
+def install(zip_path):
+    """Install and enable the zip in this process's Blender; returns the extension module.
+
+    ``BLENDER_USER_RESOURCES`` must point to a scratch folder before ``bpy`` is first imported
+    (see ``use_scratch_user_resources``).
+    """
+    import importlib
+
+    import bpy
+    result = bpy.ops.extensions.package_install_files(
+        filepath=zip_path, repo='user_default', enable_on_install=True)
+    if result != {'FINISHED'}:
+        raise RuntimeError(f"installing {zip_path} returned {result}")
+    return importlib.import_module(MODULE)
+
+
+def use_scratch_user_resources():
+    """Point Blender's user folder at a new temporary folder (call before ``import bpy``)."""
+    import tempfile
+    if "bpy" in sys.modules:
+        raise RuntimeError("set BLENDER_USER_RESOURCES before bpy is imported")
+    os.environ["BLENDER_USER_RESOURCES"] = tempfile.mkdtemp(prefix="dqik-user-")
+
+
+def build_and_install(output_dir):
+    """Scratch user folder, validated build, install, enable: the extension module, for scripts."""
+    use_scratch_user_resources()
+    return install(build(output_dir))
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] != "build":
         sys.exit(__doc__)

@@ -1,0 +1,96 @@
+"""Shared setup for the benchmark scripts (not a benchmark itself; running it does nothing).
+
+``install()`` builds the extension zip with Blender's CLI and installs it into a scratch user
+folder (``tests/extension_cli.py``); it must run before ``bpy`` is imported, so the scripts import
+``bpy``, ``rigs`` and ``solve_problems`` only after calling it.
+"""
+
+import contextlib
+import importlib
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for _path in (os.path.join(ROOT, "tests"), ROOT):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+
+@contextlib.contextmanager
+def quiet():
+    """Silence stdout at the file-descriptor level (Blender's CLI and Rigify print chatter)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 1)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def install():
+    """Build, install and enable the extension; returns ``bl_ext.user_default.dq_ik``."""
+    import extension_cli
+    with quiet():
+        return extension_cli.build_and_install(tempfile.mkdtemp(prefix="dqik-bench-"))
+
+
+def engine(dqik, name):
+    """The engine submodule ``dq_ik_addon.<name>`` of the installed extension (by import, so a
+    same-named function re-exported by the package cannot shadow it)."""
+    return importlib.import_module(f"{dqik.__name__}.dq_ik_addon.{name}")
+
+
+def new_rig(kind):
+    """An empty scene holding a Rigify metarig (``'basic'`` 29 bones, ``'human'`` 159), in pose mode."""
+    import bpy
+
+    import rigs
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with quiet():
+        return rigs.metarig(kind)
+
+
+def use_quaternions(obj):
+    """Every pose bone to quaternion rotation mode (the metarigs mix in some YXZ Eulers)."""
+    for pb in obj.pose.bones:
+        pb.rotation_mode = 'QUATERNION'
+
+
+def set_rotations(obj, rotations, locations=None):
+    """Write (n,4) quaternions (and (n,3) locations) to all bones at once; see ``use_quaternions``."""
+    bones = obj.pose.bones
+    bones.foreach_set("rotation_quaternion", np.ascontiguousarray(rotations, dtype=np.float32).ravel())
+    if locations is not None:
+        bones.foreach_set("location", np.ascontiguousarray(locations, dtype=np.float32).ravel())
+    obj.update_tag()
+
+
+def evaluated_matrices(obj):
+    """The evaluated ``PoseBone.matrix`` of every bone (no depsgraph update), (n,4,4) row-major."""
+    flat = np.empty(len(obj.pose.bones) * 16, dtype=np.float32)
+    obj.pose.bones.foreach_get("matrix", flat)
+    return flat.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
+
+
+def median_p90(samples):
+    samples = np.asarray(samples, dtype=float)
+    return float(np.median(samples)), float(np.percentile(samples, 90))
+
+
+def markdown(headers, rows):
+    """A markdown table from a header list and rows of already formatted cells."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def versions():
+    import bpy
+    return f"Blender {bpy.app.version_string} (bpy), numpy {np.__version__}, Python {sys.version.split()[0]}"

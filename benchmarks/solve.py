@@ -1,0 +1,318 @@
+"""IK solve: DQ IK vs Blender's Standard IK and iTaSC on the same reachable problems, in one run.
+
+Rigs: Rigify basic human metarig (29 bones) and human metarig (159 bones). Effectors: the tails of
+hand.L/R and foot.L/R, each pulled to its own Empty (one DQ IK task and one Blender IK constraint
+per effector, with the same targets). Two chain settings, for every solver alike:
+
+- ``root``: chain length 0 (to the root bone ``spine``; arms 8 bones, legs 4, 18 bones in all);
+- ``limb``: chain length 3 (hand/forearm/upper_arm, foot/shin/thigh).
+
+Problems are provably reachable: every target is the tail of the effector in Blender's FK of a
+random pose of the chain bones inside DQ IK's limits (``solve_problems.random_pose_in_limits``;
+HUMANOID preset limits when ``dqik.apply_preset`` exists, else random rotations ≤ 0.6 rad).
+
+- cold: solve from the rest pose, one random problem at a time;
+- warm: the targets follow a smooth random path (≤ 5 cm per step per target; the path is FK of
+  smoothly interpolated in-limit poses) and each step starts from the previous result.
+
+Solvers and what is timed:
+
+- ``DQ IK Solver``: the engine object from ``operators.solve.build_solver``, built once; targets are
+  written into its task set, and only ``Solver.solve`` is timed (warm: from the previous result).
+  Also run with limits switched off (``no limits``) on the same problems.
+- ``DQ IK operator``: ``view_layer.update()`` + ``bpy.ops.dqik.solve()`` + ``view_layer.update()``
+  after moving the Empties (the operator reads the armature and the targets, solves from the
+  current pose channels and writes them).
+- ``Blender Standard`` / ``Blender iTaSC``: IK constraints (default settings; ``pose.ik_solver``
+  ``'LEGACY'`` / ``'ITASC'``), pose channels at rest; the ``view_layer.update()`` after moving the
+  Empties is timed. Blender's IK only changes the evaluated pose and always starts from the pose
+  channels, so it has no warm start: "warm" is the same solve from rest with nearby targets.
+
+Reach error = distance from the effector's evaluated tail (``PoseBone.matrix`` via ``foreach_get``,
+after writing DQ IK's result) to its target, over all effectors and problems. Limit violation:
+``solve_problems.limit_violation`` on DQ IK's written pose; for Blender (which is not given these
+limits) the local rotations of its evaluated pose are checked against the same limits.
+
+Run: ``cd /work/main && .venv/bin/python benchmarks/solve.py [--quick]`` (also with
+``.venv-lts/bin/python``). Seeds are fixed; timings vary with machine load.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import np  # noqa: E402
+
+CHAINS = (("root", 0), ("limb", 3))
+MAX_STEP = 0.05  # metres per warm step, per target
+GOALS = "warm 4-effector basic human ≤ 2 ms and ≤ 5× Blender Standard at equal or better reach; 159 bones warm ≤ 6 ms"
+
+
+# -- problems -----------------------------------------------------------------------------------
+def chain_of(obj, name, count):
+    pb, names = obj.pose.bones[name], []
+    while pb is not None and (count <= 0 or len(names) < count):
+        names.append(pb.name)
+        pb = pb.parent
+    return names
+
+
+def targets_of(obj, rotations, effectors):
+    """Blender's FK of ``rotations`` (dict) from rest: the effector tails, (T,3)."""
+    import solve_problems as sp
+    sp.clear_pose(obj)
+    sp.set_pose(obj, rotations)
+    return np.array([sp.world_tail(obj, name) for name in effectors])
+
+
+def make_problems(obj, dqik, names, effectors, rng, cold, segments):
+    """``(cold targets, warm path targets)``: lists of (T,3) arrays, all FK of in-limit poses."""
+    import solve_problems as sp
+    st = common.engine(dqik, "swing_twist")
+    cold_targets = [targets_of(obj, sp.random_pose_in_limits(obj, names, rng, dqik), effectors)
+                    for _ in range(cold)]
+    # the path: smoothstep between random in-limit poses, interpolating each bone's (s_x, s_z, τ),
+    # which stays inside the (convex) swing/twist set; refined until every step is ≤ MAX_STEP
+    keys = [sp.random_pose_in_limits(obj, names, rng, dqik) for _ in range(segments + 1)]
+    params = [{n: np.array(st.swing_twist_params(k[n])) for n in names} for k in keys]
+    path = [targets_of(obj, keys[0], effectors)]
+    for a, b in zip(params, params[1:]):
+        steps = 8
+        while True:
+            segment = []
+            for s in np.linspace(0, 1, steps + 1)[1:]:
+                w = s * s * (3 - 2 * s)
+                pose = {n: st.quat_from_swing_twist(*((1 - w) * a[n] + w * b[n])) for n in names}
+                segment.append(targets_of(obj, pose, effectors))
+            jumps = np.linalg.norm(np.diff([path[-1]] + segment, axis=0), axis=2)
+            if jumps.max() <= MAX_STEP:
+                break
+            steps *= 2
+        path += segment
+    sp.clear_pose(obj)
+    return cold_targets, path
+
+
+# -- measuring ----------------------------------------------------------------------------------
+class Bench:
+    """One rig with targets; measures reach error and limit violation of the evaluated pose."""
+
+    def __init__(self, dqik, kind, count, limits, quick, seed):
+        import bpy
+
+        import solve_problems as sp
+        self.dqik, self.bpy, self.sp = dqik, bpy, sp
+        self.obj = obj = common.new_rig(kind)
+        common.use_quaternions(obj)
+        self.limits = apply_preset(obj) if limits else False
+        self.effectors = sp.EFFECTORS
+        self.empties = sp.add_targets(obj, self.effectors, chain_count=count)
+        self.model = dqik.operators.armature_bridge.read_model(obj)
+        self.names = sorted({n for e in self.effectors for n in chain_of(obj, e, count)})
+        self.joints = np.array([self.model.index[n] for n in self.names])
+        self.effector_idx = np.array([self.model.index[e] for e in self.effectors])
+        self.limit_set = dqik.operators.scene_tasks.read_limits(obj, self.model)
+        rng = np.random.default_rng(seed)
+        self.cold, self.path = make_problems(obj, dqik, self.names, self.effectors, rng,
+                                             8 if quick else 30, 2 if quick else 6)
+
+    def rest(self):
+        common.set_rotations(self.obj, np.tile([1.0, 0, 0, 0], (len(self.model), 1)))
+
+    def move_targets(self, targets):
+        for empty, target in zip(self.empties.values(), targets):
+            empty.location = target
+
+    def reach(self, targets):
+        """Effector tail → target distances of the evaluated pose (call after an update)."""
+        m = common.evaluated_matrices(self.obj)[self.effector_idx]
+        tails = m[:, :3, 3] + m[:, :3, 1] * self.model.lengths[self.effector_idx, None]
+        return np.linalg.norm(tails - targets, axis=1)
+
+    def evaluated_violation(self):
+        """Largest limit violation of the local rotations in the evaluated pose (Blender's IK)."""
+        if not self.limits:
+            return None
+        m = common.evaluated_matrices(self.obj)
+        parents = self.model.parents
+        parent_m = np.where((parents >= 0)[:, None, None], m[np.maximum(parents, 0)], np.eye(4))
+        local = np.linalg.inv(self.model.rest_offsets) @ np.linalg.inv(parent_m) @ m
+        q = common.engine(self.dqik, "quaternion").matrix_to_quat(local[self.joints, :3, :3])
+        subset = type(self.limit_set)(*(np.asarray(f)[self.joints] for f in self.limit_set))
+        return float(common.engine(self.dqik, "limits").limit_violation(q, subset).max())
+
+    def channel_violation(self):
+        return self.sp.limit_violation(self.obj, self.names, self.dqik) if self.limits else None
+
+
+def apply_preset(obj):
+    """Apply DQ IK's HUMANOID limits if the operator exists; True if any bone got limits."""
+    import bpy
+    if not hasattr(bpy.types, "DQIK_OT_apply_preset"):
+        return False
+    bpy.context.view_layer.objects.active = obj
+    with common.quiet():
+        bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    return any(pb.dqik.use_limits for pb in obj.pose.bones)
+
+
+def run_dq_solver(b, use_limits):
+    saved = [pb.dqik.use_limits for pb in b.obj.pose.bones]
+    if not use_limits:
+        for pb in b.obj.pose.bones:
+            pb.dqik.use_limits = False
+    b.rest()
+    bridge = b.dqik.operators.armature_bridge
+    solver, task_names, _ = b.dqik.operators.solve.build_solver(b.obj, b.model, bridge.PoseArrays(b.obj))
+    order = [b.effectors.index(n) for n in task_names]
+    rest = np.tile([1.0, 0, 0, 0], (len(b.model), 1))
+    out = {"cold": [], "warm": [], "cold_err": [], "warm_err": [], "violation": []}
+
+    def solve(targets, start, phase):
+        solver.tasks.positions[:] = targets[order]  # new targets for the same tasks
+        t0 = time.perf_counter()
+        result = solver.solve(start)
+        out[phase].append((time.perf_counter() - t0) * 1e3)
+        common.set_rotations(b.obj, result.rotations)
+        b.bpy.context.view_layer.update()
+        out[phase + "_err"].extend(b.reach(targets))
+        if use_limits:
+            out["violation"].append(b.channel_violation())
+        return result.rotations
+
+    for targets in b.cold:
+        solve(targets, rest, "cold")
+    q = solve(b.path[0], rest, "cold")
+    out["cold"].pop()  # the path's first solve only seeds the warm start
+    out["cold_err"][-len(b.effectors):] = []
+    for targets in b.path[1:]:
+        q = solve(targets, q, "warm")
+    for pb, value in zip(b.obj.pose.bones, saved):
+        pb.dqik.use_limits = value
+    return out
+
+
+def timed_update(b, targets, call=None):
+    """Move the Empties, then time update (+ ``call`` + update)."""
+    update = b.bpy.context.view_layer.update
+    b.move_targets(targets)
+    t0 = time.perf_counter()
+    update()
+    if call is not None:
+        if call() != {'FINISHED'}:
+            raise RuntimeError("dqik.solve did not finish")
+        update()
+    return (time.perf_counter() - t0) * 1e3
+
+
+def run_updates(b, call=None, violation=None):
+    """Cold (rest, then target) and warm (path) runs timed by ``timed_update``."""
+    out = {"cold": [], "warm": [], "cold_err": [], "warm_err": [], "violation": []}
+    for phase, problems in (("cold", b.cold), ("warm", b.path)):
+        for i, targets in enumerate(problems):
+            if phase == "cold" or i == 0:
+                b.rest()
+            ms = timed_update(b, targets, call)
+            if phase == "warm" and i == 0:
+                continue  # seeds the warm run
+            out[phase].append(ms)
+            out[phase + "_err"].extend(b.reach(targets))
+            if b.limits:
+                out["violation"].append(violation())
+    return out
+
+
+def run_dq_operator(b):
+    b.bpy.context.view_layer.objects.active = b.obj
+    with common.quiet():  # the operator reports to stdout in background mode
+        return run_updates(b, b.bpy.ops.dqik.solve, b.channel_violation)
+
+
+def run_blender(b, solver, count, **ik_param):
+    obj = b.obj
+    constraints = []
+    for name, empty in b.empties.items():
+        c = obj.pose.bones[name].constraints.new('IK')
+        c.target, c.chain_count = empty, count
+        constraints.append((obj.pose.bones[name], c))
+    obj.pose.ik_solver = solver
+    for key, value in ik_param.items():
+        setattr(obj.pose.ik_param, key, value)
+    try:
+        return run_updates(b, None, b.evaluated_violation)
+    finally:
+        for pb, c in constraints:
+            pb.constraints.remove(c)
+        obj.pose.ik_solver = 'LEGACY'
+        b.bpy.context.view_layer.update()
+
+
+# -- report -------------------------------------------------------------------------------------
+def row(kind, chain, label, out):
+    cold, warm = np.median(out["cold"]), np.median(out["warm"])
+    ce, we = np.array(out["cold_err"]) * 1e3, np.array(out["warm_err"]) * 1e3
+    viol = [v for v in out["violation"] if v is not None]
+    return {"cells": [kind, chain, label, f"{cold:.2f}", f"{warm:.2f}",
+                      f"{np.median(ce):.3g} / {ce.max():.3g}", f"{np.median(we):.3g} / {we.max():.3g}",
+                      f"{max(viol):.2g}" if viol else "–"],
+            "warm": warm, "warm_err": we}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="8 cold problems, 2 path segments")
+    args = parser.parse_args()
+    dqik = common.install()
+    rows, notes, started = [], [], time.perf_counter()
+    for kind, bones, seed in (("basic", 29, 10), ("human", 159, 20)):
+        for chain, count in CHAINS:
+            b = Bench(dqik, kind, count, True, args.quick, seed + count)
+            name = f"{kind} ({bones})"
+            runs = [("DQ IK Solver", run_dq_solver(b, True)),
+                    ("DQ IK Solver, no limits", run_dq_solver(b, False)),
+                    ("DQ IK operator", run_dq_operator(b)),
+                    ("Blender Standard", run_blender(b, 'LEGACY', count)),
+                    ("Blender iTaSC", run_blender(b, 'ITASC', count)),
+                    ("Blender iTaSC, reiteration ALWAYS", run_blender(b, 'ITASC', count,
+                                                                       reiteration_method='ALWAYS'))]
+            if not b.limits:
+                runs.pop(1)
+            table = {label: row(name, chain, label, out) for label, out in runs}
+            rows += [r["cells"] for r in table.values()]
+            notes.append((kind, bones, chain, len(b.cold), len(b.path) - 1, b.limits, table))
+    print(f"\n## IK solve: DQ IK vs Blender IK, 4 effectors (hand.L/R, foot.L/R)"
+          f"{' (--quick)' if args.quick else ''}\n")
+    print(common.versions() + f"; load average {os.getloadavg()[0]:.2f}\n")
+    print(common.markdown(["rig", "chain", "solver", "cold ms median", "warm ms median",
+                           "reach mm cold median / max", "reach mm warm median / max",
+                           "max limit violation rad"], rows))
+    kind, bones, chain, cold, warm, limits, _ = notes[0]
+    print(f"\nchain: root = chain length 0 (to spine, 18 bones); limb = chain length 3. "
+          f"{cold} cold problems and {warm} warm steps (≤ {MAX_STEP * 100:.0f} cm each) per rig "
+          "and chain setting.")
+    print("Limits: " + ("HUMANOID preset (dqik.apply_preset); Blender's IK was given no limits, its "
+                        "violation is measured against the same preset." if limits else
+                        "dqik.apply_preset is not available: no limits anywhere; problems are random "
+                        "rotations ≤ 0.6 rad of the chain bones."))
+    print(f"Run time {time.perf_counter() - started:.0f} s.\n\nGoals: {GOALS}.")
+    for kind, bones, chain, _, _, _, table in notes:
+        std = table["Blender Standard"]
+        for label in ("DQ IK Solver", "DQ IK operator"):
+            dq = table[label]
+            if kind == "basic":
+                ok = dq["warm"] <= 2.0 and dq["warm"] <= 5 * std["warm"] and \
+                    np.median(dq["warm_err"]) <= max(np.median(std["warm_err"]), 1e-3)
+                print(f"- {kind} {chain}, {label}: warm {dq['warm']:.2f} ms (≤ 2), "
+                      f"{dq['warm'] / std['warm']:.1f}× Standard (≤ 5), reach median "
+                      f"{np.median(dq['warm_err']):.3g} vs {np.median(std['warm_err']):.3g} mm → "
+                      f"{'met' if ok else 'NOT met'}")
+            else:
+                print(f"- {kind} {chain}, {label}: warm {dq['warm']:.2f} ms (≤ 6) → "
+                      f"{'met' if dq['warm'] <= 6.0 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

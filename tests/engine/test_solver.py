@@ -1,0 +1,195 @@
+"""The prioritized, joint-limited solver on synthetic chains (numpy only)."""
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from chains import (identity_pose, random_limits, random_pose_in_limits, random_tree,
+                    straight_chain, uniform_limits)
+from dq_ik_addon.jacobian import joint_axes, task_jacobian
+from dq_ik_addon.limits import limit_violation
+from dq_ik_addon.quaternion import qexp, qmul
+from dq_ik_addon.solver import Solver, SolverSettings, solve
+from dq_ik_addon.tasks import Task, TaskSet
+
+
+def test_jacobian_matches_central_differences():
+    rng = np.random.default_rng(0)
+    model = random_tree(rng, 9)
+    q = random_pose_in_limits(rng, uniform_limits(9))
+    tasks = TaskSet(model, [Task(8, np.zeros(3), np.array([1.0, 0, 0, 0])),
+                            Task(5, np.zeros(3))])
+    world = model.matrices(q)
+    joints = np.arange(9)
+    points = model.tails(world)[tasks.bones]
+    j_pos, j_rot = task_jacobian(joint_axes(world, q), world[:, :3, 3], points,
+                                 tasks.joint_masks, joints)
+    h = 1e-6
+    for j in joints:
+        for k in range(3):
+            delta = np.zeros(3)
+            delta[k] = h / 2
+            plus, minus = q.copy(), q.copy()
+            plus[j] = qmul(qexp(delta), q[j])
+            minus[j] = qmul(qexp(-delta), q[j])
+            wp, wm = model.matrices(plus), model.matrices(minus)
+            fd_pos = (model.tails(wp)[tasks.bones] - model.tails(wm)[tasks.bones]) / (2 * h)
+            col = 3 * j + k
+            scale = max(1.0, np.abs(fd_pos).max())
+            assert np.abs(j_pos[:, :, col] - fd_pos).max() <= 1e-6 * scale
+            # angular velocity: R+ R-ᵀ ≈ I + 2h[ω]×
+            rel = wp[tasks.bones, :3, :3] @ np.swapaxes(wm[tasks.bones, :3, :3], 1, 2)
+            fd_rot = np.stack([rel[:, 2, 1], rel[:, 0, 2], rel[:, 1, 0]], axis=1) / (2 * h)
+            expected = np.where(tasks.joint_masks[:, j][:, None], fd_rot, 0.0)
+            assert np.abs(j_rot[:, :, col] - expected).max() <= 1e-6
+
+
+def test_orientation_error_takes_the_short_way():
+    model = straight_chain(2)
+    target = np.array([np.cos(0.2), 0.0, 0.0, np.sin(0.2)])
+    for sign in (1.0, -1.0):
+        tasks = TaskSet(model, [Task(1, None, sign * target)])
+        _, rotation = tasks.errors(model, model.matrices(identity_pose(2)))
+        assert np.allclose(rotation[0], [0, 0, 0.4])
+
+
+def test_reaches_targets_made_by_fk_inside_limits():
+    rng = np.random.default_rng(1)
+    model = straight_chain(5)
+    limits = uniform_limits(5)
+    for _ in range(40):
+        goal = model.tails(model.matrices(random_pose_in_limits(rng, limits)))[4]
+        result = solve(model, identity_pose(5), [Task(4, goal)], limits=limits,
+                       settings=SolverSettings(max_iterations=200))
+        assert result.position_errors[0] < 1e-5
+        assert limit_violation(result.rotations, limits).max() <= 1e-6
+
+
+def test_limit_on_its_boundary_does_not_stop_the_others():
+    """A target only reachable with the first joint resting on its limit is still reached."""
+    model = straight_chain(3)
+    limits = uniform_limits(3, swing=0.6)
+    pose = identity_pose(3)
+    pose[0] = qexp(np.array([0.0, 0.0, 0.3]))          # joint 0 at its 0.6 rad swing bound
+    pose[1] = qexp(np.array([0.0, 0.0, -0.2]))
+    pose[2] = qexp(np.array([0.15, 0.0, 0.1]))
+    goal = model.tails(model.matrices(pose))[2]
+    result = solve(model, identity_pose(3), [Task(2, goal)], limits=limits,
+                   settings=SolverSettings(max_iterations=300))
+    assert result.position_errors[0] < 1e-5
+    assert limit_violation(result.rotations, limits).max() <= 1e-6
+
+
+def _conflict(priority_a, priority_b):
+    """Two tails of a branching rig pulled apart: both cannot be met."""
+    rest = np.tile(np.eye(4), (3, 1, 1))
+    rest[1, 1, 3] = 1.0
+    rest[2, 1, 3] = 1.0
+    model_parents = [-1, 0, 0]
+    from dq_ik_addon import ChainModel
+    model = ChainModel.from_bones(["root", "a", "b"], model_parents, rest,
+                                  lengths=np.ones(3), connected=[False, True, True])
+    # both tails sit at distance 2 from the root's head, on the same point: only one goal can be met
+    goal_a = 2.0 * np.array([np.sin(0.5), np.cos(0.5), 0.0])
+    goal_b = 2.0 * np.array([-np.sin(0.5), np.cos(0.5), 0.0])
+    tasks = [Task(1, goal_a, priority=priority_a, chain_count=2),
+             Task(2, goal_b, priority=priority_b, chain_count=2)]
+    stiff = np.array([0.0, 1.0, 1.0])  # only the shared root may move: a true conflict
+    return solve(model, identity_pose(3), tasks, stiffness=stiff,
+                 settings=SolverSettings(max_iterations=300)), model
+
+
+def test_priority_one_wins_and_two_is_minimized_in_its_null_space():
+    result, _ = _conflict(1, 2)
+    assert result.position_errors[0] < 1e-5
+    other, _ = _conflict(2, 1)
+    assert other.position_errors[1] < 1e-5
+    assert other.position_errors[0] > 0.1
+
+
+def test_same_level_gives_the_weighted_compromise():
+    result, _ = _conflict(1, 1)
+    a, b = result.position_errors
+    assert a > 1e-3 and b > 1e-3
+    assert abs(a - b) < 1e-4  # equal weights, symmetric problem: the middle
+
+
+def test_priority_secondary_task_uses_the_remaining_freedom():
+    """A redundant arm: task 1 holds the tip, task 2 moves the middle as far as it can."""
+    model = straight_chain(4)
+    tip = model.tails(model.matrices(random_pose_in_limits(np.random.default_rng(3),
+                                                           uniform_limits(4))))[3]
+    tasks = [Task(3, tip, priority=1), Task(1, np.array([0.8, 1.5, 0.0]), priority=2)]
+    both = solve(model, identity_pose(4), tasks, settings=SolverSettings(max_iterations=300))
+    alone = solve(model, identity_pose(4), tasks[:1], settings=SolverSettings(max_iterations=300))
+    assert both.position_errors[0] < 1e-5
+    world = model.matrices(alone.rotations)
+    alone_middle = np.linalg.norm(model.tails(world)[1] - tasks[1].target_position)
+    assert both.position_errors[1] < alone_middle - 1e-3
+
+
+def test_unreachable_target_settles_without_oscillation():
+    model = straight_chain(4)
+    goal = np.array([3.0, 4.0, 2.0])
+    start = random_pose_in_limits(np.random.default_rng(5), uniform_limits(4))
+    result = solve(model, start, [Task(3, goal)], settings=SolverSettings(max_iterations=100))
+    history = np.array([h[0] for h in result.level_errors])
+    assert np.isfinite(history).all()
+    assert np.all(np.diff(history[10:]) <= 1e-6)
+    assert history[-1] == pytest.approx(np.linalg.norm(goal) - 4.0, abs=1e-3)
+
+
+def test_folded_target_on_a_straight_chain_is_reached():
+    model = straight_chain(4)
+    result = solve(model, identity_pose(4), [Task(3, np.array([0.5, 1.0, 0.0]))],
+                   settings=SolverSettings(max_iterations=200))
+    assert result.position_errors[0] < 1e-5
+
+
+def test_stiffness_one_locks_and_stiffer_moves_less():
+    model = straight_chain(3)
+    goal = np.array([1.0, 2.0, 0.5])
+    locked = solve(model, identity_pose(3), [Task(2, goal)], stiffness=[1.0, 0.0, 0.0])
+    assert np.allclose(locked.rotations[0], [1, 0, 0, 0])
+    soft = solve(model, identity_pose(3), [Task(2, goal)], stiffness=[0.0, 0.0, 0.0])
+    stiff = solve(model, identity_pose(3), [Task(2, goal)], stiffness=[0.9, 0.0, 0.0])
+    angle = lambda q: 2 * np.arccos(min(1.0, abs(q[0])))
+    assert angle(stiff.rotations[0]) < angle(soft.rotations[0])
+    assert stiff.position_errors[0] < 1e-5
+
+
+def test_degenerate_inputs_never_give_nan():
+    model = straight_chain(3, length=0.0)
+    for goal in (np.zeros(3), np.array([1.0, 0.0, 0.0]), np.array([np.nan, 0, 0])[:0].sum() + np.zeros(3)):
+        result = solve(model, identity_pose(3), [Task(2, goal, np.array([0.0, 0.0, 0.0, 1.0]))])
+        assert np.isfinite(result.rotations).all()
+    coincident = straight_chain(3)
+    result = solve(coincident, identity_pose(3), [Task(2, np.array([0.0, 0.0, 0.0]))])
+    assert np.isfinite(result.rotations).all()
+
+
+def test_results_are_deterministic():
+    rng = np.random.default_rng(9)
+    model = random_tree(rng, 12)
+    tasks = [Task(11, np.array([0.3, 0.5, 0.2])), Task(7, np.array([-0.4, 0.1, 0.9]), priority=2)]
+    a = solve(model, identity_pose(12), tasks, limits=uniform_limits(12))
+    b = solve(model, identity_pose(12), tasks, limits=uniform_limits(12))
+    assert np.array_equal(a.rotations, b.rotations)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 10), tasks=st.integers(1, 3))
+def test_fuzz_limits_are_never_exceeded(seed, n, tasks):
+    rng = np.random.default_rng(seed)
+    model = random_tree(rng, n)
+    limits = random_limits(rng, n)
+    task_list = [Task(int(rng.integers(0, n)), rng.normal(size=3) * 2,
+                      np.array(rng.normal(size=4)) if rng.random() < 0.3 else None,
+                      priority=int(rng.integers(1, 3)), chain_count=int(rng.integers(0, 4)))
+                 for _ in range(tasks)]
+    start = random_pose_in_limits(rng, limits)
+    solver = Solver(model, task_list, limits=limits, settings=SolverSettings(max_iterations=30))
+    result = solver.solve(start)
+    assert np.isfinite(result.rotations).all()
+    moved = solver.joints
+    assert limit_violation(result.rotations[moved], solver.limits_of_joints).max(initial=0) <= 1e-6
