@@ -9,8 +9,12 @@ joints), the candidate rows ``G Δθ ≤ r`` are
     locked half-axis (bound 0):   ±S_x Δθ ≤ ∓s_x  (and likewise for z)
 
 i.e. the swing ellipse is linearized at the current swing (Baerlocher §5.4.3), the twist and the
-locked half-axes are exact to first order. The active set adds the rows a step would violate;
-the projection after the step removes the curvature error.
+locked half-axes are exact to first order. A tangent at the current swing alone lets a long step
+slide along it far out of a neighbouring quarter-ellipse, so the rows also hold the tangents of
+every quarter-ellipse at ``_TANGENT_ANGLES``: with quadrant signs (σ_x, σ_z) and its semi-axes
+(a, b), ``(σ_x cos φ / a, σ_z sin φ / b) · (s + S_s Δθ) ≤ 1``, an outer polygon of the convex
+swing set. The active set adds the rows a step would violate; the projection after the step
+removes what is left of the curvature error.
 """
 
 import numpy as np
@@ -19,6 +23,7 @@ from .quaternion import qexp, qmul
 from .swing_twist import swing_twist_params
 
 _FD_STEP = 1e-6
+_TANGENT_ANGLES = np.linspace(0.0, np.pi / 2, 7)
 
 
 def swing_twist_jacobian(q):
@@ -30,7 +35,7 @@ def swing_twist_jacobian(q):
     both = np.concatenate([plus, minus], axis=1)               # (m, 6, 4)
     s_x, s_z, tau = swing_twist_params(both)
     values = np.stack([s_x, s_z, tau], axis=-1)                # (m, 6, 3)
-    derivative = (values[:, :3] - values[:, 3:]) / _FD_STEP    # (m, 3 dθ, 3 params)
+    derivative = (values[:, :3] - values[:, 3:]) / (2.0 * _FD_STEP)   # (m, 3 dθ, 3 params)
     params = np.stack(swing_twist_params(q), axis=-1)
     return params, np.swapaxes(derivative, 1, 2)
 
@@ -62,10 +67,32 @@ def limit_rows(q, limits):
     owners.append(idx[ellipse])
     grads.append(grad_f[ellipse])
     slacks.append((1.0 - f)[ellipse])
+    tangent_owner, tangent_grad, tangent_slack = _tangent_rows(s_x, s_z, sens, lim)
+    owners.append(idx[tangent_owner])
+    grads.append(tangent_grad)
+    slacks.append(tangent_slack)
     for value, row, low, high in ((s_x, sens[:, 0], lim["swing_x_min"], lim["swing_x_max"]),
                                   (s_z, sens[:, 1], lim["swing_z_min"], lim["swing_z_max"])):
         upper_locked, lower_locked = high <= 0.0, low >= 0.0
         owners += [idx[upper_locked], idx[lower_locked]]
         grads += [row[upper_locked], -row[lower_locked]]
         slacks += [-value[upper_locked], value[lower_locked]]
+    return np.concatenate(owners), np.concatenate(grads), np.concatenate(slacks)
+
+
+def _tangent_rows(s_x, s_z, sens, lim):
+    """Rows of the outer tangent polygon of the four quarter-ellipses (see the module docstring)."""
+    cos, sin = np.cos(_TANGENT_ANGLES), np.sin(_TANGENT_ANGLES)
+    owners, grads, slacks = [], [], []
+    for sign_x, sign_z in ((1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0)):
+        a = lim["swing_x_max"] if sign_x > 0 else -lim["swing_x_min"]
+        b = lim["swing_z_max"] if sign_z > 0 else -lim["swing_z_min"]
+        valid = ((a[:, None] > 0.0) | (cos[None] < 1e-12)) & ((b[:, None] > 0.0) | (sin[None] < 1e-12))
+        n_x = sign_x * cos[None] / np.where(a > 0.0, a, np.inf)[:, None]     # (m, K)
+        n_z = sign_z * sin[None] / np.where(b > 0.0, b, np.inf)[:, None]
+        joint, k = np.nonzero(valid)
+        n_x, n_z = n_x[joint, k], n_z[joint, k]
+        owners.append(joint)
+        grads.append(n_x[:, None] * sens[joint, 0] + n_z[:, None] * sens[joint, 1])
+        slacks.append(1.0 - n_x * s_x[joint] - n_z * s_z[joint])
     return np.concatenate(owners), np.concatenate(grads), np.concatenate(slacks)

@@ -13,15 +13,31 @@ import numpy as np
 _TAYLOR = 1e-4  # below this norm, sin(n)/n uses its Taylor series
 
 
+def _product_table():
+    """(16,4) table T with ``(a ⊗ b)_k = Σ_ij a_i b_j T[4i+j, k]`` (Hamilton's rules ij = k, …)."""
+    table = np.zeros((4, 4, 4))
+    signs = {(0, 0): (0, 1), (0, 1): (1, 1), (0, 2): (2, 1), (0, 3): (3, 1),
+             (1, 0): (1, 1), (1, 1): (0, -1), (1, 2): (3, 1), (1, 3): (2, -1),
+             (2, 0): (2, 1), (2, 1): (3, -1), (2, 2): (0, -1), (2, 3): (1, 1),
+             (3, 0): (3, 1), (3, 1): (2, 1), (3, 2): (1, -1), (3, 3): (0, -1)}
+    for (i, j), (k, sign) in signs.items():
+        table[i, j, k] = sign
+    return table.reshape(16, 4)
+
+
+_PRODUCT = _product_table()
+
+
 def qmul(a, b):
-    """Hamilton product ``ab = (a_w b_w − a_v·b_v, a_w b_v + b_w a_v + a_v × b_v)`` (Bartelink Def. 4.1.6)."""
+    """Hamilton product ``ab = (a_w b_w − a_v·b_v, a_w b_v + b_w a_v + a_v × b_v)`` (Bartelink Def. 4.1.6).
+
+    Evaluated as the bilinear form ``(a bᵀ) : T`` with the constant table T of Hamilton's rules,
+    two numpy calls for any batch.
+    """
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
-    aw, av = a[..., :1], a[..., 1:]
-    bw, bv = b[..., :1], b[..., 1:]
-    w = aw * bw - np.sum(av * bv, axis=-1, keepdims=True)
-    v = aw * bv + bw * av + np.cross(av, bv)
-    return np.concatenate([w, v], axis=-1)
+    outer = a[..., :, None] * b[..., None, :]
+    return outer.reshape(outer.shape[:-2] + (16,)) @ _PRODUCT
 
 
 def qconj(q):
@@ -33,7 +49,7 @@ def qconj(q):
 def qnormalize(q):
     """``q/‖q‖``; a zero quaternion becomes the identity ``(1, 0, 0, 0)``."""
     q = np.asarray(q, dtype=float)
-    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    n = np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
     identity = np.array([1.0, 0.0, 0.0, 0.0])
     return np.where(n > 0.0, q / np.where(n > 0.0, n, 1.0), identity)
 
@@ -106,24 +122,41 @@ def quat_to_rotvec(q):
     return 2.0 * qlog(q)
 
 
-def quat_to_matrix(q):
-    """Rotation matrix ``(..., 3, 3)`` of q, normalized first (``s = 2/‖q‖²``), as Blender's pose evaluation.
+def _rotation_table():
+    """(16,9) table R with ``R(q) = (q qᵀ) : R / ‖q‖²``: every entry of the rotation matrix is a
+    quadratic form of q, e.g. ``R_00 = w² + x² − y² − z²``, ``R_01 = 2(xy − wz)``."""
+    w, x, y, z = range(4)
+    entries = [
+        {(w, w): 1, (x, x): 1, (y, y): -1, (z, z): -1}, {(x, y): 2, (w, z): -2}, {(x, z): 2, (w, y): 2},
+        {(x, y): 2, (w, z): 2}, {(w, w): 1, (x, x): -1, (y, y): 1, (z, z): -1}, {(y, z): 2, (w, x): -2},
+        {(x, z): 2, (w, y): -2}, {(y, z): 2, (w, x): 2}, {(w, w): 1, (x, x): -1, (y, y): -1, (z, z): 1},
+    ]
+    table = np.zeros((4, 4, 9))
+    for k, entry in enumerate(entries):
+        for (i, j), c in entry.items():
+            table[i, j, k] = c
+    return table.reshape(16, 9)
 
-    ``R = I + s(w[v]× + [v]×²)``; equal to ``Quaternion.to_matrix()`` for unit q.  Zero q → identity.
+
+_ROTATION = _rotation_table()
+
+
+def quat_to_matrix(q):
+    """Rotation matrix ``(..., 3, 3)`` of q, normalized first, as Blender's pose evaluation.
+
+    ``R = ((w² − v·v) I + 2 v vᵀ + 2w [v]×) / ‖q‖²`` (Baerlocher App. B.2, corrected), evaluated as
+    the quadratic form ``(q qᵀ) : R``. Equal to ``Quaternion.to_matrix()`` for unit q. Zero q → identity.
     """
     q = np.asarray(q, dtype=float)
-    n2 = np.sum(q * q, axis=-1)
-    s = np.where(n2 > 0.0, 2.0 / np.where(n2 > 0.0, n2, 1.0), 0.0)
-    w, x, y, z = np.moveaxis(q, -1, 0)
-    xx, yy, zz = s * x * x, s * y * y, s * z * z
-    xy, xz, yz = s * x * y, s * x * z, s * y * z
-    wx, wy, wz = s * w * x, s * w * y, s * w * z
-    rows = [
-        [1.0 - yy - zz, xy - wz, xz + wy],
-        [xy + wz, 1.0 - xx - zz, yz - wx],
-        [xz - wy, yz + wx, 1.0 - xx - yy],
-    ]
-    return np.stack([np.stack(np.broadcast_arrays(*r), axis=-1) for r in rows], axis=-2)
+    outer = q[..., :, None] * q[..., None, :]
+    n2 = outer[..., 0, 0] + outer[..., 1, 1] + outer[..., 2, 2] + outer[..., 3, 3]
+    flat = outer.reshape(outer.shape[:-2] + (16,)) @ _ROTATION
+    safe = np.where(n2 > 0.0, n2, 1.0)[..., None]
+    flat = np.where(n2[..., None] > 0.0, flat / safe, _IDENTITY_FLAT)
+    return flat.reshape(flat.shape[:-1] + (3, 3))
+
+
+_IDENTITY_FLAT = np.eye(3).ravel()
 
 
 def matrix_to_quat(m):

@@ -6,9 +6,11 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
 2. Jacobians of the tasks over the joints any task may move; orientation rows are scaled by the
    chain size L so that metres and radians weigh alike; rows weighted by √weight within a level.
 3. Joint stiffness as a weighted minimum norm: ``Δθ = W^½ y`` with ``W = diag(1 − stiffness)``.
-4. Joint limits as an active set above every task: start empty, solve, add every row the step
-   violates, solve again (a joint on its limit leaves it as soon as the step points inward).
-5. The rest pull ``z = rest_weight · 2 log(q_pref ⊗ q*)`` in the remaining null space.
+4. Joint limits as an active set above every task: start empty, solve, add every row the task
+   step violates, solve again (a joint on its limit leaves it as soon as the step points inward).
+5. The rest pull ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, with
+   ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
+   cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
 6. Backtracking on the step length until the level errors do not get worse in priority order,
    then ``q ← project(exp(½ Δθ) ⊗ q)``, renormalized with ``w ≥ 0``.
 """
@@ -23,12 +25,14 @@ from .limit_constraints import limit_rows
 from .limits import project_to_limits
 from .prioritized import prioritized_step
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
+from .swing_twist import quat_from_swing_twist, swing_twist_params
 from .tasks import TaskSet
 
 _MAX_ACTIVE_SET_PASSES = 8
 _BACKTRACK_STEPS = 6
 _VIOLATION_TOLERANCE = 1e-10
-_MAX_UNFOLDS = 3
+_MAX_ESCAPES = 4
+_PULL_FADE = 0.05
 _UNFOLD_ANGLE = 0.15
 _STRAIGHT_COSINE = np.cos(np.radians(2.0))
 
@@ -86,7 +90,22 @@ class Solver:
         self.column_scale = np.repeat(np.sqrt(1.0 - stiffness[self.joints]), 3)
         self.limits_of_joints = None if limits is None else type(limits)(
             *(np.asarray(field_values)[self.joints] for field_values in limits))
+        self.chain_roots, self.chain_reach = self._chains()
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
+
+    def _chains(self):
+        """Per task: the root joint of its chain and an upper bound of its reach from that head
+        (rest distances between successive heads along the chain, plus the effector's length)."""
+        model, tasks = self.model, self.tasks
+        heads = model.rest_matrices[:, :3, 3]
+        hop = np.zeros(len(model))
+        child = model.parents >= 0
+        hop[child] = np.linalg.norm(heads[child] - heads[model.parents[child]], axis=1)
+        roots = np.array([np.nonzero(mask)[0][0] for mask in tasks.joint_masks], dtype=np.int64)
+        inner = tasks.joint_masks.copy()
+        inner[np.arange(len(tasks)), roots] = False
+        reach = inner.astype(float) @ hop + model.lengths[tasks.bones]
+        return roots, reach
 
     # -- errors -----------------------------------------------------------------------------
     def _errors(self, rotations):
@@ -133,20 +152,23 @@ class Solver:
         levels = self._levels(world, rotations, position, rotation)
         q = rotations[self.joints]
         pull = 2.0 * qlog(qcanonical(qmul(preferred[self.joints], qconj(q)))).ravel()
-        secondary = self.settings.rest_weight * pull * self.column_scale
+        remaining = np.sqrt(sum(float(err @ err) for _, err in levels))
+        weight = self.settings.rest_weight * min(1.0, _PULL_FADE * self.size / max(remaining, 1e-300))
+        secondary = weight * pull * self.column_scale
         damping = self.settings.damping * self.size
         if self.limits is None:
             return [self.column_scale * y for y in prioritized_step(levels, None, secondary, damping)]
         owner, gradient, slack = limit_rows(q, self.limits_of_joints)
         full = self._constraint_matrix(owner, gradient)
+        slack = np.maximum(slack, 0.0)
         active = np.zeros(owner.size, dtype=bool)
         for _ in range(_MAX_ACTIVE_SET_PASSES):
-            constraint = (full[active], np.maximum(slack[active], 0.0))
-            steps = prioritized_step(levels, constraint, secondary, damping)
-            violated = ~active & (full @ steps[-1] > np.maximum(slack, 0.0) + _VIOLATION_TOLERANCE)
+            steps = prioritized_step(levels, (full[active], slack[active]), secondary, damping)
+            violated = ~active & (full @ steps[-2] > slack + _VIOLATION_TOLERANCE)
             if not violated.any():
                 break
             active |= violated
+        steps[-1] = steps[-2] + _fit_inside(full, slack, steps[-2], steps[-1] - steps[-2])
         return [self.column_scale * y for y in steps]
 
     def _apply(self, rotations, step, scale):
@@ -159,6 +181,11 @@ class Solver:
 
     # -- the loop ---------------------------------------------------------------------------
     def solve(self, rotations, preferred=None):
+        """Iterate from ``rotations``; on a stall short of a reachable target, escape and go on.
+
+        The best state seen, in priority order, is returned, so escapes never make it worse. After
+        an escape the rest pull aims at the escaped pose, not back into the stall.
+        """
         settings = self.settings
         start = time.perf_counter()
         q = qcanonical(qnormalize(np.array(rotations, dtype=np.float64)))
@@ -168,10 +195,10 @@ class Solver:
         world, position, rotation = self._errors(q)
         current = self._level_errors(position, rotation)
         history = [current]
-        iterations, converged, unfolds = 0, False, 0
+        best = (q, position, rotation, current)
+        iterations, escapes = 0, 0
         while iterations < settings.max_iterations and len(self.joints):
             if self._converged(position, rotation):
-                converged = True
                 break
             if settings.time_budget_ms is not None and \
                     (time.perf_counter() - start) * 1e3 >= settings.time_budget_ms:
@@ -181,22 +208,25 @@ class Solver:
                 break
             iterations += 1
             trial = self._line_search(q, steps, current)
-            accepted = trial is not None
-            if accepted:
-                q, world, position, rotation, current, verdict = trial
+            if trial is not None:
+                q, world, position, rotation, current, _ = trial
                 history.append(current)
-            if not accepted or (verdict == 0 and self._settled(history)):
-                unfolded = self._unfold(q, world) if unfolds < _MAX_UNFOLDS else None
-                if unfolded is None:
+                if _compare_levels(current, best[3], 0.0) < 0:
+                    best = (q, position, rotation, current)
+            if trial is None or self._stalled(history):
+                escaped = self._escape(q, world, position, rotation) \
+                    if escapes < _MAX_ESCAPES else None
+                if escaped is None:
                     break
-                unfolds += 1
-                q = unfolded
+                escapes += 1
+                q = preferred = escaped
                 world, position, rotation = self._errors(q)
                 current = self._level_errors(position, rotation)
-                history.append(current)
-        converged = converged or self._converged(position, rotation)
+                history = [current]
+        q, position, rotation, current = best
         return SolveResult(q, iterations, np.linalg.norm(position, axis=1),
-                           np.linalg.norm(rotation, axis=1), converged, history)
+                           np.linalg.norm(rotation, axis=1), self._converged(position, rotation),
+                           history)
 
     def _trial(self, q, step, scale):
         new = self._apply(q, step, scale)
@@ -206,24 +236,24 @@ class Solver:
     def _line_search(self, q, steps, current):
         """The accepted trial ``(q, world, position, rotation, errors, verdict)`` or None.
 
-        The full step is kept unless it spoils the first unconverged level: if that level gains
-        less than half of its error, the step truncated after that level is tried too and the
-        better one in priority order is kept (lower levels then wait for the higher one). The
-        step is then halved until the level errors are no worse in priority order.
+        ``steps`` holds the step truncated after each level and the full step with the rest pull.
+        The full step is kept while it removes at least half of the first unmet level's error.
+        Otherwise the lower levels are what spoils it (their null-space motion disturbs the
+        higher levels to second order; the rest pull would keep a floor of error that way), so
+        the steps without the pull and truncated after that level are tried too, and the best in
+        priority order is kept. The kept step is halved until no level gets worse.
         """
         eps = self.settings.tolerance * 1e-3
-        unconverged = np.nonzero(current > self.settings.tolerance)[0]
+        reached = 0.5 * self.settings.tolerance
         step = steps[-1]
         trial = self._trial(q, step, self._step_scale(step))
-        if unconverged.size:
-            first = unconverged[0]
-            if trial[4][first] > 0.5 * current[first] and first < len(steps) - 1:
-                truncated = steps[first]
-                alternative = self._trial(q, truncated, self._step_scale(truncated))
-                if _compare_levels(alternative[4][:first + 1], trial[4][:first + 1], eps) < 0:
-                    step, trial = truncated, alternative
+        unmet = np.nonzero(current > self.settings.tolerance)[0]
+        if unmet.size and trial[4][unmet[0]] > 0.5 * current[unmet[0]]:
+            for candidate in {len(steps) - 2: steps[-2], unmet[0]: steps[unmet[0]]}.values():
+                other = self._trial(q, candidate, self._step_scale(candidate))
+                if _compare_levels(other[4], trial[4], eps, reached) < 0:
+                    step, trial = candidate, other
         scale = self._step_scale(step)
-        reached = 0.5 * self.settings.tolerance
         for _ in range(_BACKTRACK_STEPS):
             verdict = _compare_levels(trial[4], current, eps, reached)
             if verdict <= 0:
@@ -236,50 +266,77 @@ class Solver:
         longest = np.abs(step).max(initial=0.0)
         return min(1.0, self.settings.max_joint_step / longest) if longest > 0 else 0.0
 
-    def _unfold(self, q, world):
-        """Bend the chains of position tasks stalled on a straight, singular chain, or None.
+    def _escape(self, q, world, position, rotation):
+        """A new start for stalled tasks whose target is within their chain's reach, or None.
 
-        A straight chain whose target is nearer its root than its tip can only fold, a motion the
-        Jacobian does not see (Baerlocher §4.5.6): rotate its joints by ``_UNFOLD_ANGLE`` about
-        local X, towards the wider side of their X swing range, then resume iterating.
+        Joint-limited IK has local minima (a knee bent backwards onto its hyperextension limit;
+        a straight chain asked to fold, which the Jacobian cannot see, Baerlocher §4.5.6). For
+        every such task, limited joints of its chain move halfway to the centre of their
+        swing/twist box (inside the limits: the set is convex and holds that centre), and
+        unlimited joints of a straight chain bend by ``_UNFOLD_ANGLE`` about local X.
         """
-        tasks = self.tasks
-        model = self.model
+        tasks, model = self.tasks, self.model
+        tol = self.settings.tolerance
         tails = model.tails(world)[tasks.bones]
-        chain_root = np.array([np.nonzero(mask)[0][0] for mask in tasks.joint_masks])
-        root_heads = world[chain_root, :3, 3]
-        reach = tails - root_heads
-        reach_length = np.linalg.norm(reach, axis=1)
-        bone_dirs = world[:, :3, 1]
-        alignment = np.einsum('tj,tk,jk->tj', tasks.joint_masks.astype(float), reach, bone_dirs)
-        straight = np.all(~tasks.joint_masks | (alignment >= _STRAIGHT_COSINE
-                                                * reach_length[:, None]), axis=1)
-        folding = tasks.has_position & straight & (
-            np.linalg.norm(tasks.positions - root_heads, axis=1)
-            < reach_length - self.settings.tolerance)
-        if not folding.any():
+        root_heads = world[self.chain_roots, :3, 3]
+        distance = np.linalg.norm(tasks.positions - root_heads, axis=1)
+        unmet = (np.linalg.norm(position, axis=1) >= tol) | (np.linalg.norm(rotation, axis=1) >= tol)
+        stalled = unmet & (~tasks.has_position | (distance < self.chain_reach - tol))
+        if not stalled.any():
             return None
-        moved = tasks.joint_masks[folding].any(axis=0)[self.joints]
-        side = np.ones(self.joints.size)
-        if self.limits_of_joints is not None:
-            lim = self.limits_of_joints
-            wider_negative = lim.enabled & (-np.asarray(lim.swing_x_min) > np.asarray(lim.swing_x_max))
-            side = np.where(wider_negative, -1.0, 1.0)
+        moved = tasks.joint_masks[stalled].any(axis=0)[self.joints]
+        reach = tails - root_heads
+        alignment = np.einsum('tj,tk,jk->tj', tasks.joint_masks.astype(float), reach,
+                              world[:, :3, 1])
+        straight = np.all(~tasks.joint_masks | (alignment >= _STRAIGHT_COSINE
+                                                * np.linalg.norm(reach, axis=1)[:, None]), axis=1)
+        bend = tasks.joint_masks[stalled & straight].any(axis=0)[self.joints]
+        new = q.copy()
         delta = np.zeros((self.joints.size, 3))
-        delta[:, 0] = np.where(moved, side * _UNFOLD_ANGLE, 0.0)
-        return self._apply(q, delta.ravel(), 1.0)
+        delta[:, 0] = np.where(bend, _UNFOLD_ANGLE, 0.0)
+        new[self.joints] = qcanonical(qmul(qexp(0.5 * delta), q[self.joints]))
+        if self.limits is not None:
+            lim = self.limits_of_joints
+            shift = moved & lim.enabled
+            s_x, s_z, tau = swing_twist_params(new[self.joints])
+            centre = [(np.asarray(lo) + np.asarray(hi)) / 2 for lo, hi in (
+                (lim.swing_x_min, lim.swing_x_max), (lim.swing_z_min, lim.swing_z_max),
+                (lim.twist_min, lim.twist_max))]
+            halfway = quat_from_swing_twist(*((v + c) / 2 for v, c in zip((s_x, s_z, tau), centre)))
+            new[self.joints] = np.where(shift[:, None], halfway, new[self.joints])
+            new[self.joints] = project_to_limits(new[self.joints], lim)
+        return new if not np.array_equal(new, q) else None
+
+    def _stalled(self, history, window=8):
+        """Less than 0.1 % progress of the first unmet level over ``window`` iterations."""
+        if len(history) <= window:
+            return False
+        old, new = history[-window - 1], history[-1]
+        unmet = np.nonzero(old > self.settings.tolerance)[0]
+        if unmet.size == 0:
+            return False
+        first = unmet[0]
+        return bool(new[first] > 0.999 * old[first])
 
     def _converged(self, position, rotation):
         tol = self.settings.tolerance
         return bool(np.all(np.linalg.norm(position, axis=1) < tol)
                     and np.all(np.linalg.norm(rotation, axis=1) < tol))
 
-    @staticmethod
-    def _settled(history, window=3):
-        if len(history) <= window:
-            return False
-        recent = np.array(history[-window - 1:])
-        return bool(np.all(np.abs(np.diff(recent, axis=0)) <= 1e-12 + 1e-9 * recent[:-1]))
+
+def _fit_inside(rows, slack, step, extra):
+    """``α · extra`` with the largest α ∈ [0, 1] for which ``rows (step + α extra) ≤ slack``.
+
+    The rest pull is the lowest priority: it must not recruit limit rows the tasks did not
+    need (their equality would then drag the task step), so it is shortened instead.
+    """
+    growth = rows @ extra
+    room = slack + _VIOLATION_TOLERANCE - rows @ step
+    limiting = growth > 1e-15
+    if not limiting.any():
+        return extra
+    alpha = np.clip(np.min(np.maximum(room[limiting], 0.0) / growth[limiting]), 0.0, 1.0)
+    return alpha * extra
 
 
 def _compare_levels(new, old, eps, reached=0.0):

@@ -25,7 +25,7 @@ import math
 import bpy
 from bpy.props import BoolProperty
 
-from .armature_bridge import ArmatureError, active_armature, check_editable
+from .armature_bridge import active_armature, check_editable
 from .presets import LimitBounds, target_pose_bones
 from .reporting import run_reported
 

@@ -198,7 +198,7 @@ class LimitBounds:
 
 
 def _direction(name, side):
-    lateral = Vector((1.0, 0.0, 0.0))
+    lateral = Vector((-1.0 if side == 'R' else 1.0, 0.0, 0.0))
     up, down = Vector((0.0, 0.0, 1.0)), Vector((0.0, 0.0, -1.0))
     vectors = {
         'FORWARD': Vector((0.0, -1.0, 0.0)), 'BACK': Vector((0.0, 1.0, 0.0)),

@@ -51,7 +51,7 @@ def tail_dir(obj, name, q):
 
 
 def swing_toward(obj, name, target, degrees):
-    """Local pure swing turning the bone by ``degrees`` in the plane of its rest direction and ``target``."""
+    """Local pure swing turning the bone ``degrees`` from its rest direction towards ``target``."""
     rest = frame(obj, name)
     axis = rest.col[1].cross(target)
     if axis.length < 1e-9 or degrees == 0:
@@ -81,11 +81,14 @@ def rest_bend(obj, name):
     return math.degrees(bone.parent.matrix_local.col[1].xyz.angle(bone.matrix_local.col[1].xyz))
 
 
-def pronation_sign(obj, name):
-    """+1 or -1: the twist sense that turns the thumb side (forward in a T/A-pose) downwards."""
+def twist(obj, name, ref, toward, degrees):
+    """Local twist by ``degrees`` in the sense that turns the world direction ``ref`` (taken
+    perpendicular to the bone) towards ``toward``: e.g. pronation and internal rotation turn the
+    front (thumb side in a T/A-pose) downwards; inversion turns the sole inwards."""
     d = frame(obj, name).col[1]
-    thumb = (FORWARD - FORWARD.dot(d) * d).normalized()
-    return min((1, -1), key=lambda sign: (Quaternion(d, sign * 0.3) @ thumb).z)
+    ref = (ref - ref.dot(d) * d).normalized()
+    sign = max((1, -1), key=lambda s: (Quaternion(d, s * 0.3) @ ref).dot(toward))
+    return Quaternion((0, 1, 0), sign * math.radians(degrees))
 
 
 NAMES = {
@@ -188,8 +191,11 @@ def test_natural_poses_are_allowed_on_both_sides(clean_scene, dqik, kind, side):
     thigh, foot = name("thigh"), name("foot")
     assert allowed(pb[thigh].dqik, swing_toward(obj, thigh, FORWARD, 90))
     assert allowed(pb[thigh].dqik, swing_toward(obj, thigh, lateral(side), 40))
-    assert allowed(pb[fore].dqik, Quaternion((0, 1, 0), pronation_sign(obj, fore) * math.radians(70)))
+    assert allowed(pb[fore].dqik, twist(obj, fore, FORWARD, DOWN, 70))
     assert allowed(pb[foot].dqik, swing_toward(obj, foot, UP, 15))
+    # Upper arm rotated externally 85° (limit 90°), foot inverted 30° (limit 35°).
+    assert allowed(pb[upper].dqik, twist(obj, upper, FORWARD, UP, 85))
+    assert allowed(pb[foot].dqik, twist(obj, foot, DOWN, -lateral(side), 30))
 
 
 @pytest.mark.parametrize("side", ["L", "R"])
@@ -199,6 +205,7 @@ def test_impossible_poses_are_rejected_on_both_sides(clean_scene, dqik, kind, si
     pb = obj.pose.bones
     name = lambda part: bone_name(scheme, part, side)  # noqa: E731
     fore, shin, thigh, foot = name("fore"), name("shin"), name("thigh"), name("foot")
+    upper = name("upper")
 
     # Elbow hyperextended 45° past straight.
     q = flex(obj, fore, FORWARD, -45 - rest_bend(obj, fore))
@@ -211,12 +218,16 @@ def test_impossible_poses_are_rejected_on_both_sides(clean_scene, dqik, kind, si
     # Leg crossed 45° in front of the other one (hip adduction limit 30°).
     assert not allowed(pb[thigh].dqik, swing_toward(obj, thigh, -lateral(side), 45))
     # Forearm pronated 120° (limit 80°), ankle dorsiflexed 45° (limit 20°).
-    assert not allowed(pb[fore].dqik, Quaternion((0, 1, 0), pronation_sign(obj, fore) * math.radians(120)))
+    assert not allowed(pb[fore].dqik, twist(obj, fore, FORWARD, DOWN, 120))
     assert not allowed(pb[foot].dqik, swing_toward(obj, foot, UP, 45))
+    # Upper arm rotated internally 85° (limit 70°), foot everted 30° (limit 15°).
+    assert not allowed(pb[upper].dqik, twist(obj, upper, FORWARD, DOWN, 85))
+    assert not allowed(pb[foot].dqik, twist(obj, foot, DOWN, lateral(side), 30))
 
 
 @pytest.mark.parametrize("kind, limited, unmatched", [("basic", 22, 7), ("human", 60, 99)])
-def test_every_matched_bone_gets_limits_containing_rest(clean_scene, dqik, capfd, kind, limited, unmatched):
+def test_every_matched_bone_gets_limits_containing_rest(clean_scene, dqik, capfd, kind, limited,
+                                                        unmatched):
     obj = rigs.metarig(kind)
     assert bpy.ops.dqik.apply_preset() == {'FINISHED'}
     out = capfd.readouterr()

@@ -1,0 +1,156 @@
+"""``dqik.solve`` on real rigs: reach, limits, armature transforms, targets, reports and bad input."""
+
+import math
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Euler, Matrix, Quaternion
+
+import rigs
+import solve_problems as sp
+
+REACHED = 1e-4
+
+
+def _reach_problems(obj, dqik, count, seed):
+    """Yield after posing the targets by FK of a random in-limits pose and clearing the pose."""
+    names = sp.chain_bones(obj, sp.EFFECTORS)
+    empties = sp.add_targets(obj, sp.EFFECTORS)
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        sp.set_pose(obj, sp.random_pose_in_limits(obj, names, rng, dqik))
+        for name, empty in empties.items():
+            empty.location = sp.world_tail(obj, name)
+        sp.clear_pose(obj)
+        yield names, empties
+
+
+def _worst_error(obj, empties):
+    bpy.context.view_layer.update()
+    return max(np.linalg.norm(sp.world_tail(obj, n) - np.array(e.matrix_world.translation))
+               for n, e in empties.items())
+
+
+@pytest.mark.parametrize("kind", ["basic", "human"])
+def test_humanoid_reaches_fk_targets_from_rest(clean_scene, dqik, kind):
+    obj = rigs.metarig(kind)
+    assert bpy.ops.dqik.apply_preset(preset='HUMANOID') == {'FINISHED'}
+    obj.dqik.max_iterations = 200
+    errors, violations = [], []
+    for names, empties in _reach_problems(obj, dqik, 200, seed=5):
+        assert bpy.ops.dqik.solve() == {'FINISHED'}
+        errors.append(_worst_error(obj, empties))
+        violations.append(sp.limit_violation(obj, names, dqik))
+    errors = np.array(errors)
+    assert (errors <= REACHED).mean() >= 0.99, np.sort(errors)[-5:]
+    assert max(violations) <= 1e-6
+
+
+def test_moved_rotated_scaled_armature_still_reaches(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    obj.matrix_world = (Matrix.Translation((3.0, -2.0, 1.0))
+                        @ Euler((0.3, -0.5, 1.2)).to_matrix().to_4x4() @ Matrix.Scale(1.7, 4))
+    worst = []
+    for _, empties in _reach_problems(obj, dqik, 15, seed=8):
+        bpy.ops.dqik.solve()
+        worst.append(_worst_error(obj, empties))
+    assert max(worst) <= REACHED * 1.7
+
+
+def test_orientation_task_matches_target_rotation(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    empties = sp.add_targets(obj, ["hand.L"], use_rotation=True)
+    hand = obj.pose.bones["hand.L"]
+    sp.set_pose(obj, {"upper_arm.L": Quaternion((1, 0, 0), 0.4) @ Quaternion((0, 0, 1), 0.3),
+                      "forearm.L": Quaternion((1, 0, 0), 0.6),
+                      "hand.L": Quaternion((0, 1, 0), 0.5) @ Quaternion((1, 0, 0), -0.3)})
+    goal = obj.matrix_world @ hand.matrix
+    goal.translation = obj.matrix_world @ hand.tail
+    empties["hand.L"].matrix_world = goal
+    sp.clear_pose(obj)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    got = (obj.matrix_world @ hand.matrix).to_quaternion()
+    angle = got.rotation_difference(goal.to_quaternion()).angle
+    assert min(angle, 2 * math.pi - angle) < 1e-4
+    assert np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(goal.translation)) < REACHED
+
+
+def test_bone_subtarget_of_another_armature(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    controls = rigs.awkward_rig()
+    bpy.ops.object.mode_set(mode='OBJECT')
+    goal = sp.world_tail(obj, "hand.L") + np.array([0.0, -0.12, 0.1])
+    controls.location = goal - np.array(controls.pose.bones["leaf"].head)
+    bpy.context.view_layer.update()
+    settings = obj.pose.bones["hand.L"].dqik
+    settings.use_target, settings.target, settings.subtarget = True, controls, "leaf"
+    settings.chain_count = 3
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    head = controls.matrix_world @ controls.pose.bones["leaf"].head
+    assert np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(head)) < REACHED
+    moved = [pb.name for pb in obj.pose.bones if abs(pb.rotation_quaternion.angle) > 1e-9]
+    assert set(moved) <= {"hand.L", "forearm.L", "upper_arm.L"}
+
+
+def test_euler_bones_are_written_in_their_own_mode(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    for name in ("upper_arm.L", "forearm.L"):
+        obj.pose.bones[name].rotation_mode = 'ZXY'
+    obj.pose.bones["hand.L"].rotation_mode = 'AXIS_ANGLE'
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    empties["hand.L"].location = sp.world_tail(obj, "hand.L") + np.array([0.0, -0.15, 0.2])
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    assert obj.pose.bones["forearm.L"].rotation_quaternion == Quaternion()  # untouched channel
+    assert obj.pose.bones["forearm.L"].rotation_euler != Euler()
+    assert _worst_error(obj, empties) < REACHED
+
+
+def test_deleted_target_is_skipped_with_a_warning(clean_scene, dqik, capfd):
+    obj = rigs.metarig("basic")
+    empties = sp.add_targets(obj, ["hand.L", "hand.R"])
+    bpy.data.objects.remove(empties["hand.R"])
+    empties["hand.L"].location = sp.world_tail(obj, "hand.L") + np.array([0.0, -0.1, 0.1])
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    out = capfd.readouterr()
+    assert "hand.R has no target; skipped" in out.out + out.err
+    assert _worst_error(obj, {"hand.L": empties["hand.L"]}) < REACHED
+
+
+def test_unlinked_target_is_skipped(clean_scene, dqik, capfd):
+    obj = rigs.metarig("basic")
+    empties = sp.add_targets(obj, ["hand.L", "hand.R"])
+    clean_scene.collection.objects.unlink(empties["hand.R"])
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    out = capfd.readouterr()
+    assert "in no scene" in out.out + out.err
+
+
+def test_no_enabled_task_is_a_clear_error(clean_scene, dqik):
+    rigs.metarig("basic")
+    with pytest.raises(RuntimeError, match="no bone with an enabled DQ IK target"):
+        bpy.ops.dqik.solve()
+
+
+def test_unreachable_target_stretches_and_reports(clean_scene, dqik, capfd):
+    obj = rigs.metarig("basic")
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    empties["hand.L"].location = (10.0, 0.0, 1.5)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    out = capfd.readouterr()
+    assert "closest reachable" in out.out + out.err
+    pose = obj.pose.bones
+    shoulder = np.array(obj.matrix_world @ pose["upper_arm.L"].head)
+    direction = (np.array(empties["hand.L"].location) - shoulder)
+    arm = sp.world_tail(obj, "hand.L") - shoulder
+    cosine = direction @ arm / np.linalg.norm(direction) / np.linalg.norm(arm)
+    assert cosine > 0.999
+    assert all(np.isfinite(list(pb.rotation_quaternion)).all() for pb in pose)
+
+
+def test_solve_is_undoable(dqik):
+    assert 'UNDO' in bpy.types.DQIK_OT_solve.bl_options
