@@ -29,9 +29,11 @@ Solvers and what is timed:
   channels, so it has no warm start: "warm" is the same solve from rest with nearby targets.
 
 Reach error = distance from the effector's evaluated tail (``PoseBone.matrix`` via ``foreach_get``,
-after writing DQ IK's result) to its target, over all effectors and problems. Limit violation:
-``solve_problems.limit_violation`` on DQ IK's written pose; for Blender (which is not given these
-limits) the local rotations of its evaluated pose are checked against the same limits.
+after writing DQ IK's result) to its target, over all effectors and problems. Limit violation
+(radians, max over the chain bones): ``solve_problems.limit_violation`` on DQ IK's written pose
+channels, and for every solver the engine's ``limit_violation`` of the local rotations recovered
+from the evaluated ``PoseBone.matrix`` (Blender's IK is not given these limits; this shows how far
+its answer strays from them).
 
 Run: ``cd /work/main && .venv/bin/python benchmarks/solve.py [--quick]`` (also with
 ``.venv-lts/bin/python``). Seeds are fixed; timings vary with machine load.

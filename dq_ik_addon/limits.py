@@ -85,10 +85,9 @@ def project_swing(s_x, s_z, limits):
     u, v = np.abs(s_x), np.abs(s_z)
     inside = _ratio_sq(u, a) + _ratio_sq(v, b) <= 1.0
     both = (a > 0.0) & (b > 0.0) & ~inside
-    ea, eb = np.where(both, a, 1.0), np.where(both, b, 1.0)
-    pu, pv = _closest_on_ellipse(np.where(both, u, 2.0), np.where(both, v, 2.0), ea, eb)
-    pu = np.where(both, pu, np.minimum(u, a))
-    pv = np.where(both, pv, np.minimum(v, b))
+    pu, pv = np.minimum(u, a), np.minimum(v, b)
+    if both.any():
+        pu[both], pv[both] = _closest_on_ellipse(u[both], v[both], a[both], b[both])
     pu, pv = np.where(inside, u, pu), np.where(inside, v, pv)
     return np.where(s_x < 0.0, -pu, pu), np.where(s_z < 0.0, -pv, pv)
 

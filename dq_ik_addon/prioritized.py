@@ -34,20 +34,44 @@ def damping_for(singular_values, epsilon):
     return 0.0 if smallest >= epsilon else epsilon ** 2 * (1.0 - (smallest / epsilon) ** 2)
 
 
-def prioritized_step(levels, constraint=None, secondary=None, damping=0.0):
+def joint_block_solution(owner, gradient, slack, joints):
+    """``(C⁺ r, I − C⁺C)`` for rows that each touch one joint's 3 columns (joint limits).
+
+    C is block diagonal, so its pseudo-inverse is the per-joint 3×3 one: one batched SVD of the
+    (joints, k, 3) stack of each joint's rows replaces an SVD of the whole (rows, 3·joints) C.
+    """
+    size = 3 * joints
+    step, projector = np.zeros(size), np.eye(size)
+    if owner.size == 0:
+        return step, projector
+    order = np.argsort(owner, kind="stable")
+    owner, gradient, slack = owner[order], gradient[order], slack[order]
+    first = np.searchsorted(owner, owner)
+    slot = np.arange(owner.size) - first
+    stacked = np.zeros((joints, int(slot.max()) + 1, 3))
+    rhs = np.zeros((joints, stacked.shape[1]))
+    stacked[owner, slot] = gradient
+    rhs[owner, slot] = slack
+    u, s, vt = np.linalg.svd(stacked, full_matrices=False)      # (m,k,r) (m,r) (m,r,3)
+    keep = s > _RANK_TOLERANCE * np.maximum(1.0, s[:, :1])
+    inv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
+    block_step = np.einsum('mri,mr,mkr,mk->mi', vt, inv, u, rhs)
+    kept_vt = vt * keep[:, :, None]
+    blocks = np.eye(3) - np.einsum('mri,mrj->mij', kept_vt, kept_vt)
+    idx = 3 * np.arange(joints)[:, None] + np.arange(3)
+    projector[idx[:, :, None], idx[:, None, :]] = blocks
+    return block_step.ravel(), projector
+
+
+def prioritized_step(levels, start=None, secondary=None, damping=0.0):
     """The steps Δ_1 … Δ_K, Δ for ``levels`` = [(J_k, e_k), ...] in priority order.
 
     Returns a list: the cumulative step after each level, then the full step with the secondary
-    criterion. ``constraint`` = (C, r) is satisfied exactly where feasible; ``secondary`` z is
-    projected into the remaining null space; ``damping`` is ε = λ_max of every level, in J's units.
+    criterion. ``start`` = (C⁺ r, I − C⁺C) of the hard constraints (``joint_block_solution``); ``secondary`` z is projected into the remaining null space;
+    ``damping`` is ε = λ_max of every level, in J's units.
     """
-    size = levels[0][0].shape[1] if levels else constraint[0].shape[1]
-    step = np.zeros(size)
-    projector = np.eye(size)
-    if constraint is not None and constraint[0].shape[0]:
-        u, s, vt = _svd(constraint[0])
-        step = vt.T @ ((u.T @ constraint[1]) / s)
-        projector -= vt.T @ vt
+    size = levels[0][0].shape[1]
+    step, projector = (np.zeros(size), np.eye(size)) if start is None else (start[0], start[1].copy())
     partial = []
     for jac, err in levels:
         partial.append(step)

@@ -23,7 +23,7 @@ import numpy as np
 from .jacobian import joint_axes, task_jacobian
 from .limit_constraints import limit_rows
 from .limits import project_to_limits
-from .prioritized import prioritized_step
+from .prioritized import joint_block_solution, prioritized_step
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
 from .swing_twist import quat_from_swing_twist, swing_twist_params
 from .tasks import TaskSet
@@ -143,10 +143,11 @@ class Solver:
         return levels
 
     def _constraint_matrix(self, owner, gradient):
+        """Rows of per-joint gradients spread into the (rows, 3·joints) step space."""
         rows = np.zeros((owner.size, 3 * self.joints.size))
         cols = 3 * owner[:, None] + np.arange(3)
         rows[np.arange(owner.size)[:, None], cols] = gradient
-        return rows * self.column_scale
+        return rows
 
     def _step(self, world, rotations, position, rotation, preferred):
         levels = self._levels(world, rotations, position, rotation)
@@ -159,11 +160,14 @@ class Solver:
         if self.limits is None:
             return [self.column_scale * y for y in prioritized_step(levels, None, secondary, damping)]
         owner, gradient, slack = limit_rows(q, self.limits_of_joints)
+        gradient = gradient * self.column_scale.reshape(-1, 3)[owner]
         full = self._constraint_matrix(owner, gradient)
         slack = np.maximum(slack, 0.0)
         active = np.zeros(owner.size, dtype=bool)
         for _ in range(_MAX_ACTIVE_SET_PASSES):
-            steps = prioritized_step(levels, (full[active], slack[active]), secondary, damping)
+            start = joint_block_solution(owner[active], gradient[active], slack[active],
+                                         self.joints.size)
+            steps = prioritized_step(levels, start, secondary, damping)
             violated = ~active & (full @ steps[-2] > slack + _VIOLATION_TOLERANCE)
             if not violated.any():
                 break

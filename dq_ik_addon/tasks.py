@@ -68,7 +68,9 @@ class TaskSet:
         """Position errors (T,3) (target − tail) and orientation errors (T,3) (short-way rotvec)."""
         tails = model.tails(world)[self.bones]
         position = np.where(self.has_position[:, None], self.positions - tails, 0.0)
-        bone_rotation = matrix_to_quat(world[self.bones, :3, :3])
-        delta = qcanonical(qmul(self.rotations, qconj(bone_rotation)))
-        rotation = np.where(self.has_rotation[:, None], quat_to_rotvec(delta), 0.0)
+        rotation = np.zeros_like(position)
+        if self.has_rotation.any():
+            rows = self.has_rotation
+            bone_rotation = matrix_to_quat(world[self.bones[rows], :3, :3])
+            rotation[rows] = quat_to_rotvec(qcanonical(qmul(self.rotations[rows], qconj(bone_rotation))))
         return position, rotation

@@ -193,3 +193,20 @@ def test_fuzz_limits_are_never_exceeded(seed, n, tasks):
     assert np.isfinite(result.rotations).all()
     moved = solver.joints
     assert limit_violation(result.rotations[moved], solver.limits_of_joints).max(initial=0) <= 1e-6
+
+
+def test_joint_block_solution_equals_the_full_pseudo_inverse():
+    from dq_ik_addon.prioritized import joint_block_solution
+    rng = np.random.default_rng(4)
+    owner = np.array([2, 0, 2, 3, 2, 0])
+    gradient = rng.normal(size=(6, 3))
+    gradient[4] = gradient[0] + gradient[2]        # a dependent row on joint 2
+    slack = rng.uniform(0, 1, 6)
+    slack[4] = slack[0] + slack[2]
+    step, projector = joint_block_solution(owner, gradient, slack, 4)
+    rows = np.zeros((6, 12))
+    for r, (j, g) in enumerate(zip(owner, gradient)):
+        rows[r, 3 * j:3 * j + 3] = g
+    pinv = np.linalg.pinv(rows)
+    assert np.allclose(step, pinv @ slack)
+    assert np.allclose(projector, np.eye(12) - pinv @ rows)
