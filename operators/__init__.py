@@ -1,6 +1,5 @@
 """Blender side of DQ IK: the armature bridge and the ``dqik.*`` operators."""
 
-from . import build_chain, solve
+from . import build_chain, import_limits, presets, solve
 
-CLASSES = (*build_chain.CLASSES, *solve.CLASSES,)
-from . import import_limits, presets; CLASSES = (*CLASSES, *presets.CLASSES, *import_limits.CLASSES)  # noqa: E702
+CLASSES = (*build_chain.CLASSES, *solve.CLASSES, *presets.CLASSES, *import_limits.CLASSES)

@@ -1,8 +1,7 @@
 """The zip installs and enables; enabling/disabling three times leaves nothing behind."""
 
+import bpy  # noqa: F401  (bpy first: it puts addon_utils on the path)
 import addon_utils
-import bpy
-import pytest
 
 from extension_cli import MODULE
 
