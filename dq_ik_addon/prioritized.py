@@ -63,12 +63,17 @@ def joint_block_solution(owner, gradient, slack, joints):
     return block_step.ravel(), projector
 
 
-def prioritized_step(levels, start=None, secondary=None, damping=0.0):
+def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion=None):
     """The steps Δ_1 … Δ_K, Δ for ``levels`` = [(J_k, e_k), ...] in priority order.
 
     Returns a list: the cumulative step after each level, then the full step with the secondary
     criterion. ``start`` = (C⁺ r, I − C⁺C) of the hard constraints (``joint_block_solution``); ``secondary`` z is projected into the remaining null space;
     ``damping`` is ε = λ_max of every level, in J's units.
+
+    ``max_motion`` is the common clamp of each level (Baerlocher §5.2), applied to the task-space
+    motion the damped step predicts, ``‖Σ u_i σ_i²/(σ_i²+λ²) u_iᵀ r‖``, rather than to the raw
+    error: the component of an unreachable target along a singular direction (a stretched arm)
+    then does not shrink the components the chain can still realize.
     """
     size = levels[0][0].shape[1]
     step, projector = (np.zeros(size), np.eye(size)) if start is None else (start[0], start[1].copy())
@@ -83,7 +88,12 @@ def prioritized_step(levels, start=None, secondary=None, damping=0.0):
             continue
         residual = err - jac @ step
         lam2 = min(damping_for(s, damping), float(err @ err))
-        step = step + vt.T @ ((s / (s * s + lam2)) * (u.T @ residual))
+        coefficients = u.T @ residual
+        if max_motion is not None:
+            motion = np.linalg.norm(s * s / (s * s + lam2) * coefficients)
+            if motion > max_motion:
+                coefficients *= max_motion / motion
+        step = step + vt.T @ ((s / (s * s + lam2)) * coefficients)
         partial[-1] = step
         projector -= vt.T @ vt
     if secondary is not None:

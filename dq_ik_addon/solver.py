@@ -2,9 +2,10 @@
 
 Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
 
-1. FK of the current rotations; task errors, clamped per level to ``max_task_step`` (§5.2).
+1. FK of the current rotations and the task errors.
 2. Jacobians of the tasks over the joints any task may move; orientation rows are scaled by the
    chain size L so that metres and radians weigh alike; rows weighted by √weight within a level.
+   Each level's predicted motion is clamped to ``max_task_step`` (§5.2, see ``prioritized_step``).
 3. Joint stiffness as a weighted minimum norm: ``Δθ = W^½ y`` with ``W = diag(1 − stiffness)``.
 4. Joint limits as an active set above every task: start empty, solve, add every row the task
    step violates, solve again (a joint on its limit leaves it as soon as the step points inward).
@@ -127,7 +128,6 @@ class Solver:
         j_pos = j_pos * self.column_scale
         j_rot = j_rot * (self.column_scale * self.size)
         root_w = np.sqrt(tasks.weights)[:, None, None]
-        max_step = self.settings.max_task_step * self.size
         levels = []
         for rows in self.level_rows:
             pos_rows = rows & tasks.has_position
@@ -136,9 +136,6 @@ class Solver:
                                   (root_w[rot_rows] * j_rot[rot_rows]).reshape(-1, j_rot.shape[-1])])
             err = np.concatenate([(root_w[pos_rows, :, 0] * position[pos_rows]).ravel(),
                                   (root_w[rot_rows, :, 0] * rotation[rot_rows] * self.size).ravel()])
-            norm = np.linalg.norm(err)
-            if norm > max_step:
-                err *= max_step / norm
             levels.append((jac, err))
         return levels
 
@@ -157,8 +154,10 @@ class Solver:
         weight = self.settings.rest_weight * min(1.0, _PULL_FADE * self.size / max(remaining, 1e-300))
         secondary = weight * pull * self.column_scale
         damping = self.settings.damping * self.size
+        max_motion = self.settings.max_task_step * self.size
         if self.limits is None:
-            return [self.column_scale * y for y in prioritized_step(levels, None, secondary, damping)]
+            return [self.column_scale * y
+                    for y in prioritized_step(levels, None, secondary, damping, max_motion)]
         owner, gradient, slack = limit_rows(q, self.limits_of_joints)
         gradient = gradient * self.column_scale.reshape(-1, 3)[owner]
         full = self._constraint_matrix(owner, gradient)
@@ -167,7 +166,7 @@ class Solver:
         for _ in range(_MAX_ACTIVE_SET_PASSES):
             start = joint_block_solution(owner[active], gradient[active], slack[active],
                                          self.joints.size)
-            steps = prioritized_step(levels, start, secondary, damping)
+            steps = prioritized_step(levels, start, secondary, damping, max_motion)
             violated = ~active & (full @ steps[-2] > slack + _VIOLATION_TOLERANCE)
             if not violated.any():
                 break
