@@ -131,6 +131,26 @@ class ChainModel:
         """Bone tails ``M_i · (0, length_i, 0, 1)`` from pose matrices, as (n,3)."""
         return matrices[:, :3, 3] + matrices[:, :3, 1] * self.lengths[:, None]
 
+    def with_ancestors(self, bones):
+        """Sorted indices of ``bones`` and all their ancestors."""
+        keep = np.zeros(len(self.names), dtype=bool)
+        keep[np.asarray(bones, dtype=np.int64)] = True
+        for idx, parent_idx in reversed(self.levels):
+            keep[parent_idx[keep[idx]]] = True
+        return np.nonzero(keep)[0]
+
+    def subset(self, bones):
+        """The model of ``bones`` alone (which must hold every ancestor of each of them)."""
+        bones = np.asarray(bones, dtype=np.int64)
+        new_index = np.full(len(self.names), -1, dtype=np.int64)
+        new_index[bones] = np.arange(bones.size)
+        parents = self.parents[bones]
+        remapped = np.where(parents >= 0, new_index[parents], -1)
+        if np.any((parents >= 0) & (remapped < 0)):
+            raise ValueError("a subset must contain the ancestors of its bones")
+        return ChainModel([self.names[i] for i in bones], remapped, self.rest_matrices[bones],
+                          self.lengths[bones], self.connected[bones])
+
     def descendants_mask(self):
         """(n,n) boolean: ``mask[j, i]`` is True when joint j moves bone i (j is i or an ancestor)."""
         n = len(self.names)

@@ -27,17 +27,17 @@ _TANGENT_ANGLES = np.linspace(0.0, np.pi / 2, 7)
 
 
 def swing_twist_jacobian(q):
-    """``(params (m,3), S (m,3,3))``: ``(s_x, s_z, τ)`` and its derivative w.r.t. ``Δθ`` (left update)."""
+    """``(params (m,3), S (m,3,3))``: ``(s_x, s_z, τ)`` and its derivative w.r.t. ``Δθ`` (left update).
+
+    Central differences of the exact decomposition, the base point and the six perturbed
+    rotations of every joint in one batched evaluation.
+    """
     m = q.shape[0]
-    h = np.eye(3) * (0.5 * _FD_STEP)
-    plus = qmul(qexp(np.broadcast_to(h, (m, 3, 3))), q[:, None, :])
-    minus = qmul(qexp(np.broadcast_to(-h, (m, 3, 3))), q[:, None, :])
-    both = np.concatenate([plus, minus], axis=1)               # (m, 6, 4)
-    s_x, s_z, tau = swing_twist_params(both)
-    values = np.stack([s_x, s_z, tau], axis=-1)                # (m, 6, 3)
-    derivative = (values[:, :3] - values[:, 3:]) / (2.0 * _FD_STEP)   # (m, 3 dθ, 3 params)
-    params = np.stack(swing_twist_params(q), axis=-1)
-    return params, np.swapaxes(derivative, 1, 2)
+    h = np.concatenate([np.zeros((1, 3)), np.eye(3), -np.eye(3)]) * (0.5 * _FD_STEP)
+    rotated = qmul(qexp(np.broadcast_to(h, (m, 7, 3))), q[:, None, :])      # (m, 7, 4)
+    values = np.stack(swing_twist_params(rotated), axis=-1)                  # (m, 7, 3)
+    derivative = (values[:, 1:4] - values[:, 4:7]) / (2.0 * _FD_STEP)       # (m, 3 dθ, 3)
+    return values[:, 0], np.swapaxes(derivative, 1, 2)
 
 
 def limit_rows(q, limits):
@@ -80,19 +80,19 @@ def limit_rows(q, limits):
     return np.concatenate(owners), np.concatenate(grads), np.concatenate(slacks)
 
 
+_QUADRANTS = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]])
+
+
 def _tangent_rows(s_x, s_z, sens, lim):
     """Rows of the outer tangent polygon of the four quarter-ellipses (see the module docstring)."""
     cos, sin = np.cos(_TANGENT_ANGLES), np.sin(_TANGENT_ANGLES)
-    owners, grads, slacks = [], [], []
-    for sign_x, sign_z in ((1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0)):
-        a = lim["swing_x_max"] if sign_x > 0 else -lim["swing_x_min"]
-        b = lim["swing_z_max"] if sign_z > 0 else -lim["swing_z_min"]
-        valid = ((a[:, None] > 0.0) | (cos[None] < 1e-12)) & ((b[:, None] > 0.0) | (sin[None] < 1e-12))
-        n_x = sign_x * cos[None] / np.where(a > 0.0, a, np.inf)[:, None]     # (m, K)
-        n_z = sign_z * sin[None] / np.where(b > 0.0, b, np.inf)[:, None]
-        joint, k = np.nonzero(valid)
-        n_x, n_z = n_x[joint, k], n_z[joint, k]
-        owners.append(joint)
-        grads.append(n_x[:, None] * sens[joint, 0] + n_z[:, None] * sens[joint, 1])
-        slacks.append(1.0 - n_x * s_x[joint] - n_z * s_z[joint])
-    return np.concatenate(owners), np.concatenate(grads), np.concatenate(slacks)
+    sign_x, sign_z = _QUADRANTS[:, 0], _QUADRANTS[:, 1]
+    a = np.where(sign_x > 0, lim["swing_x_max"][:, None], -lim["swing_x_min"][:, None])  # (m,4)
+    b = np.where(sign_z > 0, lim["swing_z_max"][:, None], -lim["swing_z_min"][:, None])
+    valid = (((a[..., None] > 0.0) | (cos < 1e-12)) & ((b[..., None] > 0.0) | (sin < 1e-12)))
+    n_x = sign_x[:, None] * cos / np.where(a > 0.0, a, np.inf)[..., None]            # (m,4,K)
+    n_z = sign_z[:, None] * sin / np.where(b > 0.0, b, np.inf)[..., None]
+    joint, quadrant, k = np.nonzero(valid)
+    n_x, n_z = n_x[joint, quadrant, k], n_z[joint, quadrant, k]
+    gradient = n_x[:, None] * sens[joint, 0] + n_z[:, None] * sens[joint, 1]
+    return joint, gradient, 1.0 - n_x * s_x[joint] - n_z * s_z[joint]

@@ -7,8 +7,9 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    chain size L so that metres and radians weigh alike; rows weighted by √weight within a level.
    Each level's predicted motion is clamped to ``max_task_step`` (§5.2, see ``prioritized_step``).
 3. Joint stiffness as a weighted minimum norm: ``Δθ = W^½ y`` with ``W = diag(1 − stiffness)``.
-4. Joint limits as an active set above every task: start empty, solve, add every row the task
-   step violates, solve again (a joint on its limit leaves it as soon as the step points inward).
+4. Joint limits as an active set above every task: start empty, solve, add the first row the
+   task step runs into, solve again (a joint on its limit leaves it as soon as the step points
+   inward, since the set starts empty every iteration).
 5. The rest pull ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, with
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
@@ -17,7 +18,7 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
 from .swing_twist import quat_from_swing_twist, swing_twist_params
 from .tasks import TaskSet
 
-_MAX_ACTIVE_SET_PASSES = 8
+_MAX_ACTIVE_SET_PASSES = 24
 _BACKTRACK_STEPS = 6
 _VIOLATION_TOLERANCE = 1e-10
 _MAX_ESCAPES = 4
@@ -78,19 +79,28 @@ class Solver:
     """Solves one set of tasks on one model; reusable across solves with new targets."""
 
     def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None):
-        self.model = model
-        self.tasks = tasks if isinstance(tasks, TaskSet) else TaskSet(model, tasks)
+        """Solver of ``tasks`` on the part of ``model`` they depend on (task bones and ancestors):
+        FK and everything per iteration run on that sub-model only."""
+        self.full_size = len(model)
+        self.bones = model.with_ancestors([t.bone for t in tasks]) if tasks else np.zeros(0, int)
+        sub_index = np.full(len(model), -1, dtype=np.int64)
+        sub_index[self.bones] = np.arange(self.bones.size)
+        self.model = model.subset(self.bones)
+        self.tasks = TaskSet(self.model, [replace(t, bone=int(sub_index[t.bone])) for t in tasks])
         self.limits = limits
         self.settings = settings or SolverSettings()
-        self.locations = None if locations is None else np.asarray(locations, dtype=np.float64)
+        self.locations = None if locations is None else \
+            np.asarray(locations, dtype=np.float64)[self.bones]
         self.size = chain_size(model)
-        n = len(model)
-        stiffness = np.zeros(n) if stiffness is None else np.clip(np.asarray(stiffness, float), 0, 1)
+        n = len(self.model)
+        stiffness = np.zeros(n) if stiffness is None else \
+            np.clip(np.asarray(stiffness, float)[self.bones], 0, 1)
         moved = self.tasks.joint_masks.any(axis=0) & (stiffness < 1.0)
         self.joints = np.nonzero(moved)[0]
+        self.moved_bones = self.bones[self.joints]
         self.column_scale = np.repeat(np.sqrt(1.0 - stiffness[self.joints]), 3)
         self.limits_of_joints = None if limits is None else type(limits)(
-            *(np.asarray(field_values)[self.joints] for field_values in limits))
+            *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
         self.chain_roots, self.chain_reach = self._chains()
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
 
@@ -163,14 +173,18 @@ class Solver:
         full = self._constraint_matrix(owner, gradient)
         slack = np.maximum(slack, 0.0)
         active = np.zeros(owner.size, dtype=bool)
+        feasible = np.zeros(3 * self.joints.size)
         for _ in range(_MAX_ACTIVE_SET_PASSES):
             start = joint_block_solution(owner[active], gradient[active], slack[active],
                                          self.joints.size)
             steps = prioritized_step(levels, start, secondary, damping, max_motion)
-            violated = ~active & (full @ steps[-2] > slack + _VIOLATION_TOLERANCE)
-            if not violated.any():
+            blocking, alpha = _first_blocking_row(full, slack, active, feasible, steps[-2])
+            if blocking is None:
                 break
-            active |= violated
+            feasible = feasible + alpha * (steps[-2] - feasible)
+            active[blocking] = True
+        else:
+            steps = [feasible] * len(steps)
         steps[-1] = steps[-2] + _fit_inside(full, slack, steps[-2], steps[-1] - steps[-2])
         return [self.column_scale * y for y in steps]
 
@@ -191,10 +205,12 @@ class Solver:
         """
         settings = self.settings
         start = time.perf_counter()
-        q = qcanonical(qnormalize(np.array(rotations, dtype=np.float64)))
+        full = np.array(rotations, dtype=np.float64)
+        q = qcanonical(qnormalize(full[self.bones]))
         if self.limits is not None:
             q[self.joints] = project_to_limits(q[self.joints], self.limits_of_joints)
-        preferred = q.copy() if preferred is None else qnormalize(np.asarray(preferred, float))
+        preferred = q.copy() if preferred is None else \
+            qnormalize(np.asarray(preferred, float)[self.bones])
         world, position, rotation = self._errors(q)
         current = self._level_errors(position, rotation)
         history = [current]
@@ -227,7 +243,8 @@ class Solver:
                 current = self._level_errors(position, rotation)
                 history = [current]
         q, position, rotation, current = best
-        return SolveResult(q, iterations, np.linalg.norm(position, axis=1),
+        full[self.bones] = q
+        return SolveResult(full, iterations, np.linalg.norm(position, axis=1),
                            np.linalg.norm(rotation, axis=1), self._converged(position, rotation),
                            history)
 
@@ -325,6 +342,26 @@ class Solver:
         tol = self.settings.tolerance
         return bool(np.all(np.linalg.norm(position, axis=1) < tol)
                     and np.all(np.linalg.norm(rotation, axis=1) < tol))
+
+
+def _first_blocking_row(rows, slack, active, start, end):
+    """The inactive rows hit first on the segment ``start → end`` and where, or ``(None, 1)``.
+
+    Primal active-set rule (Nocedal & Wright §16.5; Baerlocher §5.4.2 adds the limits one at a
+    time too): only the first blocking row joins the active set. Adding every row the full step
+    violates at once can pin joints that the optimum leaves free and turn the step uphill.
+    """
+    at_start, at_end = rows @ start, rows @ end
+    over = ~active & (at_end > slack + _VIOLATION_TOLERANCE)
+    if not over.any():
+        return None, 1.0
+    resting = over & (slack - at_start <= _VIOLATION_TOLERANCE)
+    if resting.any():  # rows the step leaves at once, already at their bound: all join, α = 0
+        return resting, 0.0
+    candidates = np.nonzero(over)[0]
+    alpha = (slack[candidates] - at_start[candidates]) / (at_end[candidates] - at_start[candidates])
+    first = int(np.argmin(alpha))
+    return candidates[first], float(np.clip(alpha[first], 0.0, 1.0))
 
 
 def _fit_inside(rows, slack, step, extra):

@@ -31,7 +31,7 @@ def solve_armature(obj, **overrides):
     solver, names, warnings = build_solver(obj, model, pose, **overrides)
     result = solver.solve(pose.rotations())
     moved = np.zeros(len(model), dtype=bool)
-    moved[solver.joints] = True
+    moved[solver.moved_bones] = True
     pose.set_rotations(result.rotations, rows=moved)
     pose.write(obj)
     return result, names, warnings
