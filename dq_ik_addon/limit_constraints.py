@@ -40,13 +40,35 @@ def swing_twist_jacobian(q):
     return values[:, 0], np.swapaxes(derivative, 1, 2)
 
 
-def limit_rows(q, limits):
+def limit_margin(q, limits):
+    """A lower bound, in radians of (s_x, s_z, τ), of each joint's distance to its limit boundary.
+
+    Twist: the distance to the nearer bound. Swing: with ``f = (s_x/a)² + (s_z/b)²``, the point
+    lies on the ellipse scaled by √f, at least ``(1 − √f) · min(a, b)`` inside; 0 where a
+    half-axis is locked (those rows always count). Disabled joints: ∞.
+    """
+    s_x, s_z, tau = swing_twist_params(q)
+    a = np.where(s_x >= 0.0, limits.swing_x_max, -np.asarray(limits.swing_x_min, dtype=float))
+    b = np.where(s_z >= 0.0, limits.swing_z_max, -np.asarray(limits.swing_z_min, dtype=float))
+    bounds = np.stack([limits.swing_x_min, limits.swing_x_max, limits.swing_z_min,
+                       limits.swing_z_max])
+    locked = np.any(bounds == 0.0, axis=0)
+    f = (s_x / np.where(a > 0.0, a, 1.0)) ** 2 + (s_z / np.where(b > 0.0, b, 1.0)) ** 2
+    swing = np.where(locked, 0.0, np.maximum(1.0 - np.sqrt(f), 0.0) * np.minimum(a, b))
+    twist = np.minimum(limits.twist_max - tau, tau - np.asarray(limits.twist_min, dtype=float))
+    return np.where(limits.enabled, np.minimum(swing, np.maximum(twist, 0.0)), np.inf)
+
+
+def limit_rows(q, limits, near=None):
     """Candidate rows for joints with rotations ``q`` (m,4) and limits given per joint (m,).
 
+    Only joints in the boolean mask ``near`` (default: every enabled joint) get rows.
     Returns ``(owner, gradient, slack)``: the index of each row's joint in ``q``, the
     (rows,3) gradient over that joint's Δθ, and r ≥ 0 inside the limits.
     """
     enabled = np.asarray(limits.enabled, dtype=bool)
+    if near is not None:
+        enabled = enabled & near
     if not enabled.any():
         return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0)
     idx = np.nonzero(enabled)[0]

@@ -63,17 +63,21 @@ def joint_block_solution(owner, gradient, slack, joints):
     return block_step.ravel(), projector
 
 
-def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion=None):
+def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion=None,
+                     max_turn=np.inf):
     """The steps Δ_1 … Δ_K, Δ for ``levels`` = [(J_k, e_k), ...] in priority order.
 
     Returns a list: the cumulative step after each level, then the full step with the secondary
-    criterion. ``start`` = (C⁺ r, I − C⁺C) of the hard constraints (``joint_block_solution``); ``secondary`` z is projected into the remaining null space;
+    criterion. ``start`` = (C⁺ r, I − C⁺C) of the hard constraints (``joint_block_solution``);
+    ``secondary`` z is projected into the remaining null space;
     ``damping`` is ε = λ_max of every level, in J's units.
 
-    ``max_motion`` is the common clamp of each level (Baerlocher §5.2), applied to the task-space
-    motion the damped step predicts, ``‖Σ u_i σ_i²/(σ_i²+λ²) u_iᵀ r‖``, rather than to the raw
-    error: the component of an unreachable target along a singular direction (a stretched arm)
-    then does not shrink the components the chain can still realize.
+    ``max_motion`` clamps each level's step along each of its singular directions: the motion
+    ``σ_i²/(σ_i²+λ²) |u_iᵀ r|`` it predicts there is at most ``max_motion``, and the joint motion
+    ``σ_i/(σ_i²+λ²) |u_iᵀ r|`` at most ``max_turn`` (Baerlocher §5.2 clamps
+    the error of a level as a whole; clamping per direction, as Buss & Kim's selectively damped
+    least squares do, keeps an unreachable component along a singular direction, such as a
+    stretched arm's, from shrinking the components the chain can still realize).
     """
     size = levels[0][0].shape[1]
     step, projector = (np.zeros(size), np.eye(size)) if start is None else (start[0], start[1].copy())
@@ -90,9 +94,11 @@ def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion
         lam2 = min(damping_for(s, damping), float(err @ err))
         coefficients = u.T @ residual
         if max_motion is not None:
-            motion = np.linalg.norm(s * s / (s * s + lam2) * coefficients)
-            if motion > max_motion:
-                coefficients *= max_motion / motion
+            gain = s / (s * s + lam2)
+            motion = np.abs(s * gain * coefficients)
+            turn = np.abs(gain * coefficients)
+            coefficients *= np.minimum(1.0, np.minimum(max_motion / np.maximum(motion, 1e-300),
+                                                       max_turn / np.maximum(turn, 1e-300)))
         step = step + vt.T @ ((s / (s * s + lam2)) * coefficients)
         partial[-1] = step
         projector -= vt.T @ vt

@@ -9,7 +9,8 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
 3. Joint stiffness as a weighted minimum norm: ``Δθ = W^½ y`` with ``W = diag(1 − stiffness)``.
 4. Joint limits as an active set above every task: start empty, solve, add the first row the
    task step runs into, solve again (a joint on its limit leaves it as soon as the step points
-   inward, since the set starts empty every iteration).
+   inward, since the set starts empty every iteration). Only joints within twice the longest
+   unconstrained joint motion of their boundary (``limit_margin``) contribute rows.
 5. The rest pull ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, with
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .jacobian import joint_axes, task_jacobian
-from .limit_constraints import limit_rows
+from .limit_constraints import limit_margin, limit_rows
 from .limits import project_to_limits
 from .prioritized import joint_block_solution, prioritized_step
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
@@ -165,10 +166,17 @@ class Solver:
         secondary = weight * pull * self.column_scale
         damping = self.settings.damping * self.size
         max_motion = self.settings.max_task_step * self.size
+        max_turn = self.settings.max_joint_step
         if self.limits is None:
             return [self.column_scale * y
-                    for y in prioritized_step(levels, None, secondary, damping, max_motion)]
-        owner, gradient, slack = limit_rows(q, self.limits_of_joints)
+                    for y in prioritized_step(levels, None, secondary, damping, max_motion,
+                                             max_turn)]
+        free = self.column_scale * \
+            prioritized_step(levels, None, None, damping, max_motion, max_turn)[-1]
+        reach = 2.0 * min(np.linalg.norm(free.reshape(-1, 3), axis=1).max(initial=0.0),
+                          np.sqrt(3.0) * self.settings.max_joint_step)
+        near = limit_margin(q, self.limits_of_joints) <= reach
+        owner, gradient, slack = limit_rows(q, self.limits_of_joints, near)
         gradient = gradient * self.column_scale.reshape(-1, 3)[owner]
         full = self._constraint_matrix(owner, gradient)
         slack = np.maximum(slack, 0.0)
@@ -177,7 +185,7 @@ class Solver:
         for _ in range(_MAX_ACTIVE_SET_PASSES):
             start = joint_block_solution(owner[active], gradient[active], slack[active],
                                          self.joints.size)
-            steps = prioritized_step(levels, start, secondary, damping, max_motion)
+            steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
             blocking, alpha = _first_blocking_row(full, slack, active, feasible, steps[-2])
             if blocking is None:
                 break

@@ -92,11 +92,13 @@ def limit_violation(obj, names, dqik):
         exp = swing.to_exponential_map()
         q = np.array(pb.rotation_quaternion)[None]
         ours = limits_mod.limit_violation(q, limits)[0]
-        # the same test in Blender's own terms (DESIGN.md §2)
+        # the same test in Blender's own terms (DESIGN.md §2); a zero bound locks its half-axis,
+        # and there the distance from the axis is the violation
         a = s.swing_x_max if exp.x >= 0 else -s.swing_x_min
         b = s.swing_z_max if exp.z >= 0 else -s.swing_z_min
-        ellipse = (exp.x / a if a else (0 if abs(exp.x) < 1e-7 else np.inf)) ** 2 + \
-                  (exp.z / b if b else (0 if abs(exp.z) < 1e-7 else np.inf)) ** 2
+        locked = max(abs(exp.x) if a == 0 else 0.0, abs(exp.z) if b == 0 else 0.0)
+        ellipse = np.sqrt((exp.x / a if a else 0.0) ** 2 + (exp.z / b if b else 0.0) ** 2)
+        swing_out = max(ellipse - 1.0, 0.0) * max(a, b)
         twist_out = max(s.twist_min - twist, twist - s.twist_max, 0.0)
-        worst = max(worst, ours, twist_out, 0.0 if ellipse <= 1 + 2e-6 else np.sqrt(ellipse) - 1)
+        worst = max(worst, ours, locked, swing_out, twist_out)
     return worst
