@@ -54,6 +54,7 @@ PRIORITY = {"foot.L": 1, "foot.R": 1, "hand.L": 2, "hand.R": 2}
 UNREACHABLE_HAND = "hand.L"
 BEYOND_REACH = 0.8           # metres the unreachable target lies beyond the straight arm
 MAX_FREE_ANGLE = 0.3         # radians, for bones the preset leaves unlimited (the hips root)
+POSE_SCALE = 0.5             # random rotations are scaled to this fraction of their angle
 RESOLUTION = (800, 600)
 
 COLOURS = {
@@ -258,11 +259,30 @@ def bone_points(obj):
 
 # --- problems and measurements -----------------------------------------------------------------
 
+def gentle_pose_in_limits(obj, names, rng, dqik):
+    """Set a random pose inside the limits, scaled towards the rest pose (full-range random poses
+    look like contortions): each rotation ``q = swing @ twist`` is decomposed as DESIGN.md §2
+    says, its swing exponential map and twist angle scaled by POSE_SCALE and recomposed. The
+    swing ellipse and the twist range contain the rest pose, so the scaled pose stays inside
+    the limits; it is checked with Blender's own decomposition all the same."""
+    import solve_problems as sp
+    from mathutils import Quaternion
+    for _ in range(100):
+        pose = sp.random_pose_in_limits(obj, names, rng, dqik, max_free_angle=MAX_FREE_ANGLE)
+        for name, q in pose.items():
+            swing, twist = Quaternion(q).to_swing_twist('Y')
+            swing = Quaternion(swing.to_exponential_map() * POSE_SCALE)
+            pose[name] = np.array(swing @ Quaternion((0.0, 1.0, 0.0), twist * POSE_SCALE))
+        sp.set_pose(obj, pose)
+        if sp.limit_violation(obj, names, dqik) <= 1e-6:
+            return
+    raise SystemExit("no random pose inside the limits in 100 draws")
+
+
 def pose_targets_by_fk(obj, empties, rng, dqik):
     """Move the targets to the effector tails of a random pose inside the limits; back to rest."""
     import solve_problems as sp
-    names = sp.chain_bones(obj, list(empties))
-    sp.set_pose(obj, sp.random_pose_in_limits(obj, names, rng, dqik, max_free_angle=MAX_FREE_ANGLE))
+    gentle_pose_in_limits(obj, sp.chain_bones(obj, list(empties)), rng, dqik)
     for bone, empty in empties.items():
         empty.location = sp.world_tail(obj, bone)
     sp.clear_pose(obj)

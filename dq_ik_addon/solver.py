@@ -82,7 +82,6 @@ class Solver:
     def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None):
         """Solver of ``tasks`` on the part of ``model`` they depend on (task bones and ancestors):
         FK and everything per iteration run on that sub-model only."""
-        self.full_size = len(model)
         self.bones = model.with_ancestors([t.bone for t in tasks]) if tasks else np.zeros(0, int)
         sub_index = np.full(len(model), -1, dtype=np.int64)
         sub_index[self.bones] = np.arange(self.bones.size)
@@ -150,13 +149,6 @@ class Solver:
             levels.append((jac, err))
         return levels
 
-    def _constraint_matrix(self, owner, gradient):
-        """Rows of per-joint gradients spread into the (rows, 3·joints) step space."""
-        rows = np.zeros((owner.size, 3 * self.joints.size))
-        cols = 3 * owner[:, None] + np.arange(3)
-        rows[np.arange(owner.size)[:, None], cols] = gradient
-        return rows
-
     def _step(self, world, rotations, position, rotation, preferred):
         levels = self._levels(world, rotations, position, rotation)
         q = rotations[self.joints]
@@ -178,7 +170,7 @@ class Solver:
         near = limit_margin(q, self.limits_of_joints) <= reach
         owner, gradient, slack = limit_rows(q, self.limits_of_joints, near)
         gradient = gradient * self.column_scale.reshape(-1, 3)[owner]
-        full = self._constraint_matrix(owner, gradient)
+        rows = JointRows(owner, gradient)
         slack = np.maximum(slack, 0.0)
         active = np.zeros(owner.size, dtype=bool)
         feasible = np.zeros(3 * self.joints.size)
@@ -186,14 +178,14 @@ class Solver:
             start = joint_block_solution(owner[active], gradient[active], slack[active],
                                          self.joints.size)
             steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
-            blocking, alpha = _first_blocking_row(full, slack, active, feasible, steps[-2])
+            blocking, alpha = _first_blocking_row(rows, slack, active, feasible, steps[-2])
             if blocking is None:
                 break
             feasible = feasible + alpha * (steps[-2] - feasible)
             active[blocking] = True
         else:
             steps = [feasible] * len(steps)
-        steps[-1] = steps[-2] + _fit_inside(full, slack, steps[-2], steps[-1] - steps[-2])
+        steps[-1] = steps[-2] + _fit_inside(rows, slack, steps[-2], steps[-1] - steps[-2])
         return [self.column_scale * y for y in steps]
 
     def _apply(self, rotations, step, scale):
@@ -352,6 +344,16 @@ class Solver:
                     and np.all(np.linalg.norm(rotation, axis=1) < tol))
 
 
+class JointRows:
+    """Constraint rows that each touch one joint: ``(G Δ)_r = gradient_r · Δ_{owner_r}``."""
+
+    def __init__(self, owner, gradient):
+        self.owner, self.gradient = owner, gradient
+
+    def times(self, step):
+        return np.einsum('ri,ri->r', self.gradient, step.reshape(-1, 3)[self.owner])
+
+
 def _first_blocking_row(rows, slack, active, start, end):
     """The inactive rows hit first on the segment ``start → end`` and where, or ``(None, 1)``.
 
@@ -359,7 +361,7 @@ def _first_blocking_row(rows, slack, active, start, end):
     time too): only the first blocking row joins the active set. Adding every row the full step
     violates at once can pin joints that the optimum leaves free and turn the step uphill.
     """
-    at_start, at_end = rows @ start, rows @ end
+    at_start, at_end = rows.times(start), rows.times(end)
     over = ~active & (at_end > slack + _VIOLATION_TOLERANCE)
     if not over.any():
         return None, 1.0
@@ -378,8 +380,8 @@ def _fit_inside(rows, slack, step, extra):
     The rest pull is the lowest priority: it must not recruit limit rows the tasks did not
     need (their equality would then drag the task step), so it is shortened instead.
     """
-    growth = rows @ extra
-    room = slack + _VIOLATION_TOLERANCE - rows @ step
+    growth = rows.times(extra)
+    room = slack + _VIOLATION_TOLERANCE - rows.times(step)
     limiting = growth > 1e-15
     if not limiting.any():
         return extra
