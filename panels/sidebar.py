@@ -18,7 +18,12 @@ class DQIK_PT_sidebar(bpy.types.Panel):
         settings = context.active_object.dqik
         layout = self.layout
         layout.use_property_split = True
-        layout.operator("dqik.build_chain", icon='ARMATURE_DATA')
+        col = layout.column(align=True)
+        col.operator("dqik.solve", icon='CON_KINEMATIC')
+        col.operator("dqik.build_chain", icon='ARMATURE_DATA')
+        row = col.row(align=True)
+        row.operator("dqik.apply_preset", text="Humanoid Limits", icon='OUTLINER_OB_ARMATURE')
+        row.operator("dqik.import_limits", text="Import Limits", icon='IMPORT')
 
         col = layout.column(heading="Solver")
         col.prop(settings, "max_iterations")
