@@ -32,7 +32,7 @@ bench: $(STAMP)
 	for script in benchmarks/*.py; do $(VENV_PY) $$script || exit 1; done
 
 demo: $(STAMP)
-	$(VENV_PY) benchmarks/demo.py demo_output
+	$(VENV_PY) demo/run_demo.py demo_output
 
 clean:
 	rm -rf dist demo_output

@@ -154,3 +154,22 @@ def test_unreachable_target_stretches_and_reports(clean_scene, dqik, capfd):
 
 def test_solve_is_undoable(dqik):
     assert 'UNDO' in bpy.types.DQIK_OT_solve.bl_options
+
+
+def test_feet_planted_first_then_hands(clean_scene, dqik):
+    """Priority 1 feet stay on their targets while priority 2 hands reach for the unreachable."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    feet = sp.add_targets(obj, ["foot.L", "foot.R"], priority=1)
+    hands = sp.add_targets(obj, ["hand.L", "hand.R"], priority=2)
+    for name, empty in feet.items():
+        empty.location = sp.world_tail(obj, name) + np.array([0.0, -0.05, 0.08])
+    for name, empty in hands.items():
+        empty.location = (np.sign(sp.world_tail(obj, name)[0]) * 0.4, -2.5, 0.3)
+    start = {n: np.linalg.norm(sp.world_tail(obj, n) - np.array(e.location)) for n, e in hands.items()}
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    assert _worst_error(obj, feet) <= 1e-5
+    bpy.context.view_layer.update()
+    for name, empty in hands.items():
+        assert np.linalg.norm(sp.world_tail(obj, name) - np.array(empty.location)) < start[name] - 0.1
+    assert sp.limit_violation(obj, sp.chain_bones(obj, sp.EFFECTORS), dqik) <= 1e-6
