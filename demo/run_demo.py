@@ -9,7 +9,7 @@
 3. Puts an Empty target on both feet at priority 1 and on both hands at priority 2: the feet are
    planted first, the hands only use the freedom the feet leave.
 4. Scenarios, each solved from the rest pose with ``bpy.ops.dqik.solve()``:
-   - ``reachable_1..3``: the targets are the feet and hand tails of a random pose inside the
+   - ``reachable_1..5``: the targets are the feet and hand tails of a random pose inside the
      limits (forward kinematics, so the targets are provably reachable);
    - ``unreachable_hand``: the targets of ``reachable_1``, but the left hand's target is moved far
      beyond the arm's reach; the hand stretches towards it while the feet stay planted.
@@ -47,7 +47,7 @@ for _path in (os.path.join(ROOT, "tests"), ROOT):
 import extension_cli  # noqa: E402  (sets BLENDER_USER_RESOURCES before bpy is imported)
 
 SEED = 7
-REACHABLE_SCENARIOS = 3
+REACHABLE_SCENARIOS = 5
 FEET = ("foot.L", "foot.R")
 HANDS = ("hand.L", "hand.R")
 PRIORITY = {"foot.L": 1, "foot.R": 1, "hand.L": 2, "hand.R": 2}
@@ -78,16 +78,20 @@ _OCTAHEDRON_FACES = [(0, 2, 1), (0, 3, 2), (0, 4, 3), (0, 1, 4),
 def captured_output():
     """Capture everything written to stdout/stderr at the file-descriptor level (Blender's C
     code prints operator reports and render progress there). Yields a list that receives the
-    captured text when the block ends."""
+    captured text when the block ends; if the block fails, the text is replayed on stderr."""
     text = []
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
+    failed = False
     with tempfile.TemporaryFile(mode="w+b") as sink:
         os.dup2(sink.fileno(), 1)
         os.dup2(sink.fileno(), 2)
         try:
             yield text
+        except BaseException:
+            failed = True
+            raise
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -97,11 +101,14 @@ def captured_output():
             os.close(saved[1])
             sink.seek(0)
             text.append(sink.read().decode("utf-8", "replace"))
+            if failed:
+                sys.stderr.write(text[0])
 
 
 def report_lines(text, prefix="DQ IK"):
     """The operator reports (``Info: DQ IK ...``) among captured console output."""
-    return [line.strip() for line in text.splitlines() if prefix in line]
+    lines = [line.strip() for line in text.splitlines() if prefix in line]
+    return [line.split("Info: ", 1)[-1] if line.startswith("Info: ") else line for line in lines]
 
 
 # --- scene -------------------------------------------------------------------------------------
@@ -174,6 +181,7 @@ def build_target_spheres(empties, radius):
         sphere = bpy.data.objects.new(f"sphere_{bone}", mesh)
         bpy.context.scene.collection.objects.link(sphere)
         sphere.parent = empty
+        sphere.show_in_front = True      # a target behind a limb stays visible
         spheres.append(sphere)
     return spheres
 
@@ -184,6 +192,8 @@ def setup_render(scene):
     scene.render.resolution_x, scene.render.resolution_y = RESOLUTION
     scene.render.resolution_percentage = 100
     scene.render.image_settings.file_format = 'PNG'
+    scene.render.image_settings.color_mode = 'RGB'
+    scene.render.image_settings.compression = 100
     shading = scene.display.shading
     shading.light = 'STUDIO'
     shading.color_type = 'MATERIAL'
@@ -223,7 +233,7 @@ def setup_render(scene):
     return camera, floor
 
 
-def frame_camera(camera, points, margin=1.12):
+def frame_camera(camera, points, margin=1.2):
     """Point the camera at the points from the front-right of the character (its left side is on
     the right of the image) and move it back until they all fit, plus a margin."""
     import bpy
@@ -405,8 +415,9 @@ def main(output_dir):
                 "Rest pose and targets: feet = priority 1 (red), hands = priority 2 (orange)")
         scenarios.append(run_scenario(
             name, obj, empties, dqik,
-            "targets at the feet and hand tails of a random pose inside the Humanoid limits "
-            "(forward kinematics: provably reachable); solved from the rest pose"))
+            f"targets at the feet and hand tails of a random pose inside the Humanoid limits "
+            f"(swing and twist scaled to {POSE_SCALE:g} of a uniform draw; forward kinematics, so "
+            f"provably reachable); solved from the rest pose"))
         if index == 1:
             build_bone_proxy(obj, roles)
             worst = max(t["error_mm"] for t in scenarios[-1]["tasks"].values())
@@ -435,10 +446,11 @@ def main(output_dir):
                  + [tuple(e.location) for e in empties.values()])
     build_bone_proxy(obj, roles)
     feet = max(entry["tasks"][b]["error_mm"] for b in FEET)
+    hands = ", ".join(f"{b} {entry['tasks'][b]['error_mm']:.0f} mm" for b in HANDS)
     images["unreachable"] = render(
         scene, os.path.join(output_dir, "unreachable.png"),
-        f"Unreachable {UNREACHABLE_HAND} target: feet stay planted (error {feet:.2g} mm), "
-        f"the hand stretches ({entry['tasks'][UNREACHABLE_HAND]['error_mm']:.0f} mm short)")
+        f"{UNREACHABLE_HAND} target out of reach: the feet (priority 1) stay planted "
+        f"({feet:.2g} mm); the hands (priority 2) get as close as they can ({hands})")
 
     blend = os.path.join(output_dir, "dq_ik_demo.blend")
     with captured_output():
@@ -451,7 +463,7 @@ def main(output_dir):
         "seed": SEED,
         "preset_report": preset_report,
         "tasks": {bone: {"priority": PRIORITY[bone]} for bone in empties},
-        "solver_settings": {key: getattr(obj.dqik, key)
+        "solver_settings": {key: float(f"{getattr(obj.dqik, key):.6g}")
                             for key in ("max_iterations", "tolerance", "damping", "rest_weight")},
         "scenarios": scenarios,
         "files": {"blend": os.path.basename(blend), **images},
@@ -465,7 +477,7 @@ def main(output_dir):
 def print_summary(results, output_dir):
     print(f"DQ IK demo: {results['rig']}, Blender {results['blender']}, seed {results['seed']}")
     for line in results["preset_report"]:
-        print(f"  preset: {line.split('Info: ', 1)[-1]}")
+        print(f"  preset: {line}")
     print("  tasks: " + ", ".join(f"{b} (priority {t['priority']})"
                                   for b, t in results["tasks"].items()))
     print(f"  {'scenario':<18}{'feet mm':>16}{'hands mm':>22}{'iter':>6}  {'converged':<10}"
@@ -477,6 +489,17 @@ def print_summary(results, output_dir):
               f"{s['converged']!s:<10}{s['max_limit_violation_rad']:>16.2g}"
               f"{s['solve_wall_time_ms']:>8.1f}")
     print(f"  (errors: feet L R, hands L R; wall time of bpy.ops.dqik.solve())")
+    reachable = [s for s in results["scenarios"] if s["scenario"].startswith("reachable")]
+    worst = max(t["error_mm"] for s in reachable for t in s["tasks"].values())
+    print(f"  reachable: {sum(bool(s['converged']) for s in reachable)}/{len(reachable)} converged, "
+          f"worst task error {worst:.3g} mm, worst limit violation "
+          f"{max(s['max_limit_violation_rad'] for s in reachable):.2g} rad")
+    for s in results["scenarios"]:
+        if not s["scenario"].startswith("reachable"):
+            feet = max(s["tasks"][b]["error_mm"] for b in FEET)
+            print(f"  {s['scenario']}: feet (priority 1) within {feet:.3g} mm; "
+                  + ", ".join(f"{b} {s['tasks'][b]['error_mm']:.0f} mm" for b in HANDS)
+                  + " (priority 2)")
     print(f"  wrote {', '.join(sorted(results['files'].values()))} and results.json "
           f"to {output_dir} in {results['total_wall_time_s']:.1f} s")
 

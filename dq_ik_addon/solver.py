@@ -159,14 +159,11 @@ class Solver:
         damping = self.settings.damping * self.size
         max_motion = self.settings.max_task_step * self.size
         max_turn = self.settings.max_joint_step
+        steps = prioritized_step(levels, None, secondary, damping, max_motion, max_turn)
         if self.limits is None:
-            return [self.column_scale * y
-                    for y in prioritized_step(levels, None, secondary, damping, max_motion,
-                                             max_turn)]
-        free = self.column_scale * \
-            prioritized_step(levels, None, None, damping, max_motion, max_turn)[-1]
-        reach = 2.0 * min(np.linalg.norm(free.reshape(-1, 3), axis=1).max(initial=0.0),
-                          np.sqrt(3.0) * self.settings.max_joint_step)
+            return [self.column_scale * y for y in steps]
+        turns = np.linalg.norm((self.column_scale * steps[-2]).reshape(-1, 3), axis=1)
+        reach = 2.0 * min(turns.max(initial=0.0), np.sqrt(3.0) * self.settings.max_joint_step)
         near = limit_margin(q, self.limits_of_joints) <= reach
         owner, gradient, slack = limit_rows(q, self.limits_of_joints, near)
         gradient = gradient * self.column_scale.reshape(-1, 3)[owner]
@@ -175,14 +172,14 @@ class Solver:
         active = np.zeros(owner.size, dtype=bool)
         feasible = np.zeros(3 * self.joints.size)
         for _ in range(_MAX_ACTIVE_SET_PASSES):
-            start = joint_block_solution(owner[active], gradient[active], slack[active],
-                                         self.joints.size)
-            steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
             blocking, alpha = _first_blocking_row(rows, slack, active, feasible, steps[-2])
             if blocking is None:
                 break
             feasible = feasible + alpha * (steps[-2] - feasible)
             active[blocking] = True
+            start = joint_block_solution(owner[active], gradient[active], slack[active],
+                                         self.joints.size)
+            steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
         else:
             steps = [feasible] * len(steps)
         steps[-1] = steps[-2] + _fit_inside(rows, slack, steps[-2], steps[-1] - steps[-2])
