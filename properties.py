@@ -81,7 +81,8 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     )
     chain_count: IntProperty(
         name="Chain Length",
-        description="How many parent bones this task may move (0 = all the way to the root)",
+        description="How many bones this task may move, counting its own bone, as Blender's IK "
+        "Chain Length (0 = all the way to the root)",
         default=0, min=0, max=255,
     )
 

@@ -30,12 +30,6 @@ class DQIK_PT_sidebar(bpy.types.Panel):
         col.prop(settings, "tolerance")
         col.prop(settings, "damping")
         col.prop(settings, "rest_weight")
-        col.prop(settings, "time_budget_ms")
-
-        col = layout.column(heading="Collision")
-        col.prop(settings, "colliders")
-        col.prop(settings, "margin")
-        col.prop(settings, "use_self_collision")
 
 
 CLASSES = (DQIK_PT_sidebar,)
