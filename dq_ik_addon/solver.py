@@ -34,7 +34,11 @@ from .tasks import TaskSet
 _MAX_ACTIVE_SET_PASSES = 24
 _BACKTRACK_STEPS = 6
 _VIOLATION_TOLERANCE = 1e-10
-_MAX_ESCAPES = 4
+# Per escape: how far limited joints move towards their aim, and the aim's offset from the
+# centre of each range (s_x, s_z, τ) in half-ranges: first halfway to the centre, then all the
+# way, then to either side of it, so that repeated stalls start from different places.
+_ESCAPE_AIMS = ((0.5, (0.0, 0.0, 0.0)), (1.0, (0.0, 0.0, 0.0)),
+                (1.0, (0.4, 0.0, 0.4)), (1.0, (-0.4, 0.0, -0.4)))
 _PULL_FADE = 0.05
 _UNFOLD_ANGLE = 0.15
 _STRAIGHT_COSINE = np.cos(np.radians(2.0))
@@ -230,8 +234,8 @@ class Solver:
                 if _compare_levels(current, best[3], 0.0) < 0:
                     best = (q, position, rotation, current)
             if trial is None or self._stalled(history):
-                escaped = self._escape(q, world, position, rotation) \
-                    if escapes < _MAX_ESCAPES else None
+                escaped = self._escape(q, world, position, rotation, escapes) \
+                    if escapes < len(_ESCAPE_AIMS) else None
                 if escaped is None:
                     break
                 escapes += 1
@@ -283,14 +287,15 @@ class Solver:
         longest = np.abs(step).max(initial=0.0)
         return min(1.0, self.settings.max_joint_step / longest) if longest > 0 else 0.0
 
-    def _escape(self, q, world, position, rotation):
+    def _escape(self, q, world, position, rotation, attempt):
         """A new start for stalled tasks whose target is within their chain's reach, or None.
 
         Joint-limited IK has local minima (a knee bent backwards onto its hyperextension limit;
         a straight chain asked to fold, which the Jacobian cannot see, Baerlocher §4.5.6). For
-        every such task, limited joints of its chain move halfway to the centre of their
-        swing/twist box (inside the limits: the set is convex and holds that centre), and
-        unlimited joints of a straight chain bend by ``_UNFOLD_ANGLE`` about local X.
+        every such task, limited joints of its chain move towards the centre of their swing/twist
+        box (inside the limits: the set is convex and holds that centre), each attempt to a
+        different aim (``_ESCAPE_AIMS``), and unlimited joints of a straight chain bend by
+        ``_UNFOLD_ANGLE`` about local X.
         """
         tasks, model = self.tasks, self.model
         tol = self.settings.tolerance
@@ -316,11 +321,14 @@ class Solver:
             lim = self.limits_of_joints
             shift = moved & lim.enabled
             s_x, s_z, tau = swing_twist_params(new[self.joints])
-            centre = [(np.asarray(lo) + np.asarray(hi)) / 2 for lo, hi in (
-                (lim.swing_x_min, lim.swing_x_max), (lim.swing_z_min, lim.swing_z_max),
-                (lim.twist_min, lim.twist_max))]
-            halfway = quat_from_swing_twist(*((v + c) / 2 for v, c in zip((s_x, s_z, tau), centre)))
-            new[self.joints] = np.where(shift[:, None], halfway, new[self.joints])
+            fraction, offsets = _ESCAPE_AIMS[attempt]
+            aims = [(np.asarray(lo) + np.asarray(hi)) / 2 + o * (np.asarray(hi) - np.asarray(lo)) / 2
+                    for (lo, hi), o in zip(((lim.swing_x_min, lim.swing_x_max),
+                                            (lim.swing_z_min, lim.swing_z_max),
+                                            (lim.twist_min, lim.twist_max)), offsets)]
+            moved_to = quat_from_swing_twist(*(v + fraction * (aim - v)
+                                               for v, aim in zip((s_x, s_z, tau), aims)))
+            new[self.joints] = np.where(shift[:, None], moved_to, new[self.joints])
             new[self.joints] = project_to_limits(new[self.joints], lim)
         return new if not np.array_equal(new, q) else None
 
