@@ -40,6 +40,7 @@ _VIOLATION_TOLERANCE = 1e-10
 _ESCAPE_AIMS = ((0.5, (0.0, 0.0, 0.0)), (1.0, (0.0, 0.0, 0.0)),
                 (1.0, (0.4, 0.0, 0.4)), (1.0, (-0.4, 0.0, -0.4)))
 _PULL_FADE = 0.05
+_TRADE = 0.1
 _UNFOLD_ANGLE = 0.15
 _STRAIGHT_COSINE = np.cos(np.radians(2.0))
 
@@ -231,7 +232,7 @@ class Solver:
             if trial is not None:
                 q, world, position, rotation, current, _ = trial
                 history.append(current)
-                if _compare_levels(current, best[3], 0.0) < 0:
+                if _compare_levels(current, best[3], 0.0, 0.5 * settings.tolerance) < 0:
                     best = (q, position, rotation, current)
             if trial is None or self._stalled(history):
                 escaped = self._escape(q, world, position, rotation, escapes) \
@@ -272,11 +273,11 @@ class Solver:
         if unmet.size and trial[4][unmet[0]] > 0.5 * current[unmet[0]]:
             for candidate in {len(steps) - 2: steps[-2], unmet[0]: steps[unmet[0]]}.values():
                 other = self._trial(q, candidate, self._step_scale(candidate))
-                if _compare_levels(other[4], trial[4], eps, reached) < 0:
+                if _compare_levels(other[4], trial[4], eps, reached, _TRADE) < 0:
                     step, trial = candidate, other
         scale = self._step_scale(step)
         for _ in range(_BACKTRACK_STEPS):
-            verdict = _compare_levels(trial[4], current, eps, reached)
+            verdict = _compare_levels(trial[4], current, eps, reached, _TRADE)
             if verdict <= 0:
                 return (*trial, verdict)
             scale *= 0.5
@@ -394,20 +395,27 @@ def _fit_inside(rows, slack, step, extra):
     return alpha * extra
 
 
-def _compare_levels(new, old, eps, reached=0.0):
+def _compare_levels(new, old, eps, reached=0.0, trade=0.0):
     """−1 if ``new`` is better in priority order, +1 if worse, 0 if equal.
 
     Two errors are equal within ``eps``, or when both are below ``reached`` (a level that has met
-    the tolerance may trade its last digits for the progress of the levels below it).
+    the tolerance may trade its last digits for the progress of the levels below it). With
+    ``trade`` > 0, higher levels may lose up to ``trade`` times what the first improving level
+    gains: a lower level's null-space motion disturbs the higher ones only to second order,
+    and the next iteration's compensation takes that back (Baerlocher §5.3.2), whereas strict
+    order would shrink the step until the lower level crawls.
     """
+    lost = 0.0
     for a, b in zip(new, old):
         if a < reached and b < reached:
             continue
         if a < b - eps:
-            return -1
+            return -1 if lost <= trade * (b - a) else 1
         if a > b + eps:
-            return 1
-    return 0
+            if trade == 0.0:
+                return 1
+            lost += a - b
+    return 0 if lost == 0.0 else 1
 
 
 def solve(model, rotations, tasks, limits=None, stiffness=None, settings=None,
