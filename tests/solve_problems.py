@@ -1,7 +1,5 @@
 """Provably reachable IK problems on real rigs: targets are FK of random poses inside the limits."""
 
-import importlib
-
 import bpy
 import numpy as np
 
@@ -24,7 +22,7 @@ def chain_bones(obj, effectors):
 
 def random_pose_in_limits(obj, names, rng, dqik, max_free_angle=0.6):
     """Quaternions inside each bone's swing/twist limits (or within ``max_free_angle`` if unlimited)."""
-    swing_twist = importlib.import_module(f"{dqik.__name__}.dq_ik_addon.swing_twist")
+    swing_twist = dqik.dq_ik_addon.swing_twist
     out = {}
     for name in names:
         s = obj.pose.bones[name].dqik
@@ -80,7 +78,7 @@ def add_targets(obj, effectors, **task_settings):
 def limit_violation(obj, names, dqik):
     """Largest violation (rad) of the DQ IK limits over ``names``, with Blender's own decomposition."""
     worst = 0.0
-    limits_mod = importlib.import_module(f"{dqik.__name__}.dq_ik_addon.limits")
+    limits_mod = dqik.dq_ik_addon.limits
     for name in names:
         pb = obj.pose.bones[name]
         s = pb.dqik
