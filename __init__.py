@@ -15,9 +15,11 @@ def register():
     for cls in _CLASSES:
         bpy.utils.register_class(cls)
     properties.register_properties()
+    panels.register_menu()
 
 
 def unregister():
+    panels.unregister_menu()
     properties.unregister_properties()
     for cls in reversed(_CLASSES):
         bpy.utils.unregister_class(cls)

@@ -1,5 +1,7 @@
-"""DQ IK's user interface: the Bone Properties panel and the 3D Viewport sidebar tab."""
+"""DQ IK's user interface: Bone Properties panel, 3D Viewport sidebar tab and Pose menu entry."""
 
-from . import bone_panel, sidebar
+from . import bone_panel, menu, sidebar
 
-CLASSES = (*bone_panel.CLASSES, *sidebar.CLASSES)
+CLASSES = (*bone_panel.CLASSES, *sidebar.CLASSES, *menu.CLASSES)
+register_menu = menu.register_menu
+unregister_menu = menu.unregister_menu

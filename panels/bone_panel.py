@@ -27,7 +27,9 @@ class DQIK_PT_bone(bpy.types.Panel):
         layout.use_property_split = True
 
         box = layout.box()
-        box.prop(settings, "use_target")
+        row = box.row()
+        row.prop(settings, "use_target")
+        row.operator("dqik.add_target", text="New Empty", icon='EMPTY_AXIS')
         col = box.column()
         col.active = settings.use_target
         col.prop(settings, "target")

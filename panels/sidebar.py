@@ -20,6 +20,7 @@ class DQIK_PT_sidebar(bpy.types.Panel):
         layout.use_property_split = True
         col = layout.column(align=True)
         col.operator("dqik.solve", icon='CON_KINEMATIC')
+        col.operator("dqik.add_target", icon='EMPTY_AXIS')
         col.operator("dqik.build_chain", icon='ARMATURE_DATA')
         row = col.row(align=True)
         row.operator("dqik.apply_preset", text="Humanoid Limits", icon='OUTLINER_OB_ARMATURE')

@@ -12,6 +12,8 @@ def _dqik_state():
         "pose_bone_prop": hasattr(bpy.types.PoseBone, "dqik"),
         "object_prop": hasattr(bpy.types.Object, "dqik"),
         "classes": sorted(name for name in dir(bpy.types) if name.startswith("DQIK_")),
+        "pose_menu_entries": [f.__name__ for f in bpy.types.VIEW3D_MT_pose._dyn_ui_initialize()
+                              if f.__module__.startswith(MODULE)],
     }
 
 
@@ -19,11 +21,13 @@ def test_enable_disable_three_times_is_clean(dqik):
     enabled = _dqik_state()
     assert enabled["pose_bone_prop"] and enabled["object_prop"]
     assert "build_chain" in enabled["operators"]
+    assert enabled["pose_menu_entries"] == ["draw_pose_menu_entry"]
     for _ in range(3):
         addon_utils.disable(MODULE, default_set=True)
         disabled = _dqik_state()
         assert not disabled["pose_bone_prop"] and not disabled["object_prop"]
         assert disabled["classes"] == []
+        assert disabled["pose_menu_entries"] == []
         addon_utils.enable(MODULE, default_set=True)
         assert _dqik_state() == enabled
 

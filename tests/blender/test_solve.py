@@ -173,3 +173,27 @@ def test_feet_planted_first_then_hands(clean_scene, dqik):
     for name, empty in hands.items():
         assert np.linalg.norm(sp.world_tail(obj, name) - np.array(empty.location)) < start[name] - 0.1
     assert sp.limit_violation(obj, sp.chain_bones(obj, sp.EFFECTORS), dqik) <= 1e-6
+
+
+def test_add_target_puts_an_empty_on_the_tail_and_solves_to_it(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    obj.location = (1.0, 2.0, 0.0)
+    bpy.context.view_layer.update()
+    obj.data.bones.active = obj.data.bones["hand.L"]
+    assert bpy.ops.dqik.add_target() == {'FINISHED'}
+    settings = obj.pose.bones["hand.L"].dqik
+    empty = settings.target
+    assert settings.use_target and empty is not None and empty.users_scene
+    assert np.linalg.norm(np.array(empty.matrix_world.translation)
+                          - sp.world_tail(obj, "hand.L")) < 1e-6
+    empty.location.z += 0.1
+    settings.chain_count = 3
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    assert _worst_error(obj, {"hand.L": empty}) < REACHED
+
+
+def test_add_target_without_an_active_bone_is_a_clear_error(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    obj.data.bones.active = None
+    with pytest.raises(RuntimeError, match="Select the bone"):
+        bpy.ops.dqik.add_target()

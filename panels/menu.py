@@ -1,0 +1,34 @@
+"""3D Viewport → Pose → DQ IK: the operators in the Pose menu, so F3 search finds them too."""
+
+import bpy
+
+
+class DQIK_MT_pose(bpy.types.Menu):
+    bl_label = "DQ IK"
+    bl_idname = "DQIK_MT_pose"
+
+    def draw(self, _context):
+        layout = self.layout
+        layout.operator("dqik.solve", icon='CON_KINEMATIC')
+        layout.operator("dqik.add_target", icon='EMPTY_AXIS')
+        layout.separator()
+        layout.operator("dqik.apply_preset", text="Humanoid Limits")
+        layout.operator("dqik.import_limits", text="Import Blender IK Settings")
+        layout.separator()
+        layout.operator("dqik.build_chain", icon='ARMATURE_DATA')
+
+
+def draw_pose_menu_entry(self, _context):
+    self.layout.separator()
+    self.layout.menu(DQIK_MT_pose.bl_idname)
+
+
+CLASSES = (DQIK_MT_pose,)
+
+
+def register_menu():
+    bpy.types.VIEW3D_MT_pose.append(draw_pose_menu_entry)
+
+
+def unregister_menu():
+    bpy.types.VIEW3D_MT_pose.remove(draw_pose_menu_entry)
