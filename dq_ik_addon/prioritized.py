@@ -20,7 +20,8 @@ import numpy as np
 _RANK_TOLERANCE = 1e-9
 
 
-def _svd(a):
+def rank_truncated_svd(a):
+    """Thin SVD without the singular values below ``_RANK_TOLERANCE`` (relative)."""
     u, s, vt = np.linalg.svd(a, full_matrices=False)
     keep = s > _RANK_TOLERANCE * max(1.0, s[0] if s.size else 0.0)
     return u[:, keep], s[keep], vt[keep]
@@ -87,7 +88,7 @@ def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion
         if jac.shape[0] == 0:
             continue
         projected = jac @ projector
-        u, s, vt = _svd(projected)
+        u, s, vt = rank_truncated_svd(projected)
         if s.size == 0:
             continue
         residual = err - jac @ step

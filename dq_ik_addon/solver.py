@@ -26,7 +26,9 @@ import numpy as np
 from .jacobian import joint_axes, task_jacobian
 from .limit_constraints import limit_margin, limit_rows
 from .limits import project_to_limits
-from .prioritized import joint_block_solution, prioritized_step
+from .constraint_rows import ConstraintRows
+from .contacts import Capsules, contact_rows
+from .prioritized import prioritized_step
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
 from .swing_twist import quat_from_swing_twist, swing_twist_params
 from .tasks import TaskSet
@@ -47,8 +49,9 @@ _STRAIGHT_COSINE = np.cos(np.radians(2.0))
 
 @dataclass
 class SolverSettings:
-    """``tolerance`` in metres (orientation tasks: radians); ``damping`` and ``max_task_step`` are
-    fractions of the chain size; ``max_joint_step`` in radians per iteration."""
+    """``tolerance`` in metres (orientation tasks: radians); ``damping``, ``max_task_step`` and
+    ``contact_band`` (how far beyond ``margin`` contacts are detected) are fractions of the chain
+    size; ``margin`` (clearance from obstacles) in metres; ``max_joint_step`` in radians."""
 
     max_iterations: int = 100
     tolerance: float = 1e-5
@@ -57,6 +60,8 @@ class SolverSettings:
     max_task_step: float = 0.25
     max_joint_step: float = 0.6
     time_budget_ms: float = None
+    margin: float = 0.01
+    contact_band: float = 0.05
 
 
 @dataclass
@@ -84,9 +89,14 @@ def chain_size(model):
 class Solver:
     """Solves one set of tasks on one model; reusable across solves with new targets."""
 
-    def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None):
+    def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None,
+                 obstacles=None, radii=None, collision=None):
         """Solver of ``tasks`` on the part of ``model`` they depend on (task bones and ancestors):
-        FK and everything per iteration run on that sub-model only."""
+        FK and everything per iteration run on that sub-model only.
+
+        ``obstacles(points, max_distance) -> (signed distance, outward normal)`` in armature space
+        turns on contacts for the bones with ``collision`` and a ``radii`` > 0 (see ``contacts``).
+        """
         self.bones = model.with_ancestors([t.bone for t in tasks]) if tasks else np.zeros(0, int)
         sub_index = np.full(len(model), -1, dtype=np.int64)
         sub_index[self.bones] = np.arange(self.bones.size)
@@ -107,6 +117,13 @@ class Solver:
         self.limits_of_joints = None if limits is None else type(limits)(
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
         self.chain_roots, self.chain_reach = self._chains()
+        self.obstacles = obstacles
+        self.moves = self.model.descendants_mask()
+        self.capsules = None
+        if obstacles is not None:
+            radii = np.asarray(radii, dtype=np.float64)
+            collision = np.ones(radii.size, bool) if collision is None else np.asarray(collision)
+            self.capsules = Capsules(self.model, radii[self.bones], collision[self.bones])
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
 
     def _chains(self):
@@ -165,30 +182,55 @@ class Solver:
         max_motion = self.settings.max_task_step * self.size
         max_turn = self.settings.max_joint_step
         steps = prioritized_step(levels, None, secondary, damping, max_motion, max_turn)
-        if self.limits is None:
+        rows, rhs, pinned = self._constraint_rows(world, rotations, steps[-2])
+        if rows is None:
             return [self.column_scale * y for y in steps]
-        turns = np.linalg.norm((self.column_scale * steps[-2]).reshape(-1, 3), axis=1)
-        reach = 2.0 * min(turns.max(initial=0.0), np.sqrt(3.0) * self.settings.max_joint_step)
-        near = limit_margin(q, self.limits_of_joints) <= reach
-        owner, gradient, slack = limit_rows(q, self.limits_of_joints, near)
-        gradient = gradient * self.column_scale.reshape(-1, 3)[owner]
-        rows = JointRows(owner, gradient)
-        slack = np.maximum(slack, 0.0)
-        active = np.zeros(owner.size, dtype=bool)
+        active = pinned.copy()
         feasible = np.zeros(3 * self.joints.size)
+        if active.any():
+            start = rows.solution(active, rhs)
+            feasible = start[0]
+            steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
         for _ in range(_MAX_ACTIVE_SET_PASSES):
-            blocking, alpha = _first_blocking_row(rows, slack, active, feasible, steps[-2])
+            blocking, alpha = _first_blocking_row(rows, rhs, active, feasible, steps[-2])
             if blocking is None:
                 break
             feasible = feasible + alpha * (steps[-2] - feasible)
             active[blocking] = True
-            start = joint_block_solution(owner[active], gradient[active], slack[active],
-                                         self.joints.size)
-            steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
+            steps = prioritized_step(levels, rows.solution(active, rhs), secondary, damping,
+                                     max_motion, max_turn)
         else:
             steps = [feasible] * len(steps)
-        steps[-1] = steps[-2] + _fit_inside(rows, slack, steps[-2], steps[-1] - steps[-2])
+        steps[-1] = steps[-2] + _fit_inside(rows, rhs, steps[-2], steps[-1] - steps[-2])
         return [self.column_scale * y for y in steps]
+
+    def _constraint_rows(self, world, rotations, task_step):
+        """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of
+        the joints the task step could bring to their boundary, contact rows of the capsule
+        points near an obstacle; ``pinned`` marks penetrating contacts, active from the start."""
+        if self.limits is None and self.capsules is None:
+            return None, None, None
+        q = rotations[self.joints]
+        scale = self.column_scale.reshape(-1, 3)
+        owner, gradient, slack = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0)
+        if self.limits is not None:
+            turns = np.linalg.norm((self.column_scale * task_step).reshape(-1, 3), axis=1)
+            reach = 2.0 * min(turns.max(initial=0.0), np.sqrt(3.0) * self.settings.max_joint_step)
+            near = limit_margin(q, self.limits_of_joints) <= reach
+            owner, gradient, slack = limit_rows(q, self.limits_of_joints, near)
+            gradient = gradient * scale[owner]
+        dense, contact_rhs = None, np.zeros(0)
+        if self.capsules is not None:
+            dense, contact_rhs = contact_rows(
+                self.capsules, world, joint_axes(world, rotations), self.joints, self.moves,
+                self.obstacles, self.settings.margin, self.settings.contact_band * self.size)
+            dense = dense * self.column_scale
+        rows = ConstraintRows(self.joints.size, owner, gradient, dense)
+        if rows.count == 0:
+            return None, None, None
+        rhs = np.concatenate([np.maximum(slack, 0.0), contact_rhs])
+        pinned = np.concatenate([np.zeros(owner.size, bool), contact_rhs < 0.0])
+        return rows, rhs, pinned
 
     def _apply(self, rotations, step, scale):
         new = rotations.copy()
@@ -348,16 +390,6 @@ class Solver:
         tol = self.settings.tolerance
         return bool(np.all(np.linalg.norm(position, axis=1) < tol)
                     and np.all(np.linalg.norm(rotation, axis=1) < tol))
-
-
-class JointRows:
-    """Constraint rows that each touch one joint: ``(G Δ)_r = gradient_r · Δ_{owner_r}``."""
-
-    def __init__(self, owner, gradient):
-        self.owner, self.gradient = owner, gradient
-
-    def times(self, step):
-        return np.einsum('ri,ri->r', self.gradient, step.reshape(-1, 3)[self.owner])
 
 
 def _first_blocking_row(rows, slack, active, start, end):
