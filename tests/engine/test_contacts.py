@@ -1,0 +1,107 @@
+"""Contacts on synthetic chains against analytic obstacles (numpy only)."""
+
+import numpy as np
+
+from chains import identity_pose, straight_chain, uniform_limits
+from dq_ik_addon.contacts import Capsules
+from dq_ik_addon.solver import Solver, SolverSettings
+from dq_ik_addon.tasks import Task
+
+RADIUS, MARGIN = 0.05, 0.01
+
+
+def wall(x0):
+    """The solid half-space x ≥ x0: signed distance x0 − x, outward normal −X."""
+    def query(points, max_distance):
+        distance = x0 - points[:, 0]
+        distance = np.where(distance <= max_distance, distance, np.inf)
+        return distance, np.tile([-1.0, 0.0, 0.0], (len(points), 1))
+    return query
+
+
+def slab(x0, thickness):
+    """A thin plate x0 ≤ x ≤ x0 + thickness: distance to the nearer face, negative inside."""
+    def query(points, max_distance):
+        front, back = x0 - points[:, 0], points[:, 0] - (x0 + thickness)
+        use_front = front >= back
+        distance = np.where(use_front, front, back)
+        normal = np.zeros((len(points), 3))
+        normal[:, 0] = np.where(use_front, -1.0, 1.0)
+        return np.where(distance <= max_distance, distance, np.inf), normal
+    return query
+
+
+def ball(centre, radius):
+    def query(points, max_distance):
+        offset = points - centre
+        length = np.linalg.norm(offset, axis=1)
+        distance = length - radius
+        normal = offset / np.maximum(length, 1e-12)[:, None]
+        return np.where(distance <= max_distance, distance, np.inf), normal
+    return query
+
+
+def deepest(model, rotations, query):
+    caps = Capsules(model, np.full(len(model), RADIUS), np.ones(len(model), bool))
+    distance, _ = query(caps.points(model.matrices(rotations)), np.full(len(caps), np.inf))
+    return float(np.min(distance - RADIUS - MARGIN))
+
+
+def solver(model, tasks, query, **kw):
+    return Solver(model, tasks, obstacles=query, radii=np.full(len(model), RADIUS),
+                  settings=SolverSettings(margin=MARGIN, max_iterations=200), **kw)
+
+
+def test_hand_behind_a_wall_stops_at_the_wall():
+    model = straight_chain(4, 0.5)
+    goal = np.array([1.2, 1.4, 0.0])
+    query = wall(0.6)
+    result = solver(model, [Task(3, goal)], query).solve(identity_pose(4))
+    assert deepest(model, result.rotations, query) >= -1e-3
+    tip = model.tails(model.matrices(result.rotations))[3]
+    optimum = goal[0] - (0.6 - RADIUS - MARGIN)  # the tip can stand on the wall right in front
+    assert np.linalg.norm(tip - goal) <= optimum + 0.01
+
+
+def test_reachable_goal_in_front_of_the_wall_is_reached_without_touching():
+    model = straight_chain(4, 0.5)
+    goal = np.array([0.3, 1.5, 0.2])
+    result = solver(model, [Task(3, goal)], wall(0.6)).solve(identity_pose(4))
+    assert result.position_errors[0] < 1e-5
+    assert deepest(model, result.rotations, wall(0.6)) >= -1e-6
+
+
+def test_a_pose_in_penetration_is_pushed_out_smoothly():
+    model = straight_chain(3, 0.5)
+    start = identity_pose(3)
+    start[0] = [np.cos(0.35), 0.0, 0.0, -np.sin(0.35)]  # leans into the wall x ≥ 0.3
+    query = wall(0.3)
+    assert deepest(model, start, query) < -0.05
+    goal = model.tails(model.matrices(identity_pose(3)))[2]
+    s = solver(model, [Task(2, goal)], query)
+    result = s.solve(start)
+    assert deepest(model, result.rotations, query) >= -1e-3
+
+
+def test_chain_bends_around_a_ball_between_it_and_the_goal():
+    model = straight_chain(5, 0.4)
+    query = ball(np.array([0.35, 1.0, 0.0]), 0.2)
+    goal = np.array([0.9, 1.2, 0.0])
+    result = solver(model, [Task(4, goal)], query, limits=uniform_limits(5, 1.2, 0.5)).solve(
+        identity_pose(5))
+    assert deepest(model, result.rotations, query) >= -1e-3
+    assert np.isfinite(result.rotations).all()
+
+
+def test_small_target_moves_never_tunnel_through_a_thin_plate():
+    """100 small moves of the goal across a 1 cm plate, each solve warm from the last."""
+    model = straight_chain(4, 0.5)
+    query = slab(0.5, 0.01)
+    s = solver(model, [Task(3, np.array([0.3, 1.5, 0.0]))], query)
+    rotations = identity_pose(4)
+    for x in np.linspace(0.3, 1.3, 100):
+        s.tasks.positions[0] = [x, 1.5, 0.0]
+        rotations = s.solve(rotations).rotations
+        assert deepest(model, rotations, query) >= -1e-3
+        tails = model.tails(model.matrices(rotations))
+        assert np.all(tails[:, 0] < 0.5)  # still on the near side of the plate
