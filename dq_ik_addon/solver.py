@@ -50,8 +50,9 @@ _STRAIGHT_COSINE = np.cos(np.radians(2.0))
 @dataclass
 class SolverSettings:
     """``tolerance`` in metres (orientation tasks: radians); ``damping``, ``max_task_step`` and
-    ``contact_band`` (how far beyond ``margin`` contacts are detected) are fractions of the chain
-    size; ``margin`` (clearance from obstacles) in metres; ``max_joint_step`` in radians."""
+    ``contact_band`` (how far beyond ``margin`` contacts are detected; as long as the largest task
+    motion of one step, so that no step can jump over an obstacle unseen) are fractions of the
+    chain size; ``margin`` (clearance from obstacles) in metres; ``max_joint_step`` in radians."""
 
     max_iterations: int = 100
     tolerance: float = 1e-5
@@ -61,7 +62,7 @@ class SolverSettings:
     max_joint_step: float = 0.6
     time_budget_ms: float = None
     margin: float = 0.01
-    contact_band: float = 0.05
+    contact_band: float = 0.25
 
 
 @dataclass

@@ -4,7 +4,8 @@ import bpy
 
 from .armature_bridge import PoseArrays, active_armature, read_model
 from .reporting import run_reported
-from .scene_summary import collider_meshes, rotational_dofs, task_bones
+from .colliders import SceneObstacles
+from .scene_summary import rotational_dofs, task_bones
 
 
 class DQIK_OT_build_chain(bpy.types.Operator):
@@ -23,10 +24,14 @@ class DQIK_OT_build_chain(bpy.types.Operator):
         PoseArrays(obj)  # validates the pose values
         pose_bones = obj.pose.bones
         tasks = task_bones(pose_bones)
-        colliders = collider_meshes(obj)
+        warnings = []
+        colliders = SceneObstacles(obj, context.evaluated_depsgraph_get(), warnings.append)
+        for warning in warnings:
+            self.report({'WARNING'}, warning)
         self.report({'INFO'}, f"DQ IK '{obj.name}': {len(model)} bones, "
                               f"{rotational_dofs(pose_bones)} rotational DOFs, "
-                              f"{len(tasks)} tasks, {len(colliders)} colliders, "
+                              f"{len(tasks)} tasks, {colliders.count} colliders "
+                              f"({colliders.triangles} triangles), "
                               f"{len(model.levels) + 1} depth levels")
         return {'FINISHED'}
 

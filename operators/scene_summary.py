@@ -1,4 +1,4 @@
-"""What ``dqik.build_chain`` reports: rotational DOFs, tasks and colliders of an armature."""
+"""What ``dqik.build_chain`` reports: rotational DOFs and tasks of an armature."""
 
 
 def rotational_dofs(pose_bones):
@@ -28,11 +28,3 @@ def task_bones(pose_bones):
             continue
         found.append(pb)
     return found
-
-
-def collider_meshes(obj):
-    """Mesh objects of the armature's collider collection and its child collections."""
-    collection = obj.dqik.colliders
-    if collection is None:
-        return []
-    return [o for o in collection.all_objects if o.type == 'MESH']

@@ -75,4 +75,5 @@ def read_stiffness(obj, model):
 def read_settings(obj, **overrides):
     s = obj.dqik
     return SolverSettings(max_iterations=s.max_iterations, tolerance=s.tolerance,
-                          damping=s.damping, rest_weight=s.rest_weight, **overrides)
+                          damping=s.damping, rest_weight=s.rest_weight, margin=s.margin,
+                          **overrides)

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..dq_ik_addon.solver import Solver
 from .armature_bridge import ArmatureError, PoseArrays, active_armature, read_model
+from .colliders import SceneObstacles, capsule_radii
 from .reporting import run_reported
 from .scene_tasks import read_limits, read_settings, read_stiffness, read_tasks
 
@@ -14,13 +15,17 @@ def _millimetres(metres):
 
 
 def build_solver(obj, model, pose, **overrides):
-    """A Solver for the armature's enabled tasks, plus task names and warnings."""
+    """A Solver for the armature's enabled tasks (with its colliders), task names and warnings."""
     tasks, names, warnings = read_tasks(obj, model)
     if not tasks:
         raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
                             + ("" if not warnings else ": " + "; ".join(warnings)))
+    obstacles, radii, collision = None, None, None
+    if obj.dqik.colliders is not None:
+        obstacles = SceneObstacles(obj, bpy.context.evaluated_depsgraph_get(), warnings.append)
+        radii, collision = capsule_radii(obj, model)
     solver = Solver(model, tasks, read_limits(obj, model), read_stiffness(obj, model),
-                    read_settings(obj, **overrides), pose.location)
+                    read_settings(obj, **overrides), pose.location, obstacles, radii, collision)
     return solver, names, warnings
 
 

@@ -1,0 +1,130 @@
+"""Scene obstacles for the solver: BVH trees of the meshes of ``Object.dqik.colliders``.
+
+Each collider mesh is taken as the depsgraph evaluates it (modifiers, shape keys, armature
+deformation) and put in a ``mathutils.bvhtree.BVHTree`` in the object's local space. Trees are
+cached across solves and rebuilt only when the evaluated geometry changes (vertex and face counts
+and a checksum of the coordinates); an object that only moves keeps its tree, the query points are
+moved into its space instead. Signed distance: the nearest surface point ``c`` with normal ``n``
+gives ``d = ±|p − c|`` with the sign of ``(p − c)·n`` — right inside closed meshes; open or
+non-manifold meshes are one-sided by their normals (a warning names them once).
+"""
+
+import numpy as np
+from mathutils import Vector
+from mathutils.bvhtree import BVHTree
+
+from .armature_bridge import ArmatureError
+
+_TREES = {}          # object name → (geometry key, tree, open)
+BUILD_COUNT = [0]    # trees built in this session (for tests and benchmarks)
+_WARNED_OPEN = set()
+
+
+def collider_objects(obj):
+    """Mesh objects of the armature's collider collection (and its child collections)."""
+    collection = obj.dqik.colliders
+    if collection is None:
+        return []
+    return [o for o in collection.all_objects if o.type == 'MESH']
+
+
+def _geometry_key(mesh):
+    count = len(mesh.vertices)
+    coords = np.empty(count * 3)
+    mesh.vertices.foreach_get("co", coords)
+    return count, len(mesh.polygons), float(coords.sum()), float(np.abs(coords).sum())
+
+
+def _is_open(mesh):
+    """True when some edge is not shared by exactly two faces (open or non-manifold)."""
+    if len(mesh.edges) == 0:
+        return True
+    edge_of_loop = np.empty(len(mesh.loops), dtype=np.int64)
+    mesh.loops.foreach_get("edge_index", edge_of_loop)
+    uses = np.bincount(edge_of_loop, minlength=len(mesh.edges))
+    return bool(np.any(uses != 2))
+
+
+def _check_scale(collider):
+    scale = np.array(collider.matrix_world.to_scale())
+    if np.any(scale <= 0.0) or np.ptp(np.abs(scale)) > 1e-6 * np.abs(scale).max():
+        raise ArmatureError(f"Collider '{collider.name}' has a non-uniform or negative scale "
+                            f"{tuple(round(v, 4) for v in scale)}; apply the scale (Ctrl A)")
+
+
+def tree_of(collider, depsgraph):
+    """The cached BVH tree of ``collider`` (local space) and whether its mesh is open."""
+    evaluated = collider.evaluated_get(depsgraph)
+    mesh = evaluated.data
+    if len(mesh.polygons) == 0:
+        raise ArmatureError(f"Collider '{collider.name}' has no faces; give it geometry or take "
+                            "it out of the collider collection")
+    key = _geometry_key(mesh)
+    cached = _TREES.get(collider.name)
+    if cached is None or cached[0] != key:
+        tree = BVHTree.FromObject(evaluated, depsgraph)
+        BUILD_COUNT[0] += 1
+        cached = (key, tree, _is_open(mesh))
+        _TREES[collider.name] = cached
+    return cached[1], cached[2]
+
+
+class SceneObstacles:
+    """The obstacle query of the solver, in armature space, over every collider of the armature."""
+
+    def __init__(self, obj, depsgraph, report_warning):
+        colliders = collider_objects(obj)
+        if obj.dqik.colliders is not None and not colliders:
+            raise ArmatureError(f"Collider collection '{obj.dqik.colliders.name}' holds no mesh")
+        self.entries = []
+        arm = np.array(obj.matrix_world)
+        for collider in colliders:
+            _check_scale(collider)
+            tree, is_open = tree_of(collider, depsgraph)
+            if is_open and collider.name not in _WARNED_OPEN:
+                _WARNED_OPEN.add(collider.name)
+                report_warning(f"Collider '{collider.name}' is not a closed mesh: it only blocks "
+                               "from the side its normals face")
+            to_local = np.linalg.inv(np.array(collider.matrix_world)) @ arm
+            back = np.linalg.inv(to_local)
+            scale = float(np.cbrt(abs(np.linalg.det(back[:3, :3]))))
+            self.entries.append((tree, to_local, back[:3, :3] / scale, scale))
+        self.triangles = sum(len(c.evaluated_get(depsgraph).data.loop_triangles)
+                             for c in colliders)
+        self.count = len(colliders)
+
+    def __call__(self, points, max_distance):
+        """Signed distance (armature units) and outward normal of the nearest collider surface."""
+        count = len(points)
+        distance = np.full(count, np.inf)
+        normal = np.zeros((count, 3))
+        bound = np.broadcast_to(np.asarray(max_distance, dtype=float), (count,))
+        for tree, to_local, rotation, scale in self.entries:
+            local = points @ to_local[:3, :3].T + to_local[:3, 3]
+            for i in range(count):
+                hit = tree.find_nearest(Vector(local[i]), bound[i] / scale)
+                if hit[0] is None:
+                    continue
+                offset = np.array(local[i]) - np.array(hit[0])
+                face_normal = np.array(hit[1])
+                signed = hit[3] if offset @ face_normal >= 0.0 else -hit[3]
+                signed *= scale
+                if signed < distance[i]:
+                    distance[i] = signed
+                    outward = offset if hit[3] > 1e-12 else face_normal
+                    outward = outward * (1.0 if signed >= 0 else -1.0)
+                    outward = rotation @ outward
+                    normal[i] = outward / max(np.linalg.norm(outward), 1e-12)
+        return distance, normal
+
+
+def capsule_radii(obj, model):
+    """Per bone: ``PoseBone.dqik.radius``, or when 0 an automatic radius of 15 % of the bone
+    length (at least 1 mm), and the ``use_collision`` mask."""
+    radii = np.zeros(len(model))
+    enabled = np.zeros(len(model), dtype=bool)
+    for i, name in enumerate(model.names):
+        settings = obj.pose.bones[name].dqik
+        enabled[i] = settings.use_collision
+        radii[i] = settings.radius if settings.radius > 0.0 else max(0.15 * model.lengths[i], 1e-3)
+    return radii, enabled

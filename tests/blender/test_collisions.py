@@ -1,0 +1,147 @@
+"""Collision-aware solving against real Blender meshes (``Object.dqik.colliders``)."""
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Quaternion
+
+import rigs
+import solve_problems as sp
+
+
+def box(name, low, high, collection):
+    """A closed box mesh with its corners at ``low``/``high`` (no object scale)."""
+    (x0, y0, z0), (x1, y1, z1) = low, high
+    verts = [(x0, y0, z0), (x1, y0, z0), (x1, y1, z0), (x0, y1, z0),
+             (x0, y0, z1), (x1, y0, z1), (x1, y1, z1), (x0, y1, z1)]
+    faces = [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6), (3, 0, 4, 7)]
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(verts, [], faces)
+    mesh.update()
+    obj = bpy.data.objects.new(name, mesh)
+    collection.objects.link(obj)
+    return obj
+
+
+def collider_collection(scene, armature):
+    collection = bpy.data.collections.new("Colliders")
+    scene.collection.children.link(collection)
+    armature.dqik.colliders = collection
+    return collection
+
+
+def deepest(dqik, obj, names=None):
+    """Smallest clearance (distance − radius − margin) of the capsule sample points of ``names``
+    (default: every bone), in metres."""
+    bridge = dqik.operators.armature_bridge
+    model = bridge.read_model(obj)
+    pose = bridge.PoseArrays(obj)
+    obstacles = dqik.operators.colliders.SceneObstacles(
+        obj, bpy.context.evaluated_depsgraph_get(), lambda _w: None)
+    radii, enabled = dqik.operators.colliders.capsule_radii(obj, model)
+    if names is not None:
+        enabled &= np.isin(np.array(model.names), names)
+    capsules = dqik.dq_ik_addon.contacts.Capsules(model, radii, enabled)
+    points = capsules.points(model.matrices(pose.rotations(), pose.location))
+    distance, _ = obstacles(points, np.full(len(capsules), 10.0))
+    return float(np.min(distance - capsules.radii - obj.dqik.margin))
+
+
+ARM = ["hand.L", "forearm.L", "upper_arm.L"]
+
+
+def test_hand_behind_a_wall_stops_at_the_wall(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    colliders = collider_collection(clean_scene, obj)
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    tail = sp.world_tail(obj, "hand.L")
+    gap, behind = 0.15, 0.3
+    box("wall", (tail[0] - 0.6, tail[1] - gap - 0.05, tail[2] - 0.6),
+        (tail[0] + 0.6, tail[1] - gap, tail[2] + 0.6), colliders)
+    empties["hand.L"].location = tail + np.array([0.0, -behind, 0.0])
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert deepest(dqik, obj, ARM) >= -1e-3
+    radius = 0.15 * obj.data.bones["hand.L"].length
+    error = np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(empties["hand.L"].location))
+    optimum = behind - gap + radius + obj.dqik.margin
+    assert error <= optimum + 0.01
+
+
+def test_reachable_target_on_the_free_side_is_still_reached(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    colliders = collider_collection(clean_scene, obj)
+    box("floor", (-3, -3, -1.0), (3, 3, -0.2), colliders)
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    sp.set_pose(obj, {"upper_arm.L": Quaternion((1, 0, 0), 0.5), "forearm.L": Quaternion((1, 0, 0), 0.6)})
+    empties["hand.L"].location = sp.world_tail(obj, "hand.L")  # reachable: FK of a pose
+    sp.clear_pose(obj)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(sp.world_tail(obj, "hand.L")
+                          - np.array(empties["hand.L"].location)) < 1e-4
+    assert deepest(dqik, obj) >= -1e-6
+
+
+def test_hand_target_under_a_table_top_stays_above_it(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    colliders = collider_collection(clean_scene, obj)
+    tail = sp.world_tail(obj, "hand.L")
+    box("table", (tail[0] - 0.5, tail[1] - 0.8, 0.7), (tail[0] + 0.5, tail[1] + 0.2, 0.75),
+        colliders)
+    feet = sp.add_targets(obj, ["foot.L", "foot.R"], priority=1)
+    for name, empty in feet.items():
+        empty.location = sp.world_tail(obj, name)
+    hand = sp.add_targets(obj, ["hand.L"], priority=2)
+    hand["hand.L"].location = (tail[0], tail[1] - 0.4, 0.55)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert deepest(dqik, obj) >= -1e-3
+    for name, empty in feet.items():
+        assert np.linalg.norm(sp.world_tail(obj, name) - np.array(empty.location)) < 1e-4
+
+
+def test_a_static_collider_builds_its_tree_once_over_100_solves(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    colliders = collider_collection(clean_scene, obj)
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=128, ring_count=80, radius=0.3,
+                                         location=(0.6, -0.6, 1.0))
+    sphere = bpy.context.active_object
+    for coll in sphere.users_collection:
+        coll.objects.unlink(sphere)
+    colliders.objects.link(sphere)
+    bpy.context.view_layer.objects.active = obj
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    start = sp.world_tail(obj, "hand.L")
+    built = dqik.operators.colliders.BUILD_COUNT[0]
+    for k in range(100):
+        empties["hand.L"].location = start + np.array([0.0, -0.002 * k, 0.001 * k])
+        sphere.location.x = 0.6 + 0.001 * k  # rigid motion: no rebuild
+        bpy.context.view_layer.update()
+        assert bpy.ops.dqik.solve() == {'FINISHED'}
+    assert dqik.operators.colliders.BUILD_COUNT[0] - built == 1
+
+
+def test_collider_problems_are_clear_messages(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    colliders = collider_collection(clean_scene, obj)
+    with pytest.raises(RuntimeError, match="holds no mesh"):
+        bpy.ops.dqik.build_chain()
+    empty_mesh = bpy.data.objects.new("nothing", bpy.data.meshes.new("nothing"))
+    colliders.objects.link(empty_mesh)
+    with pytest.raises(RuntimeError, match="has no faces"):
+        bpy.ops.dqik.build_chain()
+    colliders.objects.unlink(empty_mesh)
+    wall = box("wall", (1, 1, 0), (2, 2, 1), colliders)
+    wall.scale = (1.0, -2.0, 1.0)
+    with pytest.raises(RuntimeError, match="non-uniform or negative scale"):
+        bpy.ops.dqik.build_chain()
+
+
+def test_build_chain_counts_collider_triangles(clean_scene, dqik, capfd):
+    obj = rigs.metarig("basic")
+    box("wall", (1, 1, 0), (2, 2, 1), collider_collection(clean_scene, obj))
+    assert bpy.ops.dqik.build_chain() == {'FINISHED'}
+    out = capfd.readouterr()
+    assert "1 colliders (12 triangles)" in out.out + out.err
