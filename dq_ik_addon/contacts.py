@@ -1,4 +1,4 @@
-"""Contacts: bone capsules against obstacles, as one-sided constraint rows above every task.
+"""Contacts: bone capsules against obstacles and each other, as one-sided rows above every task.
 
 Every collision bone is a capsule: the segment head→tail with a radius. It is sampled at
 ``SAMPLES`` points p = head + t (tail − head). An obstacle query returns, for each point, the signed
@@ -62,5 +62,83 @@ def contact_rows(capsules, world, axes, joints, moves, query, margin, band):
     masks = moves[:, capsules.owner[near]].T
     j_pos, _ = task_jacobian(axes, world[:, :3, 3], points[near], masks, joints)
     gradient = -np.einsum('pi,pij->pj', normal[near], j_pos)
+    slack = np.where(clearance[near] < 0.0, PUSH_OUT * clearance[near], clearance[near])
+    return gradient, slack
+
+
+def closest_points_of_segments(p0, p1, q0, q1):
+    """Closest points of the segments p0p1 and q0q1, batched: ``(s, t)`` with the points
+    ``p0 + s (p1 − p0)`` and ``q0 + t (q1 − q0)`` (Ericson, Real-Time Collision Detection §5.1.9,
+    with the degenerate cases of zero-length segments)."""
+    d1, d2, r = p1 - p0, q1 - q0, p0 - q0
+    a = np.einsum('ij,ij->i', d1, d1)
+    e = np.einsum('ij,ij->i', d2, d2)
+    f = np.einsum('ij,ij->i', d2, r)
+    c = np.einsum('ij,ij->i', d1, r)
+    b = np.einsum('ij,ij->i', d1, d2)
+    tiny = 1e-12
+    safe_a = np.where(a > tiny, a, 1.0)
+    denom = a * e - b * b
+    s = np.where(denom > tiny, np.clip((b * f - c * e) / np.where(denom > tiny, denom, 1.0), 0, 1),
+                 0.0)
+    s = np.where(e > tiny, s, np.clip(-c / safe_a, 0, 1))       # q is a point
+    t = np.where(e > tiny, (b * s + f) / np.where(e > tiny, e, 1.0), 0.0)
+    s = np.where(t < 0.0, np.clip(-c / safe_a, 0, 1),
+                 np.where(t > 1.0, np.clip((b - c) / safe_a, 0, 1), s))
+    s = np.where(a > tiny, s, 0.0)                               # p is a point
+    t = np.where(a > tiny, t, np.where(e > tiny, f / np.where(e > tiny, e, 1.0), 0.0))
+    return s, np.clip(t, 0.0, 1.0)
+
+
+class CapsulePairs:
+    """Pairs of capsule bones that may collide with each other (self-collision).
+
+    Left out: parent and child, bones sharing a head (siblings of one joint), pairs that already
+    touch within ``margin`` in the rest pose (they overlap by design, e.g. the upper arm at the
+    chest), and pairs no joint moves relative to each other (same set of moving joints)."""
+
+    def __init__(self, model, radii, enabled, movers, margin):
+        radii = np.asarray(radii, dtype=np.float64)
+        bones = np.nonzero(np.asarray(enabled, dtype=bool) & (radii > 0.0))[0]
+        a, b = np.triu_indices(bones.size, k=1)
+        a, b = bones[a], bones[b]
+        heads = model.rest_matrices[:, :3, 3]
+        tails = model.tails(model.rest_matrices)
+        keep = (model.parents[a] != b) & (model.parents[b] != a)
+        keep &= np.linalg.norm(heads[a] - heads[b], axis=1) > 1e-6
+        keep &= np.any(movers[:, a] != movers[:, b], axis=0)
+        s, t = closest_points_of_segments(heads[a], tails[a], heads[b], tails[b])
+        gap = np.linalg.norm(heads[a] + s[:, None] * (tails[a] - heads[a])
+                             - heads[b] - t[:, None] * (tails[b] - heads[b]), axis=1)
+        keep &= gap - radii[a] - radii[b] > margin
+        self.a, self.b = a[keep], b[keep]
+        self.radii = radii[self.a] + radii[self.b]
+        self.model = model
+
+    def __len__(self):
+        return self.a.size
+
+
+def self_contact_rows(pairs, world, axes, joints, moves, margin, band):
+    """``(gradient, slack)`` rows ``−nᵀ (J_pa − J_pb) Δθ ≤ d − margin`` of the capsule pairs closer
+    than ``margin + band``; n points from b's closest point to a's, d = |p_a − p_b| − r_a − r_b."""
+    size = 3 * len(joints)
+    if len(pairs) == 0:
+        return np.zeros((0, size)), np.zeros(0)
+    heads = world[:, :3, 3]
+    tails = pairs.model.tails(world)
+    s, t = closest_points_of_segments(heads[pairs.a], tails[pairs.a], heads[pairs.b], tails[pairs.b])
+    p_a = heads[pairs.a] + s[:, None] * (tails[pairs.a] - heads[pairs.a])
+    p_b = heads[pairs.b] + t[:, None] * (tails[pairs.b] - heads[pairs.b])
+    offset = p_a - p_b
+    length = np.linalg.norm(offset, axis=1)
+    clearance = length - pairs.radii - margin
+    near = clearance <= band
+    if not near.any():
+        return np.zeros((0, size)), np.zeros(0)
+    normal = offset[near] / np.maximum(length[near], 1e-12)[:, None]
+    j_a, _ = task_jacobian(axes, heads, p_a[near], moves[:, pairs.a[near]].T, joints)
+    j_b, _ = task_jacobian(axes, heads, p_b[near], moves[:, pairs.b[near]].T, joints)
+    gradient = -np.einsum('pi,pij->pj', normal, j_a - j_b)
     slack = np.where(clearance[near] < 0.0, PUSH_OUT * clearance[near], clearance[near])
     return gradient, slack

@@ -27,7 +27,7 @@ from .jacobian import joint_axes, task_jacobian
 from .limit_constraints import limit_margin, limit_rows
 from .limits import project_to_limits
 from .constraint_rows import ConstraintRows
-from .contacts import Capsules, contact_rows
+from .contacts import CapsulePairs, Capsules, contact_rows, self_contact_rows
 from .prioritized import prioritized_step
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
 from .swing_twist import quat_from_swing_twist, swing_twist_params
@@ -91,14 +91,16 @@ class Solver:
     """Solves one set of tasks on one model; reusable across solves with new targets."""
 
     def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None,
-                 obstacles=None, radii=None, collision=None):
+                 obstacles=None, radii=None, collision=None, self_collision=False):
         """Solver of ``tasks`` on the part of ``model`` they depend on (task bones and ancestors):
         FK and everything per iteration run on that sub-model only.
 
         ``obstacles(points, max_distance) -> (signed distance, outward normal)`` in armature space
-        turns on contacts for the bones with ``collision`` and a ``radii`` > 0 (see ``contacts``).
+        turns on contacts for the bones with ``collision`` and a ``radii`` > 0 (see ``contacts``);
+        ``self_collision`` keeps those capsules apart from each other too.
         """
-        self.bones = model.with_ancestors([t.bone for t in tasks]) if tasks else np.zeros(0, int)
+        self.bones = model.with_ancestors(_bones_involved(model, tasks, obstacles, radii, collision,
+                                                          self_collision))
         sub_index = np.full(len(model), -1, dtype=np.int64)
         sub_index[self.bones] = np.arange(self.bones.size)
         self.model = model.subset(self.bones)
@@ -120,11 +122,16 @@ class Solver:
         self.chain_roots, self.chain_reach = self._chains()
         self.obstacles = obstacles
         self.moves = self.model.descendants_mask()
-        self.capsules = None
-        if obstacles is not None:
-            radii = np.asarray(radii, dtype=np.float64)
-            collision = np.ones(radii.size, bool) if collision is None else np.asarray(collision)
-            self.capsules = Capsules(self.model, radii[self.bones], collision[self.bones])
+        self.capsules = self.pairs = None
+        if obstacles is not None or self_collision:
+            radii = np.asarray(radii, dtype=np.float64)[self.bones]
+            collision = np.ones(radii.size, bool) if collision is None else \
+                np.asarray(collision, dtype=bool)[self.bones]
+            if obstacles is not None:
+                self.capsules = Capsules(self.model, radii, collision)
+            if self_collision:
+                self.pairs = CapsulePairs(self.model, radii, collision, self.moves[self.joints],
+                                          self.settings.margin)
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
 
     def _chains(self):
@@ -209,7 +216,7 @@ class Solver:
         """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of
         the joints the task step could bring to their boundary, contact rows of the capsule
         points near an obstacle; ``pinned`` marks penetrating contacts, active from the start."""
-        if self.limits is None and self.capsules is None:
+        if self.limits is None and self.capsules is None and self.pairs is None:
             return None, None, None
         q = rotations[self.joints]
         scale = self.column_scale.reshape(-1, 3)
@@ -220,12 +227,22 @@ class Solver:
             near = limit_margin(q, self.limits_of_joints) <= reach
             owner, gradient, slack = limit_rows(q, self.limits_of_joints, near)
             gradient = gradient * scale[owner]
-        dense, contact_rhs = None, np.zeros(0)
+        dense, contact_rhs = [np.zeros((0, 3 * self.joints.size))], [np.zeros(0)]
+        band = self.settings.contact_band * self.size
+        if self.capsules is not None or self.pairs is not None:
+            axes = joint_axes(world, rotations)
         if self.capsules is not None:
-            dense, contact_rhs = contact_rows(
-                self.capsules, world, joint_axes(world, rotations), self.joints, self.moves,
-                self.obstacles, self.settings.margin, self.settings.contact_band * self.size)
-            dense = dense * self.column_scale
+            found, found_rhs = contact_rows(self.capsules, world, axes, self.joints, self.moves,
+                                       self.obstacles, self.settings.margin, band)
+            dense.append(found)
+            contact_rhs.append(found_rhs)
+        if self.pairs is not None:
+            found, found_rhs = self_contact_rows(self.pairs, world, axes, self.joints, self.moves,
+                                            self.settings.margin, band)
+            dense.append(found)
+            contact_rhs.append(found_rhs)
+        dense = np.concatenate(dense) * self.column_scale
+        contact_rhs = np.concatenate(contact_rhs)
         rows = ConstraintRows(self.joints.size, owner, gradient, dense)
         if rows.count == 0:
             return None, None, None
@@ -391,6 +408,21 @@ class Solver:
         tol = self.settings.tolerance
         return bool(np.all(np.linalg.norm(position, axis=1) < tol)
                     and np.all(np.linalg.norm(rotation, axis=1) < tol))
+
+
+def _bones_involved(model, tasks, obstacles, radii, collision, self_collision):
+    """Bones the solve must model: the task bones; with contacts also every capsule bone the
+    tasks move (whole limbs, fingers included); with self-collision every capsule bone."""
+    bones = np.zeros(len(model), dtype=bool)
+    bones[[t.bone for t in tasks]] = True
+    if obstacles is None and not self_collision:
+        return np.nonzero(bones)[0]
+    capsule = np.asarray(radii, dtype=np.float64) > 0.0
+    if collision is not None:
+        capsule &= np.asarray(collision, dtype=bool)
+    moved = model.descendants_mask()[TaskSet(model, tasks).joint_masks.any(axis=0)].any(axis=0)
+    bones |= capsule & (moved | self_collision)
+    return np.nonzero(bones)[0]
 
 
 def _first_blocking_row(rows, slack, active, start, end):

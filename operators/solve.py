@@ -21,11 +21,14 @@ def build_solver(obj, model, pose, **overrides):
         raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
                             + ("" if not warnings else ": " + "; ".join(warnings)))
     obstacles, radii, collision = None, None, None
+    self_collision = obj.dqik.use_self_collision
     if obj.dqik.colliders is not None:
         obstacles = SceneObstacles(obj, bpy.context.evaluated_depsgraph_get(), warnings.append)
+    if obstacles is not None or self_collision:
         radii, collision = capsule_radii(obj, model)
     solver = Solver(model, tasks, read_limits(obj, model), read_stiffness(obj, model),
-                    read_settings(obj, **overrides), pose.location, obstacles, radii, collision)
+                    read_settings(obj, **overrides), pose.location, obstacles, radii, collision,
+                    self_collision)
     return solver, names, warnings
 
 

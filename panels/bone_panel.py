@@ -51,6 +51,11 @@ class DQIK_PT_bone(bpy.types.Panel):
             col.prop(settings, name)
 
         layout.prop(settings, "stiffness", slider=True)
+        row = layout.row(heading="Collision")
+        row.prop(settings, "use_collision", text="")
+        sub = row.row()
+        sub.active = settings.use_collision
+        sub.prop(settings, "radius")
 
 
 CLASSES = (DQIK_PT_bone,)

@@ -32,5 +32,10 @@ class DQIK_PT_sidebar(bpy.types.Panel):
         col.prop(settings, "damping")
         col.prop(settings, "rest_weight")
 
+        col = layout.column(heading="Collision")
+        col.prop(settings, "colliders")
+        col.prop(settings, "margin")
+        col.prop(settings, "use_self_collision")
+
 
 CLASSES = (DQIK_PT_sidebar,)

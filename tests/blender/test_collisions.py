@@ -145,3 +145,39 @@ def test_build_chain_counts_collider_triangles(clean_scene, dqik, capfd):
     assert bpy.ops.dqik.build_chain() == {'FINISHED'}
     out = capfd.readouterr()
     assert "1 colliders (12 triangles)" in out.out + out.err
+
+
+def _segment_gaps(dqik, obj, group_a, group_b):
+    """Clearance (distance − both radii) between every capsule of ``group_a`` and of ``group_b``."""
+    contacts = dqik.dq_ik_addon.contacts
+    bridge = dqik.operators.armature_bridge
+    model = bridge.read_model(obj)
+    pose = bridge.PoseArrays(obj)
+    world = model.matrices(pose.rotations(), pose.location)
+    radii, _ = dqik.operators.colliders.capsule_radii(obj, model)
+    idx = {n: i for i, n in enumerate(model.names)}
+    a = np.repeat([idx[n] for n in group_a], len(group_b))
+    b = np.tile([idx[n] for n in group_b], len(group_a))
+    heads, tails = world[:, :3, 3], model.tails(world)
+    s, t = contacts.closest_points_of_segments(heads[a], tails[a], heads[b], tails[b])
+    gap = np.linalg.norm(heads[a] + s[:, None] * (tails[a] - heads[a])
+                         - heads[b] - t[:, None] * (tails[b] - heads[b]), axis=1)
+    return gap - radii[a] - radii[b]
+
+
+def test_self_collision_stops_a_hand_at_the_torso(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    torso = ["spine.001", "spine.002", "spine.003"]
+    for name in torso:
+        obj.pose.bones[name].dqik.radius = 0.12
+    obj.dqik.use_self_collision = True
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    chest = obj.matrix_world @ obj.pose.bones["spine.002"].head
+    empties["hand.L"].location = chest  # inside the torso
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert _segment_gaps(dqik, obj, ARM, torso).min() >= -1e-3
+    obj.dqik.use_self_collision = False
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert _segment_gaps(dqik, obj, ARM, torso).min() < -0.05  # without it the hand goes in

@@ -105,3 +105,50 @@ def test_small_target_moves_never_tunnel_through_a_thin_plate():
         assert deepest(model, rotations, query) >= -1e-3
         tails = model.tails(model.matrices(rotations))
         assert np.all(tails[:, 0] < 0.5)  # still on the near side of the plate
+
+
+def test_segment_closest_points_match_a_dense_search():
+    from dq_ik_addon.contacts import closest_points_of_segments
+    rng = np.random.default_rng(2)
+    p0, p1, q0, q1 = (rng.normal(size=(50, 3)) for _ in range(4))
+    q1[:5] = q0[:5]  # degenerate segments
+    s, t = closest_points_of_segments(p0, p1, q0, q1)
+    got = np.linalg.norm(p0 + s[:, None] * (p1 - p0) - q0 - t[:, None] * (q1 - q0), axis=1)
+    grid = np.linspace(0, 1, 201)
+    pa = p0[:, None, :] + grid[None, :, None] * (p1 - p0)[:, None, :]
+    qb = q0[:, None, :] + grid[None, :, None] * (q1 - q0)[:, None, :]
+    dense = np.linalg.norm(pa[:, :, None, :] - qb[:, None, :, :], axis=-1).min(axis=(1, 2))
+    assert np.all(got <= dense + 1e-9)
+    assert np.all(got >= dense - 0.02)
+
+
+def _two_arms():
+    """A root with two 3-bone arms side by side along +Y, 0.6 apart in X."""
+    from dq_ik_addon import ChainModel
+    rest = np.tile(np.eye(4), (7, 1, 1))
+    parents = [-1, 0, 1, 2, 0, 4, 5]
+    for i, (x, y) in enumerate([(0, 0), (-0.3, 0.2), (-0.3, 0.7), (-0.3, 1.2),
+                                (0.3, 0.2), (0.3, 0.7), (0.3, 1.2)]):
+        rest[i, :3, 3] = (x, y, 0.0)
+    lengths = np.array([0.2, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5])
+    return ChainModel.from_bones(list("rabcdef"), parents, rest, lengths=lengths,
+                                 connected=[False, False, True, True, False, True, True])
+
+
+def test_self_collision_keeps_one_arm_out_of_the_other():
+    model = _two_arms()
+    goal = np.array([0.3, 1.0, 0.0])  # right on the other arm
+    radii = np.full(7, 0.06)
+    s = Solver(model, [Task(3, goal, chain_count=3)], radii=radii, self_collision=True,
+               settings=SolverSettings(margin=MARGIN, max_iterations=200))
+    result = s.solve(identity_pose(7))
+    world = model.matrices(result.rotations)
+    heads, tails = world[:, :3, 3], model.tails(world)
+    from dq_ik_addon.contacts import closest_points_of_segments
+    a, b = np.repeat([1, 2, 3], 3), np.tile([4, 5, 6], 3)
+    u, v = closest_points_of_segments(heads[a], tails[a], heads[b], tails[b])
+    gap = np.linalg.norm(heads[a] + u[:, None] * (tails[a] - heads[a])
+                         - heads[b] - v[:, None] * (tails[b] - heads[b]), axis=1)
+    assert gap.min() - 2 * 0.06 >= -1e-3
+    free = Solver(model, [Task(3, goal, chain_count=3)]).solve(identity_pose(7))
+    assert free.position_errors[0] < 1e-5  # without self-collision it goes right through
