@@ -3,12 +3,17 @@
 Joint-limit rows touch one joint each (``(G Δ)_r = g_r · Δ_{owner_r}``), so while only they are
 active the constraint level is solved block by block (``joint_block_solution``); contact rows span
 every joint above the contact point, and once one is active the active rows are solved together
-with one SVD: ``(C⁺ r, I − C⁺C)`` (Baerlocher §5.4, the constraints above every task).
+with one damped SVD: ``(C⁺ r, I − C⁺C)`` (Baerlocher §5.4, the constraints above every task).
 """
 
 import numpy as np
 
-from .prioritized import joint_block_solution, rank_truncated_svd
+from .prioritized import joint_block_solution
+
+# Contact rows of neighbouring sample points are nearly parallel and their right-hand sides need
+# not agree, so their least-squares solution is damped and nearly dependent rows are dropped.
+_CONTACT_RANK = 1e-6
+_CONTACT_DAMPING = 1e-3
 
 
 class ConstraintRows:
@@ -37,6 +42,9 @@ class ConstraintRows:
         cols = 3 * owner[:, None] + np.arange(3)
         limit_rows[np.arange(owner.size)[:, None], cols] = self.gradient[limit_active]
         rows = np.concatenate([limit_rows, self.dense[dense_active]])
-        u, s, vt = rank_truncated_svd(rows)
+        u, s, vt = np.linalg.svd(rows, full_matrices=False)
+        keep = s > _CONTACT_RANK * s[0]
+        u, s, vt = u[:, keep], s[keep], vt[keep]
         projector = np.eye(size) - vt.T @ vt
-        return vt.T @ ((u.T @ rhs[active]) / s), projector
+        lam2 = (_CONTACT_DAMPING * s[0]) ** 2
+        return vt.T @ ((s / (s * s + lam2)) * (u.T @ rhs[active])), projector

@@ -119,6 +119,23 @@ class CapsulePairs:
         return self.a.size
 
 
+def _pair_points(pairs, world):
+    """The closest points of each capsule pair's segments in the pose ``world``."""
+    heads = world[:, :3, 3]
+    tails = pairs.model.tails(world)
+    a, b = pairs.a, pairs.b
+    s, t = closest_points_of_segments(heads[a], tails[a], heads[b], tails[b])
+    return heads[a] + s[:, None] * (tails[a] - heads[a]), heads[b] + t[:, None] * (tails[b] - heads[b])
+
+
+def pair_clearances(pairs, world, margin):
+    """Distance between each pair's segments minus both radii and ``margin``."""
+    if len(pairs) == 0:
+        return np.zeros(0)
+    p_a, p_b = _pair_points(pairs, world)
+    return np.linalg.norm(p_a - p_b, axis=1) - pairs.radii - margin
+
+
 def self_contact_rows(pairs, world, axes, joints, moves, margin, band):
     """``(gradient, slack)`` rows ``−nᵀ (J_pa − J_pb) Δθ ≤ d − margin`` of the capsule pairs closer
     than ``margin + band``; n points from b's closest point to a's, d = |p_a − p_b| − r_a − r_b."""
@@ -126,10 +143,7 @@ def self_contact_rows(pairs, world, axes, joints, moves, margin, band):
     if len(pairs) == 0:
         return np.zeros((0, size)), np.zeros(0)
     heads = world[:, :3, 3]
-    tails = pairs.model.tails(world)
-    s, t = closest_points_of_segments(heads[pairs.a], tails[pairs.a], heads[pairs.b], tails[pairs.b])
-    p_a = heads[pairs.a] + s[:, None] * (tails[pairs.a] - heads[pairs.a])
-    p_b = heads[pairs.b] + t[:, None] * (tails[pairs.b] - heads[pairs.b])
+    p_a, p_b = _pair_points(pairs, world)
     offset = p_a - p_b
     length = np.linalg.norm(offset, axis=1)
     clearance = length - pairs.radii - margin

@@ -27,7 +27,7 @@ from .jacobian import joint_axes, task_jacobian
 from .limit_constraints import limit_margin, limit_rows
 from .limits import project_to_limits
 from .constraint_rows import ConstraintRows
-from .contacts import CapsulePairs, Capsules, contact_rows, self_contact_rows
+from .contacts import CapsulePairs, Capsules, contact_rows, pair_clearances, self_contact_rows
 from .prioritized import prioritized_step
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
 from .swing_twist import quat_from_swing_twist, swing_twist_params
@@ -127,8 +127,9 @@ class Solver:
             radii = np.asarray(radii, dtype=np.float64)[self.bones]
             collision = np.ones(radii.size, bool) if collision is None else \
                 np.asarray(collision, dtype=bool)[self.bones]
-            if obstacles is not None:
-                self.capsules = Capsules(self.model, radii, collision)
+            if obstacles is not None:  # only capsules the solve can move out of the way
+                moved = self.moves[self.joints].any(axis=0)
+                self.capsules = Capsules(self.model, radii, collision & moved)
             if self_collision:
                 self.pairs = CapsulePairs(self.model, radii, collision, self.moves[self.joints],
                                           self.settings.margin)
@@ -154,10 +155,27 @@ class Solver:
         position, rotation = self.tasks.errors(self.model, world)
         return world, position, rotation
 
-    def _level_errors(self, position, rotation):
+    def _level_errors(self, world, position, rotation):
+        """The error of each priority level, preceded by the total contact penetration when
+        there are contacts (they rank above every task)."""
         per_task = self.tasks.weights * (np.einsum('ij,ij->i', position, position)
                                          + self.size ** 2 * np.einsum('ij,ij->i', rotation, rotation))
-        return np.array([np.sqrt(per_task[rows].sum()) for rows in self.level_rows])
+        levels = [np.sqrt(per_task[rows].sum()) for rows in self.level_rows]
+        if self.capsules is not None or self.pairs is not None:
+            levels.insert(0, self._penetration(world))
+        return np.array(levels)
+
+    def _penetration(self, world):
+        """Sum of the depths by which capsules sink into obstacles or each other past ``margin``
+        (as deep as contacts are detected, ``contact_band``)."""
+        margin, depth = self.settings.margin, 0.0
+        if self.capsules is not None and len(self.capsules):
+            reach = self.capsules.radii + margin + self.settings.contact_band * self.size
+            distance, _ = self.obstacles(self.capsules.points(world), reach)
+            depth += np.sum(np.maximum(self.capsules.radii + margin - distance, 0.0))
+        if self.pairs is not None:
+            depth += np.sum(np.maximum(-pair_clearances(self.pairs, world, margin), 0.0))
+        return float(depth)
 
     # -- one step ---------------------------------------------------------------------------
     def _levels(self, world, rotations, position, rotation):
@@ -274,12 +292,12 @@ class Solver:
         preferred = q.copy() if preferred is None else \
             qnormalize(np.asarray(preferred, float)[self.bones])
         world, position, rotation = self._errors(q)
-        current = self._level_errors(position, rotation)
+        current = self._level_errors(world, position, rotation)
         history = [current]
         best = (q, position, rotation, current)
         iterations, escapes = 0, 0
         while iterations < settings.max_iterations and len(self.joints):
-            if self._converged(position, rotation):
+            if self._converged(position, rotation, current):
                 break
             if settings.time_budget_ms is not None and \
                     (time.perf_counter() - start) * 1e3 >= settings.time_budget_ms:
@@ -302,18 +320,18 @@ class Solver:
                 escapes += 1
                 q = preferred = escaped
                 world, position, rotation = self._errors(q)
-                current = self._level_errors(position, rotation)
+                current = self._level_errors(world, position, rotation)
                 history = [current]
         q, position, rotation, current = best
         full[self.bones] = q
         return SolveResult(full, iterations, np.linalg.norm(position, axis=1),
-                           np.linalg.norm(rotation, axis=1), self._converged(position, rotation),
-                           history)
+                           np.linalg.norm(rotation, axis=1),
+                           self._converged(position, rotation, current), history)
 
     def _trial(self, q, step, scale):
         new = self._apply(q, step, scale)
         world, position, rotation = self._errors(new)
-        return new, world, position, rotation, self._level_errors(position, rotation)
+        return new, world, position, rotation, self._level_errors(world, position, rotation)
 
     def _line_search(self, q, steps, current):
         """The accepted trial ``(q, world, position, rotation, errors, verdict)`` or None.
@@ -331,7 +349,9 @@ class Solver:
         trial = self._trial(q, step, self._step_scale(step))
         unmet = np.nonzero(current > self.settings.tolerance)[0]
         if unmet.size and trial[4][unmet[0]] > 0.5 * current[unmet[0]]:
-            for candidate in {len(steps) - 2: steps[-2], unmet[0]: steps[unmet[0]]}.values():
+            first_task_level = max(unmet[0] - (len(current) - len(self.level_rows)), 0)
+            for candidate in {len(steps) - 2: steps[-2],
+                              first_task_level: steps[first_task_level]}.values():
                 other = self._trial(q, candidate, self._step_scale(candidate))
                 if _compare_levels(other[4], trial[4], eps, reached, _TRADE) < 0:
                     step, trial = candidate, other
@@ -404,9 +424,11 @@ class Solver:
         first = unmet[0]
         return bool(new[first] > 0.999 * old[first])
 
-    def _converged(self, position, rotation):
+    def _converged(self, position, rotation, errors):
+        """Every task within tolerance, and no contact deeper than it."""
         tol = self.settings.tolerance
-        return bool(np.all(np.linalg.norm(position, axis=1) < tol)
+        contact_ok = self.capsules is None and self.pairs is None or errors[0] <= tol
+        return bool(contact_ok and np.all(np.linalg.norm(position, axis=1) < tol)
                     and np.all(np.linalg.norm(rotation, axis=1) < tol))
 
 

@@ -9,6 +9,7 @@ gives ``d = ±|p − c|`` with the sign of ``(p − c)·n`` — right inside clo
 non-manifold meshes are one-sided by their normals (a warning names them once).
 """
 
+import bpy
 import numpy as np
 from mathutils import Vector
 from mathutils.bvhtree import BVHTree
@@ -118,13 +119,68 @@ class SceneObstacles:
         return distance, normal
 
 
+_SKIN_RADII = {}  # (armature name, mesh name, vertex count) → {bone name: radius}
+_WEIGHT_CUTOFF = 0.5
+_LENGTH_FRACTION = 0.15
+
+
+def _skinned_meshes(obj):
+    """Mesh objects deformed by ``obj`` through an Armature modifier."""
+    return [o for o in bpy.data.objects if o.type == 'MESH' and any(
+        m.type == 'ARMATURE' and m.object == obj for m in o.modifiers)]
+
+
+def _skin_radii(obj, model):
+    """Per bone name: the median distance from the bone's rest segment of the vertices weighted
+    ≥ 0.5 to its vertex group, over every mesh the armature deforms (rest coordinates)."""
+    found = {}
+    to_armature = np.linalg.inv(np.array(obj.matrix_world))
+    heads = model.rest_matrices[:, :3, 3]
+    tails = model.tails(model.rest_matrices)
+    index = {name: i for i, name in enumerate(model.names)}
+    for mesh_obj in _skinned_meshes(obj):
+        mesh = mesh_obj.data
+        key = (obj.name, mesh.name, len(mesh.vertices))
+        if key not in _SKIN_RADII:
+            coords = np.empty(len(mesh.vertices) * 3)
+            mesh.vertices.foreach_get("co", coords)
+            coords = coords.reshape(-1, 3) @ (to_armature @ np.array(mesh_obj.matrix_world))[:3, :3].T \
+                + (to_armature @ np.array(mesh_obj.matrix_world))[:3, 3]
+            groups = {g.index: g.name for g in mesh_obj.vertex_groups if g.name in index}
+            members = {name: [] for name in groups.values()}
+            for vertex in mesh.vertices:
+                for element in vertex.groups:
+                    name = groups.get(element.group)
+                    if name is not None and element.weight >= _WEIGHT_CUTOFF:
+                        members[name].append(vertex.index)
+            radii = {}
+            for name, verts in members.items():
+                if verts:
+                    i = index[name]
+                    p = coords[verts]
+                    axis = tails[i] - heads[i]
+                    t = np.clip((p - heads[i]) @ axis / max(axis @ axis, 1e-12), 0.0, 1.0)
+                    radii[name] = float(np.median(np.linalg.norm(
+                        p - heads[i] - t[:, None] * axis, axis=1)))
+            _SKIN_RADII[key] = radii
+        for name, radius in _SKIN_RADII[key].items():
+            found[name] = max(found.get(name, 0.0), radius)
+    return found
+
+
 def capsule_radii(obj, model):
-    """Per bone: ``PoseBone.dqik.radius``, or when 0 an automatic radius of 15 % of the bone
-    length (at least 1 mm), and the ``use_collision`` mask."""
+    """Per bone: ``PoseBone.dqik.radius``; when 0, automatic: the median distance of the skin
+    vertices weighted to the bone (meshes the armature deforms), else 15 % of the bone length;
+    never below 1 mm. Also the ``use_collision`` mask."""
     radii = np.zeros(len(model))
     enabled = np.zeros(len(model), dtype=bool)
+    skin = None
     for i, name in enumerate(model.names):
         settings = obj.pose.bones[name].dqik
         enabled[i] = settings.use_collision
-        radii[i] = settings.radius if settings.radius > 0.0 else max(0.15 * model.lengths[i], 1e-3)
+        radius = settings.radius
+        if radius <= 0.0:
+            skin = _skin_radii(obj, model) if skin is None else skin
+            radius = skin.get(name, _LENGTH_FRACTION * model.lengths[i])
+        radii[i] = max(radius, 1e-3)
     return radii, enabled

@@ -3,7 +3,7 @@
 import bpy
 import numpy as np
 import pytest
-from mathutils import Quaternion
+from mathutils import Quaternion, Vector
 
 import rigs
 import solve_problems as sp
@@ -181,3 +181,85 @@ def test_self_collision_stops_a_hand_at_the_torso(clean_scene, dqik):
     assert bpy.ops.dqik.solve() == {'FINISHED'}
     bpy.context.view_layer.update()
     assert _segment_gaps(dqik, obj, ARM, torso).min() < -0.05  # without it the hand goes in
+
+
+def test_automatic_radius_comes_from_the_skin(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bone = obj.data.bones["forearm.L"]
+    head, tail = np.array(bone.head_local), np.array(bone.tail_local)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.ops.mesh.primitive_cylinder_add(vertices=32, radius=0.07, depth=np.linalg.norm(tail - head) * 0.8)
+    skin = bpy.context.active_object
+    direction = (tail - head) / np.linalg.norm(tail - head)
+    skin.rotation_mode = 'QUATERNION'
+    skin.rotation_quaternion = Vector((0, 0, 1)).rotation_difference(Vector(direction))
+    skin.location = (head + tail) / 2
+    group = skin.vertex_groups.new(name="forearm.L")
+    group.add(range(len(skin.data.vertices)), 1.0, 'REPLACE')
+    modifier = skin.modifiers.new("Armature", 'ARMATURE')
+    modifier.object = obj
+    bpy.context.view_layer.update()
+    model = dqik.operators.armature_bridge.read_model(obj)
+    radii, _ = dqik.operators.colliders.capsule_radii(obj, model)
+    assert radii[model.index["forearm.L"]] == pytest.approx(0.07, abs=0.003)
+    assert radii[model.index["hand.L"]] == pytest.approx(0.15 * model.lengths[model.index["hand.L"]])
+    obj.pose.bones["forearm.L"].dqik.radius = 0.02
+    radii, _ = dqik.operators.colliders.capsule_radii(obj, model)
+    assert radii[model.index["forearm.L"]] == pytest.approx(0.02)
+
+
+def test_contacts_follow_a_deforming_collider_on_frame_change(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    colliders = collider_collection(clean_scene, obj)
+    tail = sp.world_tail(obj, "hand.L")
+    floor = box("floor", (tail[0] - 1, tail[1] - 1, tail[2] - 0.6), (tail[0] + 1, tail[1] + 1,
+                                                                      tail[2] - 0.3), colliders)
+    floor.shape_key_add(name="Basis")
+    raised = floor.shape_key_add(name="raised")
+    for i in range(4, 8):  # the top face comes up to 5 cm below the hand
+        raised.data[i].co.z = tail[2] - 0.05
+    raised.value = 0.0
+    raised.keyframe_insert("value", frame=1)
+    raised.value = 1.0
+    raised.keyframe_insert("value", frame=10)
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    lowest = min((Quaternion(axis, angle) for axis in ((1, 0, 0), (0, 0, 1)) for angle in (-0.5, 0.5)),
+                 key=lambda q: (sp.set_pose(obj, {"upper_arm.L": q}),
+                                sp.world_tail(obj, "hand.L")[2])[1])
+    sp.set_pose(obj, {"upper_arm.L": lowest})
+    empties["hand.L"].location = sp.world_tail(obj, "hand.L")  # lower, reachable at frame 1
+    sp.clear_pose(obj)
+    clean_scene.frame_set(1)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    goal = np.array(empties["hand.L"].location)
+    assert np.linalg.norm(sp.world_tail(obj, "hand.L") - goal) < 1e-4
+    assert goal[2] < tail[2] - 0.05  # the raised floor will be above the goal
+    clean_scene.frame_set(10)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert deepest(dqik, obj, ARM) >= -1e-3
+    assert sp.world_tail(obj, "hand.L")[2] > tail[2] - 0.05
+
+
+def test_hundred_small_moves_never_tunnel_through_a_torus(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    colliders = collider_collection(clean_scene, obj)
+    tail = sp.world_tail(obj, "hand.L")
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.ops.mesh.primitive_torus_add(major_radius=0.25, minor_radius=0.04,
+                                     location=(tail[0], tail[1] - 0.2, tail[2] - 0.25),
+                                     rotation=(np.pi / 2, 0, 0))
+    torus = bpy.context.active_object
+    for coll in torus.users_collection:
+        coll.objects.unlink(torus)
+    colliders.objects.link(torus)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode='POSE')
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    for k in range(100):  # the goal sweeps down across the torus tube
+        empties["hand.L"].location = tail + np.array([0.0, -0.2, 0.1 - 0.004 * k])
+        bpy.context.view_layer.update()
+        assert bpy.ops.dqik.solve() == {'FINISHED'}
+        bpy.context.view_layer.update()
+        assert deepest(dqik, obj, ARM) >= -1e-3, k
