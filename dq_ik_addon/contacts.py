@@ -1,7 +1,9 @@
 """Contacts: bone capsules against obstacles and each other, as one-sided rows above every task.
 
-Every collision bone is a capsule: the segment head→tail with a radius. It is sampled at
-``SAMPLES`` points p = head + t (tail − head). An obstacle query returns, for each point, the signed
+Every collision bone is a capsule: the segment head→tail with a radius (capsules thinner than
+``MIN_RADIUS`` are left out). It is sampled at ``SAMPLES`` points p = head + t (tail − head),
+half a bone apart: an obstacle edge thinner than that gap, less the radius, can slip between two
+samples of a long bone. An obstacle query returns, for each point, the signed
 distance d to the nearest obstacle surface (negative inside) and the outward normal n there. A
 point closer than the margin plus a detection band gives the row (Bartelink §6.2, the velocity
 damper of the digests)
@@ -18,8 +20,9 @@ import numpy as np
 
 from .jacobian import task_jacobian
 
-SAMPLES = np.linspace(0.0, 1.0, 5)
+SAMPLES = np.linspace(0.0, 1.0, 3)
 PUSH_OUT = 0.5
+MIN_RADIUS = 0.005  # smaller capsules (face, finger tips) are not worth their queries
 
 
 class Capsules:
@@ -27,7 +30,7 @@ class Capsules:
 
     def __init__(self, model, radii, enabled):
         radii = np.asarray(radii, dtype=np.float64)
-        self.bones = np.nonzero(np.asarray(enabled, dtype=bool) & (radii > 0.0))[0]
+        self.bones = np.nonzero(np.asarray(enabled, dtype=bool) & (radii >= MIN_RADIUS))[0]
         self.radii = np.repeat(radii[self.bones], SAMPLES.size)
         self.owner = np.repeat(self.bones, SAMPLES.size)
         self.t = np.tile(SAMPLES, self.bones.size)
@@ -99,7 +102,7 @@ class CapsulePairs:
 
     def __init__(self, model, radii, enabled, movers, margin):
         radii = np.asarray(radii, dtype=np.float64)
-        bones = np.nonzero(np.asarray(enabled, dtype=bool) & (radii > 0.0))[0]
+        bones = np.nonzero(np.asarray(enabled, dtype=bool) & (radii >= MIN_RADIUS))[0]
         a, b = np.triu_indices(bones.size, k=1)
         a, b = bones[a], bones[b]
         heads = model.rest_matrices[:, :3, 3]

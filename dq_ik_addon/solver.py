@@ -43,6 +43,7 @@ _ESCAPE_AIMS = ((0.5, (0.0, 0.0, 0.0)), (1.0, (0.0, 0.0, 0.0)),
                 (1.0, (0.4, 0.0, 0.4)), (1.0, (-0.4, 0.0, -0.4)))
 _PULL_FADE = 0.05
 _TRADE = 0.1
+_TOUCH = 0.01  # a capsule this close (fraction of the chain size) to an obstacle is touching it
 _UNFOLD_ANGLE = 0.15
 _STRAIGHT_COSINE = np.cos(np.radians(2.0))
 
@@ -380,6 +381,8 @@ class Solver:
         """
         tasks, model = self.tasks, self.model
         tol = self.settings.tolerance
+        if self._touching(world):
+            return None  # held by an obstacle, not by a local minimum of the limits
         tails = model.tails(world)[tasks.bones]
         root_heads = world[self.chain_roots, :3, 3]
         distance = np.linalg.norm(tasks.positions - root_heads, axis=1)
@@ -412,6 +415,17 @@ class Solver:
             new[self.joints] = np.where(shift[:, None], moved_to, new[self.joints])
             new[self.joints] = project_to_limits(new[self.joints], lim)
         return new if not np.array_equal(new, q) else None
+
+    def _touching(self, world):
+        """True when a capsule is within ``_TOUCH`` of an obstacle or of another capsule."""
+        margin, touch = self.settings.margin, _TOUCH * self.size
+        if self.capsules is not None and len(self.capsules):
+            bound = self.capsules.radii + margin + touch
+            distance, _ = self.obstacles(self.capsules.points(world), bound)
+            if np.any(distance <= bound):
+                return True
+        return self.pairs is not None and bool(np.any(pair_clearances(self.pairs, world, margin)
+                                                      <= touch))
 
     def _stalled(self, history, window=8):
         """Less than 0.1 % progress of the first unmet level over ``window`` iterations."""

@@ -71,7 +71,9 @@ def tree_of(collider, depsgraph):
 
 
 class SceneObstacles:
-    """The obstacle query of the solver, in armature space, over every collider of the armature."""
+    """The obstacle query of the solver, in armature space, over every collider of the armature.
+
+    Points farther than their distance bound from a collider's bounding box skip its tree."""
 
     def __init__(self, obj, depsgraph, report_warning):
         colliders = collider_objects(obj)
@@ -89,7 +91,9 @@ class SceneObstacles:
             to_local = np.linalg.inv(np.array(collider.matrix_world)) @ arm
             back = np.linalg.inv(to_local)
             scale = float(np.cbrt(abs(np.linalg.det(back[:3, :3]))))
-            self.entries.append((tree, to_local, back[:3, :3] / scale, scale))
+            corners = np.array(collider.evaluated_get(depsgraph).bound_box)
+            self.entries.append((tree, to_local, back[:3, :3] / scale, scale,
+                                 corners.min(axis=0), corners.max(axis=0)))
         self.triangles = sum(len(c.evaluated_get(depsgraph).data.loop_triangles)
                              for c in colliders)
         self.count = len(colliders)
@@ -100,22 +104,29 @@ class SceneObstacles:
         distance = np.full(count, np.inf)
         normal = np.zeros((count, 3))
         bound = np.broadcast_to(np.asarray(max_distance, dtype=float), (count,))
-        for tree, to_local, rotation, scale in self.entries:
+        for tree, to_local, rotation, scale, low, high in self.entries:
             local = points @ to_local[:3, :3].T + to_local[:3, 3]
-            for i in range(count):
-                hit = tree.find_nearest(Vector(local[i]), bound[i] / scale)
-                if hit[0] is None:
-                    continue
-                offset = np.array(local[i]) - np.array(hit[0])
-                face_normal = np.array(hit[1])
-                signed = hit[3] if offset @ face_normal >= 0.0 else -hit[3]
-                signed *= scale
-                if signed < distance[i]:
-                    distance[i] = signed
-                    outward = offset if hit[3] > 1e-12 else face_normal
-                    outward = outward * (1.0 if signed >= 0 else -1.0)
-                    outward = rotation @ outward
-                    normal[i] = outward / max(np.linalg.norm(outward), 1e-12)
+            reach = (bound / scale)[:, None]
+            candidates = np.nonzero(np.all((local > low - reach) & (local < high + reach), axis=1))[0]
+            found = []
+            for i in candidates:
+                co, face_normal, _index, dist = tree.find_nearest(Vector(local[i]), reach[i, 0])
+                if co is not None:
+                    found.append((i, *co, *face_normal, dist))
+            if not found:
+                continue
+            hits = np.array(found)
+            rows = hits[:, 0].astype(np.int64)
+            offset = local[rows] - hits[:, 1:4]
+            inside = np.einsum('ij,ij->i', offset, hits[:, 4:7]) < 0.0
+            signed = np.where(inside, -hits[:, 7], hits[:, 7]) * scale
+            outward = np.where((hits[:, 7] > 1e-12)[:, None], offset, hits[:, 4:7])
+            outward = np.where((inside & (hits[:, 7] > 1e-12))[:, None], -outward, outward)
+            outward = outward @ rotation.T
+            outward /= np.maximum(np.linalg.norm(outward, axis=1), 1e-12)[:, None]
+            closer = signed < distance[rows]
+            distance[rows[closer]] = signed[closer]
+            normal[rows[closer]] = outward[closer]
         return distance, normal
 
 
