@@ -83,13 +83,18 @@ def test_reachable_target_on_the_free_side_is_still_reached(clean_scene, dqik):
     assert deepest(dqik, obj) >= -1e-6
 
 
-def test_hand_target_under_a_table_top_stays_above_it(clean_scene, dqik):
+def test_feet_on_the_floor_and_a_hand_target_under_a_table_top(clean_scene, dqik):
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
     colliders = collider_collection(clean_scene, obj)
     tail = sp.world_tail(obj, "hand.L")
     box("table", (tail[0] - 0.5, tail[1] - 0.8, 0.7), (tail[0] + 0.5, tail[1] + 0.2, 0.75),
         colliders)
+    model = dqik.operators.armature_bridge.read_model(obj)
+    radii, _ = dqik.operators.colliders.capsule_radii(obj, model)
+    floor_top = min(sp.world_tail(obj, n)[2] for n in ("foot.L", "foot.R")) \
+        - radii.max() - obj.dqik.margin - 0.001
+    box("floor", (-3, -3, floor_top - 0.2), (3, 3, floor_top), colliders)
     feet = sp.add_targets(obj, ["foot.L", "foot.R"], priority=1)
     for name, empty in feet.items():
         empty.location = sp.world_tail(obj, name)
@@ -263,3 +268,23 @@ def test_hundred_small_moves_never_tunnel_through_a_torus(clean_scene, dqik):
         assert bpy.ops.dqik.solve() == {'FINISHED'}
         bpy.context.view_layer.update()
         assert deepest(dqik, obj, ARM) >= -1e-3, k
+
+
+def test_an_open_mesh_collider_warns_once_by_name(clean_scene, dqik, capfd):
+    obj = rigs.metarig("basic")
+    colliders = collider_collection(clean_scene, obj)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.ops.mesh.primitive_plane_add(size=2.0, location=(0.0, -0.5, 0.5))
+    plane = bpy.context.active_object
+    plane.name = "OpenPlane"
+    for coll in plane.users_collection:
+        coll.objects.unlink(plane)
+    colliders.objects.link(plane)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode='POSE')
+    capfd.readouterr()
+    assert bpy.ops.dqik.build_chain() == {'FINISHED'}
+    assert bpy.ops.dqik.build_chain() == {'FINISHED'}
+    out = capfd.readouterr()
+    text = out.out + out.err
+    assert text.count("'OpenPlane' is not a closed mesh") == 1
