@@ -28,6 +28,7 @@ GOAL = "159-bone metarig warm solve with collisions ≤ 8 ms"
 def scene(kind, dqik):
     import bpy
 
+    import rigs
     import solve_problems as sp
     obj = common.new_rig(kind)
     with common.quiet():
@@ -43,9 +44,7 @@ def scene(kind, dqik):
     bpy.ops.mesh.primitive_uv_sphere_add(segments=128, ring_count=80, radius=0.15,
                                          location=(tail[0] + 0.05, tail[1] - 0.3, tail[2] - 0.1))
     sphere = bpy.context.active_object
-    for coll in sphere.users_collection:
-        coll.objects.unlink(sphere)
-    collection.objects.link(sphere)
+    rigs.move_to_collection(sphere, collection)
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode='POSE')
     bpy.context.view_layer.update()

@@ -65,3 +65,10 @@ def pose_matrices(obj):
     flat = np.empty(len(obj.pose.bones) * 16)
     obj.pose.bones.foreach_get("matrix", flat)
     return flat.reshape(-1, 4, 4).transpose(0, 2, 1)
+
+
+def move_to_collection(obj, collection):
+    """Unlink ``obj`` from its collections and link it to ``collection`` only."""
+    for owner in obj.users_collection:
+        owner.objects.unlink(obj)
+    collection.objects.link(obj)

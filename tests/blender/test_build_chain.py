@@ -21,9 +21,7 @@ def test_reports_bones_dofs_tasks_colliders(clean_scene, dqik, capfd):
     clean_scene.collection.children.link(walls)
     bpy.ops.mesh.primitive_cube_add()
     cube = bpy.context.active_object
-    for coll in cube.users_collection:
-        coll.objects.unlink(cube)
-    walls.objects.link(cube)
+    rigs.move_to_collection(cube, walls)
     obj.dqik.colliders = walls
     bpy.context.view_layer.objects.active = obj
 

@@ -113,9 +113,7 @@ def test_a_static_collider_builds_its_tree_once_over_100_solves(clean_scene, dqi
     bpy.ops.mesh.primitive_uv_sphere_add(segments=128, ring_count=80, radius=0.3,
                                          location=(0.6, -0.6, 1.0))
     sphere = bpy.context.active_object
-    for coll in sphere.users_collection:
-        coll.objects.unlink(sphere)
-    colliders.objects.link(sphere)
+    rigs.move_to_collection(sphere, colliders)
     bpy.context.view_layer.objects.active = obj
     empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
     start = sp.world_tail(obj, "hand.L")
@@ -256,9 +254,7 @@ def test_hundred_small_moves_never_tunnel_through_a_torus(clean_scene, dqik):
                                      location=(tail[0], tail[1] - 0.2, tail[2] - 0.25),
                                      rotation=(np.pi / 2, 0, 0))
     torus = bpy.context.active_object
-    for coll in torus.users_collection:
-        coll.objects.unlink(torus)
-    colliders.objects.link(torus)
+    rigs.move_to_collection(torus, colliders)
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode='POSE')
     empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
@@ -277,9 +273,7 @@ def test_an_open_mesh_collider_warns_once_by_name(clean_scene, dqik, capfd):
     bpy.ops.mesh.primitive_plane_add(size=2.0, location=(0.0, -0.5, 0.5))
     plane = bpy.context.active_object
     plane.name = "OpenPlane"
-    for coll in plane.users_collection:
-        coll.objects.unlink(plane)
-    colliders.objects.link(plane)
+    rigs.move_to_collection(plane, colliders)
     bpy.context.view_layer.objects.active = obj
     bpy.ops.object.mode_set(mode='POSE')
     capfd.readouterr()
