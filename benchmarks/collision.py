@@ -98,8 +98,8 @@ def main():
                           rows))
     builds = dqik.operators.colliders.BUILD_COUNT[0] - builds_before
     print(f"\n{2 * STEPS} warm steps per rig (left hand 5 cm per step into the sphere and back; feet "
-          f"priority 1, hands priority 2, HUMANOID limits). BVH trees built in the run: {builds} "
-          f"(one per rig scene). Run time {time.perf_counter() - started:.0f} s.\n\nGoal: {GOAL}.")
+          f"priority 1, hands priority 2, HUMANOID limits). BVH trees built in the run: {builds}. "
+          f"Run time {time.perf_counter() - started:.0f} s.\n\nGoal: {GOAL}.")
     for kind, median in summary:
         if kind == "human":
             print(f"- human, with collisions: warm {median:.2f} ms (≤ 8) → "
