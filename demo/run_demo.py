@@ -12,14 +12,16 @@
    - ``reachable_1..5``: the targets are the feet and hand tails of a random pose inside the
      limits (forward kinematics, so the targets are provably reachable);
    - ``unreachable_hand``: the targets of ``reachable_1``, but the left hand's target is moved far
-     beyond the arm's reach; the hand stretches towards it while the feet stay planted.
+     beyond the arm's reach; the hand stretches towards it while the feet stay planted;
+   - ``wall``: the targets of ``reachable_1`` with a thin wall (the armature's collider
+     collection) across the left arm's way; the arm stops at the wall and bends around it.
 5. Writes into OUTPUT_DIR:
    - ``results.json``: per scenario, per task the error in mm, plus iterations, converged, the
      largest joint-limit violation (rad) and the operator's wall time (ms);
    - ``dq_ik_demo.blend``: the final scene (armature solved for the last scenario, its targets,
      camera, lights and the render proxies);
-   - Workbench renders (800x600): ``rest_with_targets.png``, ``solved.png`` (``reachable_1``)
-     and ``unreachable.png``.
+   - Workbench renders (800x600): ``rest_with_targets.png``, ``solved.png`` (``reachable_1``),
+     ``unreachable.png`` and ``wall.png``.
 
 Armatures are not drawn by a render, so each image shows a proxy mesh: one Blender-style
 octahedral bone shape per pose bone (from the evaluated ``PoseBone.matrix`` and length).
@@ -52,6 +54,8 @@ FEET = ("foot.L", "foot.R")
 HANDS = ("hand.L", "hand.R")
 PRIORITY = {"foot.L": 1, "foot.R": 1, "hand.L": 2, "hand.R": 2}
 UNREACHABLE_HAND = "hand.L"
+WALL_HAND, WALL_SHOULDER = "hand.L", "upper_arm.L"
+WALL_AT, WALL_SIZE, WALL_THICKNESS = 0.7, 0.6, 0.03
 BEYOND_REACH = 0.8           # metres the unreachable target lies beyond the straight arm
 MAX_FREE_ANGLE = 0.3         # radians, for bones the preset leaves unlimited (the hips root)
 POSE_SCALE = 0.5             # random rotations are scaled to this fraction of their angle
@@ -344,6 +348,52 @@ def measure(obj, empties, dqik):
     return tasks, float(violation)
 
 
+def add_wall(obj, goal):
+    """A thin box across the way from the shoulder of ``WALL_HAND`` to ``goal``, made the
+    armature's only collider (a collection ``Colliders``)."""
+    import bmesh
+    import bpy
+    shoulder = np.array(obj.matrix_world @ obj.pose.bones[WALL_SHOULDER].head)
+    way = np.array(goal) - shoulder
+    normal = way / np.linalg.norm(way)
+    side = np.cross(normal, (0.0, 0.0, 1.0))
+    side /= np.linalg.norm(side)
+    up = np.cross(side, normal)
+    centre = shoulder + WALL_AT * way
+    corners = [centre + a * WALL_SIZE / 2 * side + b * WALL_SIZE / 2 * up + c * WALL_THICKNESS / 2
+               * normal for c in (-1, 1) for b in (-1, 1) for a in (-1, 1)]
+    faces = [(0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5)]
+    mesh = bpy.data.meshes.new("wall")
+    mesh.from_pydata([tuple(c) for c in corners], [], faces)
+    shell = bmesh.new()
+    shell.from_mesh(mesh)
+    bmesh.ops.recalc_face_normals(shell, faces=shell.faces)  # outward, for signed distances
+    shell.to_mesh(mesh)
+    shell.free()
+    wall = bpy.data.objects.new("wall", mesh)
+    wall.data.materials.append(material("wall", (0.55, 0.6, 0.7, 0.35)))  # see-through in renders
+    collection = bpy.data.collections.new("Colliders")
+    bpy.context.scene.collection.children.link(collection)
+    collection.objects.link(wall)
+    obj.dqik.colliders = collection
+    return wall
+
+
+def deepest_capsule(obj, dqik):
+    """Smallest clearance past the margin of any moved capsule against the colliders (metres)."""
+    import bpy
+    bridge = dqik.operators.armature_bridge
+    model = bridge.read_model(obj)
+    pose = bridge.PoseArrays(obj)
+    obstacles = dqik.operators.colliders.SceneObstacles(
+        obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None)
+    radii, enabled = dqik.operators.colliders.capsule_radii(obj, model)
+    capsules = dqik.dq_ik_addon.contacts.Capsules(model, radii, enabled)
+    distance, _ = obstacles(capsules.points(model.matrices(pose.rotations(), pose.location)),
+                            np.full(len(capsules), 10.0))
+    return float(np.min(distance - capsules.radii - obj.dqik.margin))
+
+
 def run_scenario(name, obj, empties, dqik, description, extra=None):
     import solve_problems as sp
     sp.clear_pose(obj)
@@ -451,6 +501,29 @@ def main(output_dir):
         scene, os.path.join(output_dir, "unreachable.png"),
         f"{UNREACHABLE_HAND} target out of reach: the feet (priority 1) stay planted "
         f"({feet:.2g} mm); the hands (priority 2) get as close as they can ({hands})")
+
+    # The targets of reachable_1 again, with a wall across the left arm's way to its target.
+    sp.clear_pose(obj)
+    for bone, location in reachable_goals.items():
+        empties[bone].location = location
+    wall = add_wall(obj, reachable_goals[WALL_HAND])
+    bpy.context.view_layer.update()
+    entry = run_scenario(
+        "wall", obj, empties, dqik,
+        f"the targets of reachable_1 with a {WALL_SIZE} m wall, {WALL_THICKNESS * 100:g} cm thick, "
+        f"across the way of {WALL_HAND} at {WALL_AT:.0%} of the way from its shoulder to its target "
+        "(Object.dqik.colliders): the arm stops at the wall and bends around it",
+        extra={"collider": wall.name,
+               "deepest_capsule_past_margin_mm": round(deepest_capsule(obj, dqik) * 1e3, 4)})
+    scenarios.append(entry)
+    frame_camera(camera, bone_points(obj) + rest_points
+                 + [tuple(e.location) for e in empties.values()])
+    build_bone_proxy(obj, roles)
+    images["wall"] = render(
+        scene, os.path.join(output_dir, "wall.png"),
+        f"A wall in the way: {WALL_HAND} stops at it "
+        f"({entry['tasks'][WALL_HAND]['error_mm']:.0f} mm from its target), capsules "
+        f"{max(-entry['deepest_capsule_past_margin_mm'], 0.0):.2g} mm past the margin at most")
 
     blend = os.path.join(output_dir, "dq_ik_demo.blend")
     with captured_output():
