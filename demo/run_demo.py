@@ -348,6 +348,21 @@ def measure(obj, empties, dqik):
     return tasks, float(violation)
 
 
+def restore_goals(obj, empties, goals):
+    """Back to the rest pose with the targets at ``goals`` (bone → location)."""
+    import solve_problems as sp
+    sp.clear_pose(obj)
+    for bone, location in goals.items():
+        empties[bone].location = location
+
+
+def show_result(camera, obj, roles, empties, rest_points):
+    """Frame the solved pose, the rest pose and the targets, and rebuild the bone proxies."""
+    frame_camera(camera, bone_points(obj) + rest_points
+                 + [tuple(e.location) for e in empties.values()])
+    build_bone_proxy(obj, roles)
+
+
 def add_wall(obj, goal):
     """A thin box across the way from the shoulder of ``WALL_HAND`` to ``goal``, made the
     armature's only collider (a collection ``Colliders``)."""
@@ -377,21 +392,6 @@ def add_wall(obj, goal):
     collection.objects.link(wall)
     obj.dqik.colliders = collection
     return wall
-
-
-def deepest_capsule(obj, dqik):
-    """Smallest clearance past the margin of any moved capsule against the colliders (metres)."""
-    import bpy
-    bridge = dqik.operators.armature_bridge
-    model = bridge.read_model(obj)
-    pose = bridge.PoseArrays(obj)
-    obstacles = dqik.operators.colliders.SceneObstacles(
-        obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None)
-    radii, enabled = dqik.operators.colliders.capsule_radii(obj, model)
-    capsules = dqik.dq_ik_addon.contacts.Capsules(model, radii, enabled)
-    distance, _ = obstacles(capsules.points(model.matrices(pose.rotations(), pose.location)),
-                            np.full(len(capsules), 10.0))
-    return float(np.min(distance - capsules.radii - obj.dqik.margin))
 
 
 def run_scenario(name, obj, empties, dqik, description, extra=None):
@@ -477,9 +477,7 @@ def main(output_dir):
                 f"{scenarios[-1]['iterations']} iterations")
 
     # The same targets as reachable_1, but one hand's target far beyond its reach.
-    sp.clear_pose(obj)
-    for bone, location in reachable_goals.items():
-        empties[bone].location = location
+    restore_goals(obj, empties, reachable_goals)
     far, reach = unreachable_location(obj, UNREACHABLE_HAND)
     empties[UNREACHABLE_HAND].location = far
     bpy.context.view_layer.update()
@@ -492,9 +490,7 @@ def main(output_dir):
                "arm_reach_m": round(reach, 4),
                "target_beyond_straight_arm_m": BEYOND_REACH})
     scenarios.append(entry)
-    frame_camera(camera, bone_points(obj) + rest_points
-                 + [tuple(e.location) for e in empties.values()])
-    build_bone_proxy(obj, roles)
+    show_result(camera, obj, roles, empties, rest_points)
     feet = max(entry["tasks"][b]["error_mm"] for b in FEET)
     hands = ", ".join(f"{b} {entry['tasks'][b]['error_mm']:.0f} mm" for b in HANDS)
     images["unreachable"] = render(
@@ -503,9 +499,7 @@ def main(output_dir):
         f"({feet:.2g} mm); the hands (priority 2) get as close as they can ({hands})")
 
     # The targets of reachable_1 again, with a wall across the left arm's way to its target.
-    sp.clear_pose(obj)
-    for bone, location in reachable_goals.items():
-        empties[bone].location = location
+    restore_goals(obj, empties, reachable_goals)
     wall = add_wall(obj, reachable_goals[WALL_HAND])
     bpy.context.view_layer.update()
     entry = run_scenario(
@@ -514,11 +508,9 @@ def main(output_dir):
         f"across the way of {WALL_HAND} at {WALL_AT:.0%} of the way from its shoulder to its target "
         "(Object.dqik.colliders): the arm stops at the wall and bends around it",
         extra={"collider": wall.name,
-               "deepest_capsule_past_margin_mm": round(deepest_capsule(obj, dqik) * 1e3, 4)})
+               "deepest_capsule_past_margin_mm": round(sp.deepest_clearance(obj, dqik) * 1e3, 4)})
     scenarios.append(entry)
-    frame_camera(camera, bone_points(obj) + rest_points
-                 + [tuple(e.location) for e in empties.values()])
-    build_bone_proxy(obj, roles)
+    show_result(camera, obj, roles, empties, rest_points)
     images["wall"] = render(
         scene, os.path.join(output_dir, "wall.png"),
         f"A wall in the way: {WALL_HAND} stops at it "

@@ -100,3 +100,20 @@ def limit_violation(obj, names, dqik):
         twist_out = max(s.twist_min - twist, twist - s.twist_max, 0.0)
         worst = max(worst, ours, locked, swing_out, twist_out)
     return worst
+
+
+def deepest_clearance(obj, dqik, names=None):
+    """Smallest clearance (distance − radius − margin, metres) of the capsule sample points of
+    ``names`` (default: every bone) against the armature's colliders."""
+    bridge = dqik.operators.armature_bridge
+    model = bridge.read_model(obj)
+    pose = bridge.PoseArrays(obj)
+    obstacles = dqik.operators.colliders.SceneObstacles(
+        obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None)
+    radii, enabled = dqik.operators.colliders.capsule_radii(obj, model)
+    if names is not None:
+        enabled &= np.isin(np.array(model.names), names)
+    capsules = dqik.dq_ik_addon.contacts.Capsules(model, radii, enabled)
+    points = capsules.points(model.matrices(pose.rotations(), pose.location))
+    distance, _ = obstacles(points, np.full(len(capsules), 10.0))
+    return float(np.min(distance - capsules.radii - obj.dqik.margin))

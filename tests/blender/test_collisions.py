@@ -30,23 +30,6 @@ def collider_collection(scene, armature):
     return collection
 
 
-def deepest(dqik, obj, names=None):
-    """Smallest clearance (distance − radius − margin) of the capsule sample points of ``names``
-    (default: every bone), in metres."""
-    bridge = dqik.operators.armature_bridge
-    model = bridge.read_model(obj)
-    pose = bridge.PoseArrays(obj)
-    obstacles = dqik.operators.colliders.SceneObstacles(
-        obj, bpy.context.evaluated_depsgraph_get(), lambda _w: None)
-    radii, enabled = dqik.operators.colliders.capsule_radii(obj, model)
-    if names is not None:
-        enabled &= np.isin(np.array(model.names), names)
-    capsules = dqik.dq_ik_addon.contacts.Capsules(model, radii, enabled)
-    points = capsules.points(model.matrices(pose.rotations(), pose.location))
-    distance, _ = obstacles(points, np.full(len(capsules), 10.0))
-    return float(np.min(distance - capsules.radii - obj.dqik.margin))
-
-
 ARM = ["hand.L", "forearm.L", "upper_arm.L"]
 
 
@@ -61,7 +44,7 @@ def test_hand_behind_a_wall_stops_at_the_wall(clean_scene, dqik):
     empties["hand.L"].location = tail + np.array([0.0, -behind, 0.0])
     assert bpy.ops.dqik.solve() == {'FINISHED'}
     bpy.context.view_layer.update()
-    assert deepest(dqik, obj, ARM) >= -1e-3
+    assert sp.deepest_clearance(obj, dqik, ARM) >= -1e-3
     radius = 0.15 * obj.data.bones["hand.L"].length
     error = np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(empties["hand.L"].location))
     optimum = behind - gap + radius + obj.dqik.margin
@@ -80,7 +63,7 @@ def test_reachable_target_on_the_free_side_is_still_reached(clean_scene, dqik):
     bpy.context.view_layer.update()
     assert np.linalg.norm(sp.world_tail(obj, "hand.L")
                           - np.array(empties["hand.L"].location)) < 1e-4
-    assert deepest(dqik, obj) >= -1e-6
+    assert sp.deepest_clearance(obj, dqik) >= -1e-6
 
 
 def test_feet_on_the_floor_and_a_hand_target_under_a_table_top(clean_scene, dqik):
@@ -102,7 +85,7 @@ def test_feet_on_the_floor_and_a_hand_target_under_a_table_top(clean_scene, dqik
     hand["hand.L"].location = (tail[0], tail[1] - 0.4, 0.55)
     assert bpy.ops.dqik.solve() == {'FINISHED'}
     bpy.context.view_layer.update()
-    assert deepest(dqik, obj) >= -1e-3
+    assert sp.deepest_clearance(obj, dqik) >= -1e-3
     for name, empty in feet.items():
         assert np.linalg.norm(sp.world_tail(obj, name) - np.array(empty.location)) < 1e-4
 
@@ -241,7 +224,7 @@ def test_contacts_follow_a_deforming_collider_on_frame_change(clean_scene, dqik)
     clean_scene.frame_set(10)
     assert bpy.ops.dqik.solve() == {'FINISHED'}
     bpy.context.view_layer.update()
-    assert deepest(dqik, obj, ARM) >= -1e-3
+    assert sp.deepest_clearance(obj, dqik, ARM) >= -1e-3
     assert sp.world_tail(obj, "hand.L")[2] > tail[2] - 0.05
 
 
@@ -263,7 +246,7 @@ def test_hundred_small_moves_never_tunnel_through_a_torus(clean_scene, dqik):
         bpy.context.view_layer.update()
         assert bpy.ops.dqik.solve() == {'FINISHED'}
         bpy.context.view_layer.update()
-        assert deepest(dqik, obj, ARM) >= -1e-3, k
+        assert sp.deepest_clearance(obj, dqik, ARM) >= -1e-3, k
 
 
 def test_an_open_mesh_collider_warns_once_by_name(clean_scene, dqik, capfd):
