@@ -152,3 +152,15 @@ def test_self_collision_keeps_one_arm_out_of_the_other():
     assert gap.min() - 2 * 0.06 >= -1e-3
     free = Solver(model, [Task(3, goal, chain_count=3)]).solve(identity_pose(7))
     assert free.position_errors[0] < 1e-5  # without self-collision it goes right through
+
+
+def test_resting_on_a_wall_does_not_shiver():
+    """Solving again from the result, with the target still behind the wall, changes nothing."""
+    model = straight_chain(4, 0.5)
+    query = wall(0.6)
+    s = solver(model, [Task(3, np.array([1.2, 1.4, 0.0]))], query)
+    first = s.solve(identity_pose(4)).rotations
+    again = s.solve(first).rotations
+    assert np.abs(again - first).max() < 1e-6
+    history = np.array([h[1] for h in s.solve(first).level_errors])
+    assert np.all(np.diff(history) <= 1e-9)
