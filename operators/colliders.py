@@ -186,8 +186,8 @@ def capsule_radii(obj, model):
     radii = np.zeros(len(model))
     enabled = np.zeros(len(model), dtype=bool)
     skin = None
-    for i, name in enumerate(model.names):
-        settings = obj.pose.bones[name].dqik
+    for i, (name, pose_bone) in enumerate(zip(model.names, obj.pose.bones)):
+        settings = pose_bone.dqik
         enabled[i] = settings.use_collision
         radius = settings.radius
         if radius <= 0.0:

@@ -32,10 +32,13 @@ def target_matrix(obj, settings):
 
 
 def read_tasks(obj, model):
-    """``(tasks, task_names, warnings)`` for every bone with ``use_target`` set."""
+    """``(tasks, task_names, warnings)`` for every bone with ``use_target`` set.
+
+    Like every reader here it walks ``obj.pose.bones`` in order, which is the order of
+    ``model.names`` (``armature_bridge.read_model``)."""
     tasks, names, warnings = [], [], []
-    for i, name in enumerate(model.names):
-        settings = obj.pose.bones[name].dqik
+    for i, (name, pose_bone) in enumerate(zip(model.names, obj.pose.bones)):
+        settings = pose_bone.dqik
         if not settings.use_target:
             continue
         if not (settings.use_position or settings.use_rotation):
@@ -61,15 +64,16 @@ def read_limits(obj, model):
     """SwingTwistLimits of every bone (disabled where ``use_limits`` is off)."""
     values = np.zeros((len(_LIMIT_FIELDS), len(model)))
     enabled = np.zeros(len(model), dtype=bool)
-    for i, name in enumerate(model.names):
-        settings = obj.pose.bones[name].dqik
+    for i, pose_bone in enumerate(obj.pose.bones):
+        settings = pose_bone.dqik
         enabled[i] = settings.use_limits
         values[:, i] = [getattr(settings, f) for f in _LIMIT_FIELDS]
     return SwingTwistLimits(*values, enabled)
 
 
-def read_stiffness(obj, model):
-    return np.array([obj.pose.bones[name].dqik.stiffness for name in model.names])
+def read_stiffness(obj):
+    """Per bone, in pose-bone order: ``PoseBone.dqik.stiffness``."""
+    return np.array([pose_bone.dqik.stiffness for pose_bone in obj.pose.bones])
 
 
 def read_settings(obj, **overrides):

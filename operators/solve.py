@@ -26,7 +26,7 @@ def build_solver(obj, model, pose, **overrides):
         obstacles = SceneObstacles(obj, bpy.context.evaluated_depsgraph_get(), warnings.append)
     if obstacles is not None or self_collision:
         radii, collision = capsule_radii(obj, model)
-    solver = Solver(model, tasks, read_limits(obj, model), read_stiffness(obj, model),
+    solver = Solver(model, tasks, read_limits(obj, model), read_stiffness(obj),
                     read_settings(obj, **overrides), pose.location, obstacles, radii, collision,
                     self_collision)
     return solver, names, warnings
