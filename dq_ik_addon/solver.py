@@ -179,9 +179,8 @@ class Solver:
         return float(depth)
 
     # -- one step ---------------------------------------------------------------------------
-    def _levels(self, world, rotations, position, rotation):
+    def _levels(self, world, axes, position, rotation):
         model, tasks = self.model, self.tasks
-        axes = joint_axes(world, rotations)
         points = model.tails(world)[tasks.bones]
         j_pos, j_rot = task_jacobian(axes, world[:, :3, 3], points, tasks.joint_masks, self.joints)
         j_pos = j_pos * self.column_scale
@@ -199,7 +198,8 @@ class Solver:
         return levels
 
     def _step(self, world, rotations, position, rotation, preferred):
-        levels = self._levels(world, rotations, position, rotation)
+        axes = joint_axes(world, rotations)
+        levels = self._levels(world, axes, position, rotation)
         q = rotations[self.joints]
         pull = 2.0 * qlog(qcanonical(qmul(preferred[self.joints], qconj(q)))).ravel()
         remaining = np.sqrt(sum(float(err @ err) for _, err in levels))
@@ -209,7 +209,7 @@ class Solver:
         max_motion = self.settings.max_task_step * self.size
         max_turn = self.settings.max_joint_step
         steps = prioritized_step(levels, None, secondary, damping, max_motion, max_turn)
-        rows, rhs, pinned = self._constraint_rows(world, rotations, steps[-2])
+        rows, rhs, pinned = self._constraint_rows(world, rotations, axes, steps[-2])
         if rows is None:
             return [self.column_scale * y for y in steps]
         active = pinned.copy()
@@ -231,7 +231,7 @@ class Solver:
         steps[-1] = steps[-2] + _fit_inside(rows, rhs, steps[-2], steps[-1] - steps[-2])
         return [self.column_scale * y for y in steps]
 
-    def _constraint_rows(self, world, rotations, task_step):
+    def _constraint_rows(self, world, rotations, axes, task_step):
         """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of
         the joints the task step could bring to their boundary, contact rows of the capsule
         points near an obstacle; ``pinned`` marks penetrating contacts, active from the start."""
@@ -248,8 +248,6 @@ class Solver:
             gradient = gradient * scale[owner]
         dense, contact_rhs = [np.zeros((0, 3 * self.joints.size))], [np.zeros(0)]
         band = self.settings.contact_band * self.size
-        if self.capsules is not None or self.pairs is not None:
-            axes = joint_axes(world, rotations)
         if self.capsules is not None:
             found, found_rhs = contact_rows(self.capsules, world, axes, self.joints, self.moves,
                                        self.obstacles, self.settings.margin, band)
