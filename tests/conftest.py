@@ -18,6 +18,26 @@ import extension_cli  # noqa: E402
 extension_cli.use_scratch_user_resources()
 
 
+_EXIT_STATUS = [0]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    _EXIT_STATUS[0] = int(exitstatus)
+
+
+def pytest_unconfigure(config):
+    """Leave the process directly once pytest has reported everything.
+
+    bpy 4.5.15 can deadlock at interpreter exit: a static destructor waits for its delayed-close
+    file thread (seen with gdb: ``GlobalState::~GlobalState`` / ``delayed_close_thread_run``),
+    so ``make test-lts`` would never return. Nothing is left to clean up at this point.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(_EXIT_STATUS[0])
+
+
 @pytest.fixture(scope="session")
 def extension_zip(tmp_path_factory):
     """The extension zip, validated and built by Blender's own extension CLI."""
