@@ -106,7 +106,6 @@ class Solver:
         sub_index[self.bones] = np.arange(self.bones.size)
         self.model = model.subset(self.bones)
         self.tasks = TaskSet(self.model, [replace(t, bone=int(sub_index[t.bone])) for t in tasks])
-        self.limits = limits
         self.settings = settings or SolverSettings()
         self.locations = None if locations is None else \
             np.asarray(locations, dtype=np.float64)[self.bones]
@@ -235,12 +234,12 @@ class Solver:
         """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of
         the joints the task step could bring to their boundary, contact rows of the capsule
         points near an obstacle; ``pinned`` marks penetrating contacts, active from the start."""
-        if self.limits is None and self.capsules is None and self.pairs is None:
+        if self.limits_of_joints is None and self.capsules is None and self.pairs is None:
             return None, None, None
         q = rotations[self.joints]
         scale = self.column_scale.reshape(-1, 3)
         owner, gradient, slack = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0)
-        if self.limits is not None:
+        if self.limits_of_joints is not None:
             turns = np.linalg.norm((self.column_scale * task_step).reshape(-1, 3), axis=1)
             reach = 2.0 * min(turns.max(initial=0.0), np.sqrt(3.0) * self.settings.max_joint_step)
             near = limit_margin(q, self.limits_of_joints) <= reach
@@ -271,7 +270,7 @@ class Solver:
         new = rotations.copy()
         delta = (scale * step).reshape(-1, 3)
         new[self.joints] = qcanonical(qnormalize(qmul(qexp(0.5 * delta), rotations[self.joints])))
-        if self.limits is not None:
+        if self.limits_of_joints is not None:
             new[self.joints] = project_to_limits(new[self.joints], self.limits_of_joints)
         return new
 
@@ -286,7 +285,7 @@ class Solver:
         start = time.perf_counter()
         full = np.array(rotations, dtype=np.float64)
         q = qcanonical(qnormalize(full[self.bones]))
-        if self.limits is not None:
+        if self.limits_of_joints is not None:
             q[self.joints] = project_to_limits(q[self.joints], self.limits_of_joints)
         preferred = q.copy() if preferred is None else \
             qnormalize(np.asarray(preferred, float)[self.bones])
@@ -399,7 +398,7 @@ class Solver:
         delta = np.zeros((self.joints.size, 3))
         delta[:, 0] = np.where(bend, _UNFOLD_ANGLE, 0.0)
         new[self.joints] = qcanonical(qmul(qexp(0.5 * delta), q[self.joints]))
-        if self.limits is not None:
+        if self.limits_of_joints is not None:
             lim = self.limits_of_joints
             shift = moved & lim.enabled
             s_x, s_z, tau = swing_twist_params(new[self.joints])

@@ -5,7 +5,8 @@ import bpy
 from .armature_bridge import PoseArrays, active_armature, read_model
 from .reporting import run_reported
 from .colliders import SceneObstacles
-from .scene_summary import rotational_dofs, task_bones
+from .scene_summary import rotational_dofs
+from .scene_tasks import read_tasks
 
 
 class DQIK_OT_build_chain(bpy.types.Operator):
@@ -23,15 +24,14 @@ class DQIK_OT_build_chain(bpy.types.Operator):
         model = read_model(obj)
         PoseArrays(obj)  # validates the pose values
         pose_bones = obj.pose.bones
-        tasks = task_bones(pose_bones)
-        warnings = []
+        tasks, _names, warnings = read_tasks(obj, model)
         colliders = SceneObstacles(obj, context.evaluated_depsgraph_get(), warnings.append)
         for warning in warnings:
             self.report({'WARNING'}, warning)
         self.report({'INFO'}, f"DQ IK '{obj.name}': {len(model)} bones, "
                               f"{rotational_dofs(pose_bones)} rotational DOFs, "
                               f"{len(tasks)} tasks, {colliders.count} colliders "
-                              f"({colliders.triangles} triangles), "
+                              f"({colliders.triangles()} triangles), "
                               f"{len(model.levels) + 1} depth levels")
         return {'FINISHED'}
 

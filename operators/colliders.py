@@ -94,9 +94,12 @@ class SceneObstacles:
             corners = np.array(collider.evaluated_get(depsgraph).bound_box)
             self.entries.append((tree, to_local, back[:3, :3] / scale, scale,
                                  corners.min(axis=0), corners.max(axis=0)))
-        self.triangles = sum(len(c.evaluated_get(depsgraph).data.loop_triangles)
-                             for c in colliders)
         self.count = len(colliders)
+        self._evaluated = [c.evaluated_get(depsgraph) for c in colliders]
+
+    def triangles(self):
+        """Triangles of all colliders as evaluated (for reports; solving never needs the count)."""
+        return sum(len(evaluated.data.loop_triangles) for evaluated in self._evaluated)
 
     def __call__(self, points, max_distance):
         """Signed distance (armature units) and outward normal of the nearest collider surface."""

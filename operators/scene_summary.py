@@ -15,16 +15,3 @@ def rotational_dofs(pose_bones):
             (s.swing_x_min, s.swing_x_max), (s.twist_min, s.twist_max),
             (s.swing_z_min, s.swing_z_max)))
     return dofs
-
-
-def task_bones(pose_bones):
-    """Pose bones with an enabled task whose target exists (and whose subtarget bone exists)."""
-    found = []
-    for pb in pose_bones:
-        s = pb.dqik
-        if not s.use_target or s.target is None:
-            continue
-        if s.target.type == 'ARMATURE' and s.subtarget and s.subtarget not in s.target.pose.bones:
-            continue
-        found.append(pb)
-    return found
