@@ -16,6 +16,7 @@ import numpy as np
 from .swing_twist import quat_from_swing_twist, swing_twist_params
 
 _NEWTON_ITERATIONS = 64
+LOCKED_TOLERANCE = 1e-12  # radians
 
 
 class SwingTwistLimits(NamedTuple):
@@ -42,8 +43,10 @@ def _semi_axes(s_x, s_z, limits):
 
 
 def _ratio_sq(u, a):
-    """``(u/a)²`` for ``u, a ≥ 0``, with ``0/0 = 0`` and ``u/0 = ∞`` (a locked half-axis)."""
-    return np.where(a > 0.0, (u / np.where(a > 0.0, a, 1.0)) ** 2, np.where(u > 0.0, np.inf, 0.0))
+    """``(u/a)²`` for ``u, a ≥ 0``, with ``u/0 = ∞`` on a locked half-axis, where ``u`` up to
+    ``LOCKED_TOLERANCE`` counts as 0 (rounding of a projected hinge, not a violation)."""
+    return np.where(a > 0.0, (u / np.where(a > 0.0, a, 1.0)) ** 2,
+                    np.where(u > LOCKED_TOLERANCE, np.inf, 0.0))
 
 
 def _closest_on_ellipse(u, v, a, b):
@@ -104,6 +107,12 @@ def limit_violation(q, limits):
     return np.where(limits.enabled, np.maximum(np.maximum(swing, twist), 0.0), 0.0)
 
 
+def _select(values, mask):
+    """``values[mask]`` for per-rotation values, or a scalar broadcast to the selection."""
+    values = np.asarray(values)
+    return values[mask] if values.shape == mask.shape else np.broadcast_to(values, mask.shape)[mask]
+
+
 def project_to_limits(q, limits):
     """Project each rotation onto its limit set: swing → ``project_swing``, twist → clamp.
 
@@ -113,9 +122,18 @@ def project_to_limits(q, limits):
     """
     q = np.asarray(q, dtype=float)
     s_x, s_z, tau = swing_twist_params(q)
-    p_x, p_z = project_swing(s_x, s_z, limits)
-    p_tau = np.clip(tau, limits.twist_min, limits.twist_max)
-    moved = np.asarray(limits.enabled, dtype=bool) & ((p_x != s_x) | (p_z != s_z) | (p_tau != tau))
-    projected = quat_from_swing_twist(p_x, p_z, p_tau)
-    projected = np.where(np.sum(projected * q, axis=-1, keepdims=True) < 0.0, -projected, projected)
-    return np.where(moved[..., None], projected, q)
+    a, b = _semi_axes(s_x, s_z, limits)
+    inside = ((_ratio_sq(np.abs(s_x), a) + _ratio_sq(np.abs(s_z), b) <= 1.0)
+              & (tau >= limits.twist_min) & (tau <= limits.twist_max))
+    moved = np.asarray(limits.enabled, dtype=bool) & ~inside
+    if not moved.any():
+        return q
+    outside = SwingTwistLimits(*(_select(f, moved) for f in limits))
+    p_x, p_z = project_swing(s_x[moved], s_z[moved], outside)
+    projected = quat_from_swing_twist(p_x, p_z, np.clip(tau[moved], outside.twist_min,
+                                                         outside.twist_max))
+    projected = np.where(np.sum(projected * q[moved], axis=-1, keepdims=True) < 0.0,
+                         -projected, projected)
+    result = q.copy()
+    result[moved] = projected
+    return result

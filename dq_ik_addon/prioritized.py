@@ -49,19 +49,19 @@ def joint_block_solution(owner, gradient, slack, joints):
     owner, gradient, slack = owner[order], gradient[order], slack[order]
     first = np.searchsorted(owner, owner)
     slot = np.arange(owner.size) - first
-    stacked = np.zeros((joints, int(slot.max()) + 1, 3))
-    rhs = np.zeros((joints, stacked.shape[1]))
-    stacked[owner, slot] = gradient
-    rhs[owner, slot] = slack
+    blocks_of, block = np.unique(owner, return_inverse=True)     # only the joints with rows
+    stacked = np.zeros((blocks_of.size, int(slot.max()) + 1, 3))
+    rhs = np.zeros(stacked.shape[:2])
+    stacked[block, slot] = gradient
+    rhs[block, slot] = slack
     u, s, vt = np.linalg.svd(stacked, full_matrices=False)      # (m,k,r) (m,r) (m,r,3)
     keep = s > _RANK_TOLERANCE * np.maximum(1.0, s[:, :1])
     inv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
-    block_step = np.einsum('mri,mr,mkr,mk->mi', vt, inv, u, rhs)
+    idx = 3 * blocks_of[:, None] + np.arange(3)
+    step[idx] = np.einsum('mri,mr,mkr,mk->mi', vt, inv, u, rhs)
     kept_vt = vt * keep[:, :, None]
-    blocks = np.eye(3) - np.einsum('mri,mrj->mij', kept_vt, kept_vt)
-    idx = 3 * np.arange(joints)[:, None] + np.arange(3)
-    projector[idx[:, :, None], idx[:, None, :]] = blocks
-    return block_step.ravel(), projector
+    projector[idx[:, :, None], idx[:, None, :]] -= np.einsum('mri,mrj->mij', kept_vt, kept_vt)
+    return step, projector
 
 
 def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion=None,

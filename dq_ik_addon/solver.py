@@ -7,10 +7,10 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    chain size L so that metres and radians weigh alike; rows weighted by √weight within a level.
    Each level's predicted motion is clamped to ``max_task_step`` (§5.2, see ``prioritized_step``).
 3. Joint stiffness as a weighted minimum norm: ``Δθ = W^½ y`` with ``W = diag(1 − stiffness)``.
-4. Joint limits as an active set above every task: start empty, solve, add the first row the
-   task step runs into, solve again (a joint on its limit leaves it as soon as the step points
-   inward, since the set starts empty every iteration). Only joints within twice the longest
-   unconstrained joint motion of their boundary (``limit_margin``) contribute rows.
+4. Joint limits as an active set above every task: start with the equalities only (locked axes,
+   penetrating contacts), solve, add the first row the task step runs into, solve again (a joint
+   on its limit leaves it as soon as the step points inward, since the set starts afresh every
+   iteration).
 5. The rest pull ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, with
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .jacobian import joint_axes, task_jacobian
-from .limit_constraints import limit_margin, limit_rows
+from .limit_constraints import LimitRows
 from .limits import project_to_limits
 from .constraint_rows import ConstraintRows
 from .contacts import CapsulePairs, Capsules, contact_rows, pair_clearances, self_contact_rows
@@ -119,6 +119,7 @@ class Solver:
         self.column_scale = np.repeat(np.sqrt(1.0 - stiffness[self.joints]), 3)
         self.limits_of_joints = None if limits is None else type(limits)(
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
+        self.limit_rows = None if limits is None else LimitRows(self.limits_of_joints)
         self.chain_roots, self.chain_reach = self._chains()
         self.obstacles = obstacles
         self.moves = self.model.descendants_mask()
@@ -207,16 +208,13 @@ class Solver:
         damping = self.settings.damping * self.size
         max_motion = self.settings.max_task_step * self.size
         max_turn = self.settings.max_joint_step
-        steps = prioritized_step(levels, None, secondary, damping, max_motion, max_turn)
-        rows, rhs, pinned = self._constraint_rows(world, rotations, axes, steps[-2])
+        rows, rhs, pinned = self._constraint_rows(world, rotations, axes)
+        start = rows.solution(pinned, rhs) if rows is not None and pinned.any() else None
+        steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
         if rows is None:
             return [self.column_scale * y for y in steps]
         active = pinned.copy()
-        feasible = np.zeros(3 * self.joints.size)
-        if active.any():
-            start = rows.solution(active, rhs)
-            feasible = start[0]
-            steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
+        feasible = np.zeros(3 * self.joints.size) if start is None else start[0]
         for _ in range(_MAX_ACTIVE_SET_PASSES):
             blocking, alpha = _first_blocking_row(rows, rhs, active, feasible, steps[-2])
             if blocking is None:
@@ -230,20 +228,17 @@ class Solver:
         steps[-1] = steps[-2] + _fit_inside(rows, rhs, steps[-2], steps[-1] - steps[-2])
         return [self.column_scale * y for y in steps]
 
-    def _constraint_rows(self, world, rotations, axes, task_step):
+    def _constraint_rows(self, world, rotations, axes):
         """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of
-        the joints the task step could bring to their boundary, contact rows of the capsule
-        points near an obstacle; ``pinned`` marks penetrating contacts, active from the start."""
+        the limited joints, contact rows of the capsule points near an obstacle; ``pinned`` marks
+        the equalities (locked axes) and penetrating contacts, active from the start."""
         if self.limits_of_joints is None and self.capsules is None and self.pairs is None:
             return None, None, None
-        q = rotations[self.joints]
         scale = self.column_scale.reshape(-1, 3)
-        owner, gradient, slack = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0)
+        owner, gradient, slack, equality = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0), \
+            np.zeros(0, bool)
         if self.limits_of_joints is not None:
-            turns = np.linalg.norm((self.column_scale * task_step).reshape(-1, 3), axis=1)
-            reach = 2.0 * min(turns.max(initial=0.0), np.sqrt(3.0) * self.settings.max_joint_step)
-            near = limit_margin(q, self.limits_of_joints) <= reach
-            owner, gradient, slack = limit_rows(q, self.limits_of_joints, near)
+            owner, gradient, slack, equality = self.limit_rows(rotations[self.joints])
             gradient = gradient * scale[owner]
         dense, contact_rhs = [np.zeros((0, 3 * self.joints.size))], [np.zeros(0)]
         band = self.settings.contact_band * self.size
@@ -262,8 +257,8 @@ class Solver:
         rows = ConstraintRows(self.joints.size, owner, gradient, dense)
         if rows.count == 0:
             return None, None, None
-        rhs = np.concatenate([np.maximum(slack, 0.0), contact_rhs])
-        pinned = np.concatenate([np.zeros(owner.size, bool), contact_rhs < 0.0])
+        rhs = np.concatenate([np.where(equality, slack, np.maximum(slack, 0.0)), contact_rhs])
+        pinned = np.concatenate([equality, contact_rhs < 0.0])
         return rows, rhs, pinned
 
     def _apply(self, rotations, step, scale):

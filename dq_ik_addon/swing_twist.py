@@ -29,12 +29,74 @@ def swing_twist(q):
 def swing_twist_params(q):
     """``(s_x, s_z, τ)``: x and z of ``swing.to_exponential_map()`` and the twist angle (DESIGN.md §2).
 
-    q is normalized first.  ``(s_x, 0, s_z)`` is the full-angle rotation vector of the swing
-    (Baerlocher §3.5.4 option B, "direct rotation"; App. C corrected).
+    ``(s_x, 0, s_z)`` is the full-angle rotation vector of the swing (Baerlocher §3.5.4 option B,
+    "direct rotation"; App. C corrected). In closed form, from ``swing_twist`` with
+    ``r² = w² + y²``, ``A = wx + yz``, ``B = wz − yx`` (so ``swing = (r, A/r, 0, B/r)``) and
+    ``N = √(A² + B²)``:
+
+        τ = 2 atan2(y, w),      (s_x, s_z) = g · (A, B),      g = 2 atan2(N, r²) / N,
+
+    every term homogeneous in q, so q needs no normalization (``g → 2/r²`` as N → 0). At a
+    swing of π (r = 0) τ = 0 and the swing is q itself, as in Blender.
     """
-    swing, tau = swing_twist(qnormalize(q))
-    s = quat_to_rotvec(swing)
-    return s[..., 0], s[..., 2], tau
+    return _swing_twist_terms(q)[0]
+
+
+def _swing_twist_terms(q):
+    """``((s_x, s_z, τ), q canonical, r², A, B, N, g)`` of ``swing_twist_params``."""
+    q = qcanonical(q)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    r2 = w * w + y * y
+    a, b = w * x + y * z, w * z - y * x
+    n = np.sqrt(a * a + b * b)
+    turned = r2 > 0.0
+    series = turned & (n <= _SERIES * r2)
+    r2_series = np.where(series, r2, 1.0)
+    g = np.where(series, 2.0 / r2_series * (1.0 - (n / r2_series) ** 2 / 3.0),
+                 2.0 * np.arctan2(n, r2) / np.where(n > 0.0, n, 1.0))
+    half_turn = np.pi / np.maximum(np.sqrt(x * x + z * z), 1e-300)  # swing of π: q is the swing
+    s_x = np.where(turned, g * a, half_turn * x)
+    s_z = np.where(turned, g * b, half_turn * z)
+    return (s_x, s_z, 2.0 * np.arctan2(y, w)), q, r2, a, b, n, g
+
+
+# dq/dΔθ_k = ½ (0, e_k) ⊗ q for the left update q ← exp(½Δθ) ⊗ q, linear in q:
+# _LEFT_UPDATE[c, i, k] = ½ ((0, e_k) ⊗ e_c)_i, so dq_i/dΔθ_k = Σ_c q_c _LEFT_UPDATE[c, i, k]
+_LEFT_UPDATE = 0.5 * np.stack([qmul(np.eye(4)[[1, 2, 3]], unit) for unit in np.eye(4)], axis=0
+                              ).transpose(0, 2, 1)
+_GRAD_A = np.array([[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]], dtype=float)
+_GRAD_B = np.array([[0, 0, 0, 1], [0, 0, -1, 0], [0, -1, 0, 0], [1, 0, 0, 0]], dtype=float)
+_SERIES = 1e-3
+
+
+def swing_twist_jacobian(q):
+    """``(params (m,3), S (m,3,3))``: ``(s_x, s_z, τ)`` and ``S_ik = ∂param_i/∂Δθ_k`` for the left
+    update ``q ← exp(½Δθ) ⊗ q`` (DESIGN.md §4).
+
+    Chain rule on the closed form of ``swing_twist_params``: ``dq/dΔθ_k = ½ (0, e_k) ⊗ q``,
+    ``∇A = (x, w, z, y)``, ``∇B = (z, −y, −x, w)``, ``∇r² = 2(w, 0, y, 0)``, ``∇τ = 2(−y, 0, w, 0)/r²``,
+    and ``∇(s_x, s_z) = g ∇(A, B) + (A, B) [K (A∇A + B∇B) + ∂g/∂r² ∇r²]`` with
+    ``K = (∂g/∂N)/N = (2r²/(N² + r⁴) − g)/N²`` (series ``(2/r⁶)(−2/3 + 4u²/5)``, ``u = N/r²``, near 0)
+    and ``∂g/∂r² = −2/(N² + r⁴)``. Not defined at a swing of π (r = 0).
+    """
+    (s_x, s_z, tau), q, r2, a, b, n, g = _swing_twist_terms(q)
+    r2 = np.maximum(r2, 1e-100)
+    denominator = n * n + r2 * r2
+    series = n <= _SERIES * r2
+    r2_series = np.where(series, r2, 1.0)
+    k = np.where(series, 2.0 / r2_series ** 3 * (-2.0 / 3.0 + 0.8 * (n / r2_series) ** 2),
+                 (2.0 * r2 / denominator - g) / np.where(series, 1.0, n * n))
+    grad_a, grad_b = q @ _GRAD_A, q @ _GRAD_B                      # (m,4)
+    w, y = q[..., 0:1], q[..., 2:3]
+    zero = np.zeros_like(w)
+    grad_r2 = 2.0 * np.concatenate([w, zero, y, zero], axis=-1)
+    grad_tau = 2.0 * np.concatenate([-y, zero, w, zero], axis=-1) / r2[..., None]
+    common = (k * a)[..., None] * grad_a + (k * b)[..., None] * grad_b \
+        - (2.0 / denominator)[..., None] * grad_r2
+    grad = np.stack([g[..., None] * grad_a + a[..., None] * common,
+                     g[..., None] * grad_b + b[..., None] * common, grad_tau], axis=-2)  # (m,3,4)
+    update = np.einsum('mc,cik->mik', q, _LEFT_UPDATE)             # (m,4,3)
+    return np.stack([s_x, s_z, tau], axis=-1), grad @ update
 
 
 def quat_from_swing_twist(s_x, s_z, tau):
