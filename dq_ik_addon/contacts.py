@@ -13,7 +13,9 @@ damper of the digests)
 with J_p the positional Jacobian of the point (``jacobian.task_jacobian``). Rows are re-detected
 every iteration, so depths are never stale and a contact leaves as soon as the step moves away.
 A point already inside (negative right-hand side) is pushed out by ``PUSH_OUT`` of its depth per
-iteration, so a pose that starts in penetration leaves it in a few iterations without a jump.
+iteration, so a pose that starts in penetration leaves it in a few iterations without a jump;
+a shallow one (up to ``SHALLOW``, what the curvature of an obstacle leaves after a step along
+its tangent plane) all at once, so that contacts settle quadratically, not by halves.
 """
 
 import numpy as np
@@ -22,6 +24,7 @@ from .jacobian import task_jacobian
 
 SAMPLES = np.linspace(0.0, 1.0, 3)
 PUSH_OUT = 0.5
+SHALLOW = 1e-3  # metres
 MIN_RADIUS = 0.005  # smaller capsules (face, finger tips) are not worth their queries
 
 
@@ -50,8 +53,8 @@ def contact_rows(capsules, world, axes, joints, moves, query, margin, band):
     """``(gradient (rows, 3·len(joints)), slack (rows,))`` of the points within ``margin + band``.
 
     ``moves`` is the model's (n,n) mask ``[j, i]`` = joint j moves bone i; ``query(points,
-    max_distance)`` returns the signed distances and outward normals (``inf`` where nothing is
-    within ``max_distance``).
+    max_distance)`` returns the signed distances and outward normals (``inf`` for points outside
+    every obstacle and farther than ``max_distance`` from it).
     """
     size = 3 * len(joints)
     if len(capsules) == 0:
@@ -65,8 +68,14 @@ def contact_rows(capsules, world, axes, joints, moves, query, margin, band):
     masks = moves[:, capsules.owner[near]].T
     j_pos, _ = task_jacobian(axes, world[:, :3, 3], points[near], masks, joints)
     gradient = -np.einsum('pi,pij->pj', normal[near], j_pos)
-    slack = np.where(clearance[near] < 0.0, PUSH_OUT * clearance[near], clearance[near])
-    return gradient, slack
+    return gradient, _push_out(clearance[near])
+
+
+def _push_out(clearance):
+    """The right-hand side of a contact row: the clearance, or for a penetration (< 0) the part
+    of it to remove in this iteration: ``PUSH_OUT`` of the depth, but at least ``SHALLOW``."""
+    return np.where(clearance < 0.0, np.minimum(PUSH_OUT * clearance,
+                                                np.maximum(clearance, -SHALLOW)), clearance)
 
 
 def closest_points_of_segments(p0, p1, q0, q1):
@@ -157,5 +166,4 @@ def self_contact_rows(pairs, world, axes, joints, moves, margin, band):
     j_a, _ = task_jacobian(axes, heads, p_a[near], moves[:, pairs.a[near]].T, joints)
     j_b, _ = task_jacobian(axes, heads, p_b[near], moves[:, pairs.b[near]].T, joints)
     gradient = -np.einsum('pi,pij->pj', normal, j_a - j_b)
-    slack = np.where(clearance[near] < 0.0, PUSH_OUT * clearance[near], clearance[near])
-    return gradient, slack
+    return gradient, _push_out(clearance[near])

@@ -26,13 +26,16 @@ def task_jacobian(axes, centres, points, joint_masks, joints):
     ``points`` (T,3) are the task points, ``joint_masks`` (T,n) says which joints move which task.
     Returns ``(J_pos, J_rot)``, each (T, 3, 3·len(joints)), columns ordered joint-major (x, y, z).
     """
-    a = axes[joints]                                              # (m,3,3), columns = axes
-    lever = points[:, None, :] - centres[joints][None, :, :]      # (T,m,3)
-    axes_rows = np.swapaxes(a, -1, -2)                            # (m,3 axes,3 xyz)
-    j_pos = np.cross(axes_rows[None, :, :, :], lever[:, :, None, :])   # (T,m,3 axes,3 xyz)
+    a = axes[joints]                                              # (m, 3 xyz, 3 axes)
+    lever = (points[:, None, :] - centres[joints][None, :, :])[..., None]   # (T,m,3,1)
+    # (a_k × lever) by components, batched over tasks, joints and axes: (T, m, 3 xyz, 3 axes)
+    j_pos = a[:, _NEXT] * lever[:, :, _AFTER] - a[:, _AFTER] * lever[:, :, _NEXT]
     mask = joint_masks[:, joints][:, :, None, None]
-    j_pos = np.where(mask, j_pos, 0.0)
-    j_rot = np.where(mask, np.broadcast_to(axes_rows[None], j_pos.shape), 0.0)
+    j_pos = j_pos * mask
+    j_rot = a[None] * mask
     t, m = j_pos.shape[:2]
-    return (np.transpose(j_pos, (0, 3, 1, 2)).reshape(t, 3, 3 * m),
-            np.transpose(j_rot, (0, 3, 1, 2)).reshape(t, 3, 3 * m))
+    return (np.transpose(j_pos, (0, 2, 1, 3)).reshape(t, 3, 3 * m),
+            np.transpose(j_rot, (0, 2, 1, 3)).reshape(t, 3, 3 * m))
+
+
+_NEXT, _AFTER = [1, 2, 0], [2, 0, 1]   # (u × v)_i = u_{i+1} v_{i+2} − u_{i+2} v_{i+1}

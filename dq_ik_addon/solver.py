@@ -42,6 +42,7 @@ _VIOLATION_TOLERANCE = 1e-10
 _ESCAPE_AIMS = ((0.5, (0.0, 0.0, 0.0)), (1.0, (0.0, 0.0, 0.0)),
                 (1.0, (0.4, 0.0, 0.4)), (1.0, (-0.4, 0.0, -0.4)))
 _PULL_FADE = 0.05
+_PROGRESS = 1e-3
 _TRADE = 0.1
 _TOUCH = 0.01  # a capsule this close (fraction of the chain size) to an obstacle is touching it
 _UNFOLD_ANGLE = 0.15
@@ -97,6 +98,7 @@ class Solver:
         FK and everything per iteration run on that sub-model only.
 
         ``obstacles(points, max_distance) -> (signed distance, outward normal)`` in armature space
+        (for points inside an obstacle or within ``max_distance`` outside it, else ``inf``)
         turns on contacts for the bones with ``collision`` and a ``radii`` > 0 (see ``contacts``);
         ``self_collision`` keeps those capsules apart from each other too.
         """
@@ -167,12 +169,10 @@ class Solver:
         return np.array(levels)
 
     def _penetration(self, world):
-        """Sum of the depths by which capsules sink into obstacles or each other past ``margin``
-        (as deep as contacts are detected, ``contact_band``)."""
+        """Sum of the depths by which capsules sink into obstacles or each other past ``margin``."""
         margin, depth = self.settings.margin, 0.0
         if self.capsules is not None and len(self.capsules):
-            reach = self.capsules.radii + margin + self.settings.contact_band * self.size
-            distance, _ = self.obstacles(self.capsules.points(world), reach)
+            distance, _ = self.obstacles(self.capsules.points(world), self.capsules.radii + margin)
             depth += np.sum(np.maximum(self.capsules.radii + margin - distance, 0.0))
         if self.pairs is not None:
             depth += np.sum(np.maximum(-pair_clearances(self.pairs, world, margin), 0.0))
@@ -212,7 +212,7 @@ class Solver:
         start = rows.solution(pinned, rhs) if rows is not None and pinned.any() else None
         steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
         if rows is None:
-            return [self.column_scale * y for y in steps]
+            return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
         active = pinned.copy()
         feasible = np.zeros(3 * self.joints.size) if start is None else start[0]
         for _ in range(_MAX_ACTIVE_SET_PASSES):
@@ -226,7 +226,7 @@ class Solver:
         else:
             steps = [feasible] * len(steps)
         steps[-1] = steps[-2] + _fit_inside(rows, rhs, steps[-2], steps[-1] - steps[-2])
-        return [self.column_scale * y for y in steps]
+        return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
 
     def _constraint_rows(self, world, rotations, axes):
         """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of
@@ -295,17 +295,18 @@ class Solver:
             if settings.time_budget_ms is not None and \
                     (time.perf_counter() - start) * 1e3 >= settings.time_budget_ms:
                 break
-            steps = self._step(world, q, position, rotation, preferred)
+            steps, predicted = self._step(world, q, position, rotation, preferred)
             if not np.all(np.isfinite(steps[-1])):
                 break
             iterations += 1
-            trial = self._line_search(q, steps, current)
+            blocked = self._blocked(current, predicted)
+            trial = None if blocked else self._line_search(q, steps, current)
             if trial is not None:
                 q, world, position, rotation, current, _ = trial
                 history.append(current)
                 if _compare_levels(current, best[3], 0.0, 0.5 * settings.tolerance) < 0:
                     best = (q, position, rotation, current)
-            if trial is None or self._stalled(history):
+            if blocked or trial is None or self._stalled(history):
                 escaped = self._escape(q, world, position, rotation, escapes) \
                     if escapes < len(_ESCAPE_AIMS) else None
                 if escaped is None:
@@ -330,18 +331,20 @@ class Solver:
         """The accepted trial ``(q, world, position, rotation, errors, verdict)`` or None.
 
         ``steps`` holds the step truncated after each level and the full step with the rest pull.
-        The full step is kept while it removes at least half of the first unmet level's error.
-        Otherwise the lower levels are what spoils it (their null-space motion disturbs the
-        higher levels to second order; the rest pull would keep a floor of error that way), so
-        the steps without the pull and truncated after that level are tried too, and the best in
-        priority order is kept. The kept step is halved until no level gets worse.
+        The full step is kept while it removes at least half of the first unmet level's error and
+        makes no level worse. Otherwise the lower levels are what spoils it (their null-space
+        motion disturbs the higher levels to second order, e.g. a hand pressing on a curved
+        obstacle sinks into it; the rest pull would keep a floor of error that way), so the steps
+        without the pull and truncated after that level are tried too, and the best in priority
+        order is kept. The kept step is halved until no level gets worse.
         """
         eps = self.settings.tolerance * 1e-3
         reached = 0.5 * self.settings.tolerance
         step = steps[-1]
         trial = self._trial(q, step, self._step_scale(step))
         unmet = np.nonzero(current > self.settings.tolerance)[0]
-        if unmet.size and trial[4][unmet[0]] > 0.5 * current[unmet[0]]:
+        if unmet.size and (trial[4][unmet[0]] > 0.5 * current[unmet[0]]
+                           or _compare_levels(trial[4], current, eps, reached, _TRADE) > 0):
             first_task_level = max(unmet[0] - (len(current) - len(self.level_rows)), 0)
             for candidate in {len(steps) - 2: steps[-2],
                               first_task_level: steps[first_task_level]}.values():
@@ -419,6 +422,18 @@ class Solver:
         return self.pairs is not None and bool(np.any(pair_clearances(self.pairs, world, margin)
                                                       <= touch))
 
+    def _blocked(self, current, predicted):
+        """True when no unmet task level can progress by more than ``_PROGRESS`` of its error in
+        this step (its predicted error ``‖e_k − J_k Δ‖``): the active limits and contacts hold it
+        (a constrained optimum, or a local minimum that only an escape leaves), while no contact
+        is deeper than the tolerance (pushing out of it is progress too)."""
+        tol = self.settings.tolerance
+        tasks = current[len(current) - len(predicted):]
+        unmet = tasks > tol
+        if not unmet.any() or (len(current) > len(predicted) and current[0] > tol):
+            return False
+        return bool(np.all(predicted[unmet] >= (1.0 - _PROGRESS) * tasks[unmet]))
+
     def _stalled(self, history, window=8):
         """Less than 0.1 % progress of the first unmet level over ``window`` iterations."""
         if len(history) <= window:
@@ -451,6 +466,11 @@ def _bones_involved(model, tasks, obstacles, radii, collision, self_collision):
     moved = model.descendants_mask()[TaskSet(model, tasks).joint_masks.any(axis=0)].any(axis=0)
     bones |= capsule & (moved | self_collision)
     return np.nonzero(bones)[0]
+
+
+def _predicted(levels, step):
+    """Each level's error after ``step`` to first order, ``‖e_k − J_k Δ‖``."""
+    return np.array([np.linalg.norm(err - jac @ step) for jac, err in levels])
 
 
 def _first_blocking_row(rows, slack, active, start, end):

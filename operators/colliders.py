@@ -102,26 +102,39 @@ class SceneObstacles:
         return sum(len(evaluated.data.loop_triangles) for evaluated in self._evaluated)
 
     def __call__(self, points, max_distance):
-        """Signed distance (armature units) and outward normal of the nearest collider surface."""
+        """Signed distance (armature units) and outward normal of the nearest collider surface,
+        for points inside a collider or within ``max_distance`` outside it (``inf`` elsewhere).
+
+        Only points within ``max_distance`` of a collider's bounding box are looked at (a point
+        inside is inside the box); a nearest-surface search limited to ``max_distance`` that finds
+        nothing from inside the box is repeated unlimited, so deep points get their true depth.
+        """
         count = len(points)
         distance = np.full(count, np.inf)
         normal = np.zeros((count, 3))
         bound = np.broadcast_to(np.asarray(max_distance, dtype=float), (count,))
         for tree, to_local, rotation, scale, low, high in self.entries:
             local = points @ to_local[:3, :3].T + to_local[:3, 3]
-            reach = (bound / scale)[:, None]
-            candidates = np.nonzero(np.all((local > low - reach) & (local < high + reach), axis=1))[0]
+            reach = bound / scale
+            candidates = np.nonzero(np.all((local > low - reach[:, None])
+                                           & (local < high + reach[:, None]), axis=1))[0]
+            in_box = np.all((local[candidates] >= low) & (local[candidates] <= high), axis=1)
             found = []
-            for i in candidates:
-                co, face_normal, _index, dist = tree.find_nearest(Vector(local[i]), reach[i, 0])
-                if co is not None:
-                    found.append((i, *co, *face_normal, dist))
+            for i, co, limit, boxed in zip(candidates.tolist(), local[candidates].tolist(),
+                                           reach[candidates].tolist(), in_box.tolist()):
+                hit = tree.find_nearest(co, limit)
+                if hit[0] is None and boxed:
+                    hit = tree.find_nearest(co)
+                if hit[0] is not None:
+                    found.append((i, *hit[0], *hit[1], hit[3]))
             if not found:
                 continue
             hits = np.array(found)
             rows = hits[:, 0].astype(np.int64)
             offset = local[rows] - hits[:, 1:4]
             inside = np.einsum('ij,ij->i', offset, hits[:, 4:7]) < 0.0
+            keep = inside | (hits[:, 7] <= reach[rows])
+            rows, offset, inside, hits = rows[keep], offset[keep], inside[keep], hits[keep]
             signed = np.where(inside, -hits[:, 7], hits[:, 7]) * scale
             outward = np.where((hits[:, 7] > 1e-12)[:, None], offset, hits[:, 4:7])
             outward = np.where((inside & (hits[:, 7] > 1e-12))[:, None], -outward, outward)
