@@ -8,7 +8,7 @@ import numpy as np
 
 from .quaternion import (
     _TAYLOR,
-    _sinc,
+    sinc,
     matrix_to_quat,
     qconj,
     qexp,
@@ -109,7 +109,7 @@ def _exp_coefficients(n):
     small = n < _TAYLOR
     safe = np.where(small, 1.0, n)
     c = np.where(small, -1.0 / 3.0 + n2 / 30.0, (safe * np.cos(safe) - np.sin(safe)) / safe**3)
-    return _sinc(n), c
+    return sinc(n), c
 
 
 def dq_exp(xi):
@@ -148,5 +148,5 @@ def dq_log(dq):
     k1 = np.where(small, 1.0 + n2 / 6.0, safe / np.sin(safe))
     k2 = np.where(small, -2.0 / 3.0 + n2 / 45.0, (np.cos(safe) - safe / np.sin(safe)) / safe**2)
     dw, dv = dual[..., :1], dual[..., 1:]
-    rho = k1 * dv + k2 * np.sum(phi * dv, axis=-1, keepdims=True) * phi - _sinc(n) * dw * phi
+    rho = k1 * dv + k2 * np.sum(phi * dv, axis=-1, keepdims=True) * phi - sinc(n) * dw * phi
     return np.concatenate([phi, rho], axis=-1)

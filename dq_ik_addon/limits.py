@@ -16,6 +16,7 @@ import numpy as np
 from .swing_twist import quat_from_swing_twist, swing_twist_params
 
 _NEWTON_ITERATIONS = 64
+_CONVERGED = 4.0 * np.finfo(float).eps
 LOCKED_TOLERANCE = 1e-12  # radians
 
 
@@ -56,20 +57,25 @@ def _closest_on_ellipse(u, v, a, b):
     ``(au/(t + a²))² + (bv/(t + b²))² = 1`` (Eberly, "Distance from a point to an ellipse", 2013).
     Newton runs on ``h(t) = ((au)²/(t + a²)² + (bv)²/(t + b²)²)^(-1/2) = 1``: h is a weighted
     power mean (exponent −2) of ``t + a², t + b²``, hence increasing and concave, so Newton from
-    ``t₀ = max(au − a², bv − b², 0) ≤ t*`` increases monotonically to the root.  Points on an axis
+    any ``t₀ ≤ t*`` increases monotonically to the root. ``t₀`` is the largest of
+    ``au − a², bv − b², 0`` and the root of the tangent at 0 of the convex, decreasing
+    ``G = h⁻²`` (which lies below G): ``(G(0) − 1)/(−G'(0))``, nearly exact for the points just
+    outside that a solver step leaves, so Newton ends in one or two steps.  Points on an axis
     and very eccentric ellipses need no special case.
     """
     c1, c2 = (a * u) ** 2, (b * v) ** 2
     d1, d2 = a * a, b * b
-    t = np.maximum(np.maximum(a * u - d1, b * v - d2), 0.0)
+    excess = c1 / (d1 * d1) + c2 / (d2 * d2) - 1.0
+    tangent = excess / (2.0 * (c1 / (d1 * d1 * d1) + c2 / (d2 * d2 * d2)))
+    t = np.maximum(np.maximum(a * u - d1, b * v - d2), np.maximum(tangent, 0.0))
+    scale = _CONVERGED * np.maximum(d1, d2)
     for _ in range(_NEWTON_ITERATIONS):
-        x1, x2 = t + d1, t + d2
-        s = c1 / x1**2 + c2 / x2**2
-        h = 1.0 / np.sqrt(s)
-        dh = (c1 / x1**3 + c2 / x2**3) * h**3
+        f1, f2 = c1 / ((t + d1) * (t + d1)), c2 / ((t + d2) * (t + d2))
+        h = 1.0 / np.sqrt(f1 + f2)
+        dh = (f1 / (t + d1) + f2 / (t + d2)) * (h * h * h)
         step = np.maximum((1.0 - h) / dh, 0.0)
         t = t + step
-        if np.all(step <= 4.0 * np.finfo(float).eps * (t + np.maximum(d1, d2))):
+        if (step <= _CONVERGED * t + scale).all():
             break
     return d1 * u / (t + d1), d2 * v / (t + d2)
 

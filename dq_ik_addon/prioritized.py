@@ -46,22 +46,27 @@ def joint_block_solution(owner, gradient, slack, joints):
     if owner.size == 0:
         return step, projector
     order = np.argsort(owner, kind="stable")
-    owner, gradient, slack = owner[order], gradient[order], slack[order]
+    owner = owner[order]
     first = np.searchsorted(owner, owner)
     slot = np.arange(owner.size) - first
-    blocks_of, block = np.unique(owner, return_inverse=True)     # only the joints with rows
+    starts = slot == 0
+    blocks_of = owner[starts]                                     # only the joints with rows
+    block = np.cumsum(starts) - 1
     stacked = np.zeros((blocks_of.size, int(slot.max()) + 1, 3))
     rhs = np.zeros(stacked.shape[:2])
-    stacked[block, slot] = gradient
-    rhs[block, slot] = slack
+    stacked[block, slot] = gradient[order]
+    rhs[block, slot] = slack[order]
     u, s, vt = np.linalg.svd(stacked, full_matrices=False)      # (m,k,r) (m,r) (m,r,3)
     keep = s > _RANK_TOLERANCE * np.maximum(1.0, s[:, :1])
-    inv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
-    idx = 3 * blocks_of[:, None] + np.arange(3)
-    step[idx] = np.einsum('mri,mr,mkr,mk->mi', vt, inv, u, rhs)
+    coefficients = keep * (u * rhs[:, :, None]).sum(axis=1) / np.where(keep, s, 1.0)   # (m,r)
     kept_vt = vt * keep[:, :, None]
-    projector[idx[:, :, None], idx[:, None, :]] -= np.einsum('mri,mrj->mij', kept_vt, kept_vt)
+    idx = 3 * blocks_of[:, None] + _XYZ
+    step[idx] = (kept_vt * coefficients[:, :, None]).sum(axis=1)
+    projector[idx[:, :, None], idx[:, None, :]] -= np.matmul(np.swapaxes(kept_vt, 1, 2), kept_vt)
     return step, projector
+
+
+_XYZ = np.arange(3)
 
 
 def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion=None,

@@ -72,7 +72,7 @@ def qrotate(q, v):
     return v + q[..., :1] * t + np.cross(qv, t)
 
 
-def _sinc(n):
+def sinc(n):
     """``sin(n)/n`` with its Taylor series ``1 − n²/6 + n⁴/120`` near 0."""
     small = n < _TAYLOR
     n2 = n * n
@@ -86,7 +86,7 @@ def qexp(w):
     """
     w = np.asarray(w, dtype=float)
     n = np.linalg.norm(w, axis=-1, keepdims=True)
-    return np.concatenate([np.cos(n), _sinc(n) * w], axis=-1)
+    return np.concatenate([np.cos(n), sinc(n) * w], axis=-1)
 
 
 def qlog(q):

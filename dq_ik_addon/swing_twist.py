@@ -7,7 +7,7 @@ same way.  The swing has no Y component and ``w ≥ 0``, so its rotation vector 
 
 import numpy as np
 
-from .quaternion import qcanonical, qmul, qnormalize, quat_from_rotvec, quat_to_rotvec
+from .quaternion import qcanonical, qmul, sinc
 
 
 def swing_twist(q):
@@ -102,11 +102,18 @@ def swing_twist_jacobian(q):
 def quat_from_swing_twist(s_x, s_z, tau):
     """Inverse of ``swing_twist_params``: ``q = exp((s_x, 0, s_z)/2) ⊗ (cos τ/2, 0, sin τ/2, 0)``.
 
+    With the swing ``(c, k s_x, 0, k s_z)``, ``c = cos(θ/2)``, ``k = sin(θ/2)/θ``, ``θ = ‖(s_x, s_z)‖``
+    and the twist ``(c_τ, 0, s_τ, 0)`` the product is
+    ``(c c_τ, k (c_τ s_x − s_τ s_z), c s_τ, k (c_τ s_z + s_τ s_x))``.
     Round-trips for ``‖(s_x, s_z)‖ < π`` and ``τ ∈ [−π, π]``; the result has ``w ≥ 0``.
     """
     s_x, s_z, tau = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (s_x, s_z, tau)))
-    swing = quat_from_rotvec(np.stack([s_x, np.zeros_like(s_x), s_z], axis=-1))
-    half = 0.5 * tau
-    zero = np.zeros_like(half)
-    twist = np.stack([np.cos(half), zero, np.sin(half), zero], axis=-1)
-    return qmul(swing, twist)
+    half = 0.5 * np.sqrt(s_x * s_x + s_z * s_z)
+    c, k = np.cos(half), 0.5 * sinc(half)
+    c_tau, s_tau = np.cos(0.5 * tau), np.sin(0.5 * tau)
+    q = np.empty(s_x.shape + (4,))
+    q[..., 0] = c * c_tau
+    q[..., 1] = k * (c_tau * s_x - s_tau * s_z)
+    q[..., 2] = c * s_tau
+    q[..., 3] = k * (c_tau * s_z + s_tau * s_x)
+    return q

@@ -11,7 +11,6 @@ non-manifold meshes are one-sided by their normals (a warning names them once).
 
 import bpy
 import numpy as np
-from mathutils import Vector
 from mathutils.bvhtree import BVHTree
 
 from .armature_bridge import ArmatureError
