@@ -34,9 +34,8 @@ class ChainModel:
         if self.lengths.shape != (n,) or self.connected.shape != (n,):
             raise ValueError("lengths and connected need one entry per bone")
         self.index = {name: i for i, name in enumerate(self.names)}
-        self.depth = self._depths()
+        self.jumps, self.depth = self._jumps()
         self.levels = self._levels()
-        self.jumps = self._jumps()
         self.rest_offsets = self._rest_offsets()
         self.uses_location = ~self.connected
 
@@ -62,22 +61,6 @@ class ChainModel:
     def __len__(self):
         return len(self.names)
 
-    def _depths(self):
-        n = len(self.parents)
-        depth = np.full(n, -1, dtype=np.int64)
-        depth[self.parents < 0] = 0
-        for _ in range(n):
-            unknown = depth < 0
-            if not unknown.any():
-                return depth
-            parent_depth = depth[self.parents[unknown]]
-            known_parent = parent_depth >= 0
-            idx = np.nonzero(unknown)[0][known_parent]
-            if idx.size == 0:
-                break
-            depth[idx] = parent_depth[known_parent] + 1
-        raise ValueError("the parent indices contain a cycle or point outside the armature")
-
     def _levels(self):
         """Per depth ≥ 1: (bone indices, their parent indices), for the batched product."""
         levels = []
@@ -87,21 +70,39 @@ class ChainModel:
         return levels
 
     def _jumps(self):
-        """Per pointer-jumping step: (bones that still have an ancestor pointer, that ancestor)."""
+        """Per pointer-jumping step: (bones that still have an ancestor pointer, that ancestor);
+        and each bone's depth (the hops its pointer covered, summed over the steps)."""
+        n = len(self.parents)
+        if np.any((self.parents < -1) | (self.parents >= n)):
+            raise ValueError("the parent indices point outside the armature")
         ancestor = self.parents.copy()
+        depth = (ancestor >= 0).astype(np.int64)
         jumps = []
-        while (ancestor >= 0).any():
+        for _ in range(n.bit_length() + 1):
             idx = np.nonzero(ancestor >= 0)[0]
+            if idx.size == 0:
+                return jumps, depth
             jumps.append((idx, ancestor[idx]))
+            depth[idx] += depth[ancestor[idx]]
             ancestor[idx] = np.where(ancestor[ancestor[idx]] >= 0, ancestor[ancestor[idx]], -1)
-        return jumps
+        raise ValueError("the parent indices contain a cycle")
 
     def _rest_offsets(self):
-        """``B_p⁻¹ B_i`` for children, ``B_i`` for roots: the bone's rest frame in its parent's."""
+        """``B_p⁻¹ B_i`` for children, ``B_i`` for roots: the bone's rest frame in its parent's.
+
+        Rest frames are rigid (``Bone.matrix_local``), so ``B⁻¹ = [Rᵀ, −Rᵀt]``; a rest frame
+        that is not (a hand-made model) is inverted in general."""
         offsets = self.rest_matrices.copy()
         child = self.parents >= 0
         parent_rest = self.rest_matrices[self.parents[child]]
-        offsets[child] = np.linalg.inv(parent_rest) @ self.rest_matrices[child]
+        rotation_t = np.swapaxes(parent_rest[:, :3, :3], 1, 2)
+        inverse = np.zeros_like(parent_rest)
+        inverse[:, :3, :3] = rotation_t
+        inverse[:, :3, 3] = -(rotation_t @ parent_rest[:, :3, 3:])[..., 0]
+        inverse[:, 3, 3] = 1.0
+        if not np.allclose(inverse @ parent_rest, np.eye(4), atol=1e-9):
+            inverse = np.linalg.inv(parent_rest)
+        offsets[child] = inverse @ self.rest_matrices[child]
         return offsets
 
     def local_matrices(self, rotations, locations=None):

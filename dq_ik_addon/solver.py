@@ -102,8 +102,7 @@ class Solver:
         turns on contacts for the bones with ``collision`` and a ``radii`` > 0 (see ``contacts``);
         ``self_collision`` keeps those capsules apart from each other too.
         """
-        self.bones = model.with_ancestors(_bones_involved(model, tasks, obstacles, radii, collision,
-                                                          self_collision))
+        self.bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
         sub_index = np.full(len(model), -1, dtype=np.int64)
         sub_index[self.bones] = np.arange(self.bones.size)
         self.model = model.subset(self.bones)
@@ -453,19 +452,20 @@ class Solver:
                     and np.all(np.linalg.norm(rotation, axis=1) < tol))
 
 
-def _bones_involved(model, tasks, obstacles, radii, collision, self_collision):
-    """Bones the solve must model: the task bones; with contacts also every capsule bone the
-    tasks move (whole limbs, fingers included); with self-collision every capsule bone."""
+def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):
+    """Sorted bones the solve must model: the task bones; with contacts also every capsule bone
+    the tasks move (whole limbs, fingers included); with self-collision every capsule bone; and
+    all their ancestors."""
     bones = np.zeros(len(model), dtype=bool)
     bones[[t.bone for t in tasks]] = True
     if obstacles is None and not self_collision:
-        return np.nonzero(bones)[0]
+        return model.with_ancestors(np.nonzero(bones)[0])
     capsule = np.asarray(radii, dtype=np.float64) > 0.0
     if collision is not None:
         capsule &= np.asarray(collision, dtype=bool)
     moved = model.descendants_mask()[TaskSet(model, tasks).joint_masks.any(axis=0)].any(axis=0)
     bones |= capsule & (moved | self_collision)
-    return np.nonzero(bones)[0]
+    return model.with_ancestors(np.nonzero(bones)[0])
 
 
 def _predicted(levels, step):

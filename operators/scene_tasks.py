@@ -60,20 +60,27 @@ def read_tasks(obj, model):
     return tasks, names, warnings
 
 
-def read_limits(obj, model):
-    """SwingTwistLimits of every bone (disabled where ``use_limits`` is off)."""
+def read_limits(obj, model, bones=None):
+    """SwingTwistLimits of every bone (disabled where ``use_limits`` is off); with ``bones``
+    (indices) only those are read, the others are left disabled."""
     values = np.zeros((len(_LIMIT_FIELDS), len(model)))
     enabled = np.zeros(len(model), dtype=bool)
-    for i, pose_bone in enumerate(obj.pose.bones):
-        settings = pose_bone.dqik
+    pose_bones = obj.pose.bones
+    for i in range(len(model)) if bones is None else bones.tolist():
+        settings = pose_bones[i].dqik
         enabled[i] = settings.use_limits
         values[:, i] = [getattr(settings, f) for f in _LIMIT_FIELDS]
     return SwingTwistLimits(*values, enabled)
 
 
-def read_stiffness(obj):
-    """Per bone, in pose-bone order: ``PoseBone.dqik.stiffness``."""
-    return np.array([pose_bone.dqik.stiffness for pose_bone in obj.pose.bones])
+def read_stiffness(obj, bones=None):
+    """Per bone, in pose-bone order: ``PoseBone.dqik.stiffness`` (with ``bones``, only those are
+    read and the others are 0)."""
+    pose_bones = obj.pose.bones
+    stiffness = np.zeros(len(pose_bones))
+    for i in range(len(pose_bones)) if bones is None else bones.tolist():
+        stiffness[i] = pose_bones[i].dqik.stiffness
+    return stiffness
 
 
 def read_settings(obj, **overrides):

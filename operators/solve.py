@@ -3,7 +3,7 @@
 import bpy
 import numpy as np
 
-from ..dq_ik_addon.solver import Solver
+from ..dq_ik_addon.solver import Solver, involved_bones
 from .armature_bridge import ArmatureError, PoseArrays, active_armature, read_model
 from .colliders import SceneObstacles, capsule_radii
 from .reporting import run_reported
@@ -26,7 +26,8 @@ def build_solver(obj, model, pose, **overrides):
         obstacles = SceneObstacles(obj, bpy.context.evaluated_depsgraph_get(), warnings.append)
     if obstacles is not None or self_collision:
         radii, collision = capsule_radii(obj, model)
-    solver = Solver(model, tasks, read_limits(obj, model), read_stiffness(obj),
+    bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
+    solver = Solver(model, tasks, read_limits(obj, model, bones), read_stiffness(obj, bones),
                     read_settings(obj, **overrides), pose.location, obstacles, radii, collision,
                     self_collision)
     return solver, names, warnings
