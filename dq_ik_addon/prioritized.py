@@ -18,12 +18,22 @@ T-RO 2011), so the damping fades as a reachable task converges and steps become 
 import numpy as np
 
 _RANK_TOLERANCE = 1e-9
+_GRAM_TOLERANCE = 1e-7
 
 
 def rank_truncated_svd(a):
-    """Thin SVD without the singular values below ``_RANK_TOLERANCE`` (relative)."""
-    u, s, vt = np.linalg.svd(a, full_matrices=False)
-    keep = s > _RANK_TOLERANCE * max(1.0, s[0] if s.size else 0.0)
+    """Thin SVD of a wide ``a`` (a level's few task rows over every joint column) without the
+    singular values below ``_GRAM_TOLERANCE`` (relative), from the eigen-decomposition of the
+    small Gram matrix: ``a aᵀ = U Σ² Uᵀ``, ``Vᵀ = Σ⁻¹ Uᵀ a``. Squaring loses the digits of
+    σ below √ε·σ_max, so those directions (numerically singular) are dropped."""
+    if a.shape[0] > a.shape[1]:
+        u, s, vt = np.linalg.svd(a, full_matrices=False)
+    else:
+        eigenvalues, u = np.linalg.eigh(a @ a.T)
+        s = np.sqrt(np.maximum(eigenvalues[::-1], 0.0))
+        u = u[:, ::-1]
+        vt = (u.T @ a) / np.where(s > 0.0, s, 1.0)[:, None]
+    keep = s > _GRAM_TOLERANCE * max(1.0, s[0] if s.size else 0.0)
     return u[:, keep], s[keep], vt[keep]
 
 
