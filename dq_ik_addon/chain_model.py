@@ -88,21 +88,11 @@ class ChainModel:
         raise ValueError("the parent indices contain a cycle")
 
     def _rest_offsets(self):
-        """``B_p⁻¹ B_i`` for children, ``B_i`` for roots: the bone's rest frame in its parent's.
-
-        Rest frames are rigid (``Bone.matrix_local``), so ``B⁻¹ = [Rᵀ, −Rᵀt]``; a rest frame
-        that is not (a hand-made model) is inverted in general."""
+        """``B_p⁻¹ B_i`` for children, ``B_i`` for roots: the bone's rest frame in its parent's."""
         offsets = self.rest_matrices.copy()
         child = self.parents >= 0
         parent_rest = self.rest_matrices[self.parents[child]]
-        rotation_t = np.swapaxes(parent_rest[:, :3, :3], 1, 2)
-        inverse = np.zeros_like(parent_rest)
-        inverse[:, :3, :3] = rotation_t
-        inverse[:, :3, 3] = -(rotation_t @ parent_rest[:, :3, 3:])[..., 0]
-        inverse[:, 3, 3] = 1.0
-        if not np.allclose(inverse @ parent_rest, np.eye(4), atol=1e-9):
-            inverse = np.linalg.inv(parent_rest)
-        offsets[child] = inverse @ self.rest_matrices[child]
+        offsets[child] = np.linalg.inv(parent_rest) @ self.rest_matrices[child]
         return offsets
 
     def local_matrices(self, rotations, locations=None):

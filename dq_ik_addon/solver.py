@@ -137,6 +137,16 @@ class Solver:
                                           self.settings.margin)
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
 
+    def retarget(self, tasks, locations=None, obstacles=None):
+        """Solve the same tasks (bones, kinds, priorities, weights, chains; in the same order)
+        towards new targets, from new pose ``locations`` and with a new ``obstacles`` query,
+        keeping everything built from the rig, its limits and its settings."""
+        self.tasks.set_targets(tasks)
+        self.locations = None if locations is None else \
+            np.asarray(locations, dtype=np.float64)[self.bones]
+        if obstacles is not None:
+            self.obstacles = obstacles
+
     def _chains(self):
         """Per task: the root joint of its chain and an upper bound of its reach from that head
         (rest distances between successive heads along the chain, plus the effector's length)."""

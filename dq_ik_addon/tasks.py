@@ -40,15 +40,21 @@ class TaskSet:
         self.has_rotation = np.array([t.target_rotation is not None for t in tasks], dtype=bool)
         self.positions = np.zeros((count, 3))
         self.rotations = np.tile([1.0, 0.0, 0.0, 0.0], (count, 1))
-        for i, t in enumerate(tasks):
-            if t.target_position is not None:
-                self.positions[i] = t.target_position
-            if t.target_rotation is not None:
-                self.rotations[i] = qnormalize(np.asarray(t.target_rotation, dtype=np.float64))
+        self.set_targets(tasks)
         self.priorities = np.array([t.priority for t in tasks], dtype=np.int64)
         self.weights = np.array([max(t.weight, 0.0) for t in tasks], dtype=np.float64)
         self.levels = sorted(set(self.priorities.tolist()))
         self.joint_masks = self._joint_masks(model, tasks)
+
+    def set_targets(self, tasks):
+        """Take the target positions and orientations of ``tasks``, the same tasks (bones, kinds,
+        order) this set was made of, with targets that may have moved."""
+        for i, t in enumerate(t for t in tasks if t.target_position is not None
+                              or t.target_rotation is not None):
+            if t.target_position is not None:
+                self.positions[i] = t.target_position
+            if t.target_rotation is not None:
+                self.rotations[i] = qnormalize(np.asarray(t.target_rotation, dtype=np.float64))
 
     @staticmethod
     def _joint_masks(model, tasks):

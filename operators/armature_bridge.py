@@ -66,7 +66,8 @@ def _check_supported(obj, pose_bones, bones):
 
 
 def read_model(obj):
-    """The armature's ChainModel, from ``Bone.matrix_local`` in pose-bone order."""
+    """The armature's ChainModel, from ``Bone.matrix_local`` in pose-bone order; the same object
+    as last time while the bones (names, parents, rest frames, lengths, connections) are equal."""
     pose_bones = obj.pose.bones
     bones = obj.data.bones
     check_editable(obj)
@@ -80,7 +81,16 @@ def read_model(obj):
     rest = _get(bones, "matrix_local", 16).reshape(-1, 4, 4).transpose(0, 2, 1)[order]
     lengths = _get(bones, "length", 1)[order]
     connected = _get(bones, "use_connect", 1, dtype=bool)[order]
-    return ChainModel.from_bones(names, parents, rest, lengths=lengths, connected=connected)
+    key = (tuple(names), parents.tobytes(), rest.tobytes(), lengths.tobytes(), connected.tobytes())
+    cached = _MODELS.get(obj.as_pointer())
+    if cached is None or cached[0] != key:
+        cached = (key, ChainModel.from_bones(names, parents, rest, lengths=lengths,
+                                             connected=connected))
+        _MODELS[obj.as_pointer()] = cached
+    return cached[1]
+
+
+_MODELS = {}  # armature object pointer → (its bones by value, their ChainModel)
 
 
 class PoseArrays:

@@ -1,5 +1,7 @@
 """``dqik.solve``: solve the current frame once, to convergence, and write the pose (undoable)."""
 
+import dataclasses
+
 import bpy
 import numpy as np
 
@@ -14,8 +16,28 @@ def _millimetres(metres):
     return f"{metres * 1e3:.3g} mm"
 
 
+_SOLVERS = {}  # armature object pointer → (what the solver was built from, the solver)
+
+
+def _solver_key(model, tasks, limits, stiffness, settings, radii, collision, has_obstacles,
+                self_collision):
+    """Everything a Solver is built from except the targets, pose locations and obstacle query,
+    by value (the model by identity: ``read_model`` returns the same one for an unchanged rig)."""
+    arrays = [np.asarray(a) for a in (*limits, stiffness)]
+    if radii is not None:
+        arrays += [radii, collision]
+    return (id(model), tuple((t.bone, t.target_position is None, t.target_rotation is None,
+                              t.priority, t.weight, t.chain_count) for t in tasks),
+            tuple(a.tobytes() for a in arrays), dataclasses.astuple(settings), has_obstacles,
+            self_collision)
+
+
 def build_solver(obj, model, pose, **overrides):
-    """A Solver for the armature's enabled tasks (with its colliders), task names and warnings."""
+    """A Solver for the armature's enabled tasks (with its colliders), task names and warnings.
+
+    The last Solver built for the armature is kept and reused, with the new targets, when
+    nothing else it was built from has changed (compared by value, so any edit of a setting,
+    limit, task or bone rebuilds it)."""
     tasks, names, warnings = read_tasks(obj, model)
     if not tasks:
         raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
@@ -27,9 +49,18 @@ def build_solver(obj, model, pose, **overrides):
     if obstacles is not None or self_collision:
         radii, collision = capsule_radii(obj, model)
     bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
-    solver = Solver(model, tasks, read_limits(obj, model, bones), read_stiffness(obj, bones),
-                    read_settings(obj, **overrides), pose.location, obstacles, radii, collision,
-                    self_collision)
+    limits, stiffness = read_limits(obj, model, bones), read_stiffness(obj, bones)
+    settings = read_settings(obj, **overrides)
+    key = _solver_key(model, tasks, limits, stiffness, settings, radii, collision,
+                      obstacles is not None, self_collision)
+    cached = _SOLVERS.get(obj.as_pointer())
+    if cached is not None and cached[0] == key:
+        solver = cached[1]
+        solver.retarget(tasks, pose.location, obstacles)
+    else:
+        solver = Solver(model, tasks, limits, stiffness, settings, pose.location, obstacles, radii,
+                        collision, self_collision)
+        _SOLVERS[obj.as_pointer()] = (key, solver)
     return solver, names, warnings
 
 

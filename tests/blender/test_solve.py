@@ -197,3 +197,44 @@ def test_add_target_without_an_active_bone_is_a_clear_error(clean_scene, dqik):
     obj.data.bones.active = None
     with pytest.raises(RuntimeError, match="Select the bone"):
         bpy.ops.dqik.add_target()
+
+
+def test_repeated_solves_follow_every_edit(clean_scene, dqik):
+    """``dqik.solve`` reuses the armature's last solver while nothing but the targets changed
+    (the module keeps it); every other edit between two solves still takes effect."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    cache = dqik.operators.solve._SOLVERS
+    rng = np.random.default_rng(3)
+
+    def solve_to_reachable(names):
+        """Target = FK of a random in-limits pose of ``names``; solve from rest."""
+        sp.clear_pose(obj)
+        sp.set_pose(obj, sp.random_pose_in_limits(obj, names, rng, dqik))
+        empties["hand.L"].location = sp.world_tail(obj, "hand.L")
+        sp.clear_pose(obj)
+        assert bpy.ops.dqik.solve() == {'FINISHED'}
+        return _worst_error(obj, empties), cache[obj.as_pointer()][1]
+
+    arm = ["upper_arm.L", "forearm.L", "hand.L"]
+    error, first = solve_to_reachable(arm)
+    assert error <= REACHED
+    error, again = solve_to_reachable(arm)               # a moved target: the same solver
+    assert error <= REACHED and again is first
+    forearm = obj.pose.bones["forearm.L"].dqik
+    forearm.twist_min = forearm.twist_max = 0.0          # a limit: rebuilt, and obeyed
+    error, rebuilt = solve_to_reachable(arm)
+    assert rebuilt is not first and error <= REACHED
+    assert sp.limit_violation(obj, ["forearm.L"], dqik) <= 1e-6
+    assert abs(obj.pose.bones["forearm.L"].rotation_quaternion.to_swing_twist('Y')[1]) <= 1e-6
+    obj.pose.bones["hand.L"].dqik.chain_count = 1        # the task: only the hand may turn
+    error, narrowed = solve_to_reachable(["hand.L"])
+    assert narrowed is not rebuilt and error <= REACHED
+    assert obj.pose.bones["upper_arm.L"].rotation_quaternion == Quaternion()
+    bpy.ops.object.mode_set(mode='EDIT')                 # the rest pose: a new model
+    obj.data.edit_bones["forearm.L"].tail.z += 0.05
+    bpy.ops.object.mode_set(mode='POSE')
+    error, moved_bone = solve_to_reachable(["hand.L"])
+    assert moved_bone is not narrowed and moved_bone.model is not narrowed.model
+    assert error <= REACHED
