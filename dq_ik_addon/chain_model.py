@@ -16,7 +16,7 @@ a loop over bones (5 steps for the 20-deep Rigify human).
 import numpy as np
 
 from .dual_quaternion import dq_from_matrix
-from .quaternion import qnormalize, quat_to_matrix
+from .quaternion import quat_to_matrix
 
 
 class ChainModel:
@@ -96,11 +96,11 @@ class ChainModel:
         return offsets
 
     def local_matrices(self, rotations, locations=None):
-        """``(B_p⁻¹ B_i) · T(l_i) · R(q_i)`` for every bone, as (n,4,4); rotations are normalized."""
+        """``(B_p⁻¹ B_i) · T(l_i) · R(q_i)`` for every bone, as (n,4,4); rotations are normalized
+        (by ``quat_to_matrix``)."""
         n = len(self.names)
-        q = qnormalize(np.asarray(rotations, dtype=np.float64).reshape(n, 4))
         pose = np.zeros((n, 4, 4))
-        pose[:, :3, :3] = quat_to_matrix(q)
+        pose[:, :3, :3] = quat_to_matrix(np.asarray(rotations, dtype=np.float64).reshape(n, 4))
         pose[:, 3, 3] = 1.0
         if locations is not None:
             loc = np.asarray(locations, dtype=np.float64).reshape(n, 3)

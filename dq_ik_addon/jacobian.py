@@ -12,12 +12,12 @@ This equals Bartelink's exp-map derivative at Δθ = 0 (digest §4.6, "equivalen
 
 import numpy as np
 
-from .quaternion import qnormalize, quat_to_matrix
+from .quaternion import quat_to_matrix
 
 
 def joint_axes(world, rotations):
     """(n,3,3) world axes of each joint's Δθ: column k is ``a_jk``."""
-    return world[:, :3, :3] @ np.swapaxes(quat_to_matrix(qnormalize(rotations)), -1, -2)
+    return world[:, :3, :3] @ np.swapaxes(quat_to_matrix(rotations), -1, -2)
 
 
 def task_jacobian(axes, centres, points, joint_masks, joints):
