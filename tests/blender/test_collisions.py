@@ -265,3 +265,22 @@ def test_an_open_mesh_collider_warns_once_by_name(clean_scene, dqik, capfd):
     out = capfd.readouterr()
     text = out.out + out.err
     assert text.count("'OpenPlane' is not a closed mesh") == 1
+
+
+def test_obstacle_query_reports_deep_points_inside_and_skips_far_ones(clean_scene, dqik):
+    """Inside a closed collider every point gets its true (negative) depth, however small the
+    distance asked for; outside, only points within it are reported."""
+    obj = rigs.metarig("basic")
+    colliders = collider_collection(clean_scene, obj)
+    box("block", (-1.0, 1.0, -1.0), (1.0, 3.0, 1.0), colliders)
+    bpy.context.view_layer.update()
+    obstacles = dqik.operators.colliders.SceneObstacles(obj, bpy.context.evaluated_depsgraph_get(),
+                                                        lambda message: None)
+    points = np.array([[0.0, 2.0, 0.0],      # the centre: 1 m deep
+                       [0.0, 1.2, 0.0],      # 0.2 m deep
+                       [0.0, 0.95, 0.0],     # 5 cm in front
+                       [0.0, -2.0, 0.0]])    # 3 m in front
+    distance, normal = obstacles(points, np.full(4, 0.1))
+    np.testing.assert_allclose(distance[:3], [-1.0, -0.2, 0.05], atol=1e-6)
+    np.testing.assert_allclose(normal[1:3], [[0.0, -1.0, 0.0]] * 2, atol=1e-6)
+    assert np.isinf(distance[3])
