@@ -210,3 +210,23 @@ def test_joint_block_solution_equals_the_full_pseudo_inverse():
     pinv = np.linalg.pinv(rows)
     assert np.allclose(step, pinv @ slack)
     assert np.allclose(projector, np.eye(12) - pinv @ rows)
+
+
+def test_hinges_stay_in_their_plane_while_the_chain_reaches():
+    """Knee-like joints (side swing and twist locked: equalities from the first pass) bend only
+    about their axis; the chain still reaches FK targets made inside the limits."""
+    from dq_ik_addon.swing_twist import swing_twist_params
+    rng = np.random.default_rng(4)
+    model = straight_chain(4, 0.5)
+    limits = uniform_limits(4, swing=0.8, twist=0.5)
+    hinge = np.array([False, True, False, True])
+    for name, value in (("swing_z_min", 0.0), ("swing_z_max", 0.0), ("twist_min", 0.0),
+                        ("twist_max", 0.0), ("swing_x_min", -0.05), ("swing_x_max", 2.4)):
+        getattr(limits, name)[hinge] = value
+    for _ in range(20):
+        truth = random_pose_in_limits(rng, limits)
+        goal = model.tails(model.matrices(truth))[3]
+        result = solve(model, identity_pose(4), [Task(3, goal)], limits=limits)
+        assert result.position_errors[0] <= 1e-4
+        _, s_z, tau = swing_twist_params(result.rotations[hinge])
+        assert np.abs(s_z).max() <= 1e-9 and np.abs(tau).max() <= 1e-9
