@@ -10,6 +10,7 @@ import importlib
 import os
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -72,11 +73,35 @@ def set_rotations(obj, rotations, locations=None):
     obj.update_tag()
 
 
+def rotations_of(obj):
+    """Every pose bone's ``rotation_quaternion`` channels, (n,4) (see ``use_quaternions``)."""
+    flat = np.empty(len(obj.pose.bones) * 4, dtype=np.float32)
+    obj.pose.bones.foreach_get("rotation_quaternion", flat)
+    return flat.reshape(-1, 4)
+
+
 def evaluated_matrices(obj):
     """The evaluated ``PoseBone.matrix`` of every bone (no depsgraph update), (n,4,4) row-major."""
     flat = np.empty(len(obj.pose.bones) * 16, dtype=np.float32)
     obj.pose.bones.foreach_get("matrix", flat)
     return flat.reshape(-1, 4, 4).transpose(0, 2, 1).astype(np.float64)
+
+
+REPEATS = 3
+
+
+def fastest_ms(call, before=None, repeats=REPEATS):
+    """``(ms, result)``: the fastest of ``repeats`` timed runs of ``call()``, each preceded by an
+    untimed ``before()``. The machine's other load only ever adds time, so the fastest run is the
+    cost of the work itself; the runs repeat the same deterministic computation."""
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        result = call()
+        best = min(best, (time.perf_counter() - start) * 1e3)
+    return best, result
 
 
 def median_p90(samples):

@@ -7,6 +7,8 @@ For each rig (basic human, 29 bones; human, 159 bones) and each of N random pose
 - Blender: ``foreach_set`` of rotations and locations + ``view_layer.update()`` + ``foreach_get``
   of ``PoseBone.matrix``, timed together (what one FK costs when Blender does it).
 
+Each timing is the fastest of 3 runs (``common.fastest_ms``).
+
 Prints median and p90 ms per pose and the largest difference between the two results, which must
 stay at float32 precision (≤ 1e-5) or the timing compares different work. Goal: engine FK ≤ 0.3 ms
 for 159 bones.
@@ -19,7 +21,6 @@ import argparse
 import math
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
@@ -40,14 +41,15 @@ def measure(dqik, kind, poses, seed):
     for _ in range(poses):
         rotations = rigs.random_quaternions(rng, n, math.pi / 2)
         locations = rng.uniform(-0.2, 0.2, size=(n, 3))
-        start = time.perf_counter()
-        ours = model.matrices(rotations, locations)
-        engine_ms.append((time.perf_counter() - start) * 1e3)
-        start = time.perf_counter()
-        common.set_rotations(obj, rotations, locations)
-        bpy.context.view_layer.update()
-        theirs = common.evaluated_matrices(obj)
-        blender_ms.append((time.perf_counter() - start) * 1e3)
+        ms, ours = common.fastest_ms(lambda: model.matrices(rotations, locations))
+        engine_ms.append(ms)
+
+        def blender_fk():
+            common.set_rotations(obj, rotations, locations)
+            bpy.context.view_layer.update()
+            return common.evaluated_matrices(obj)
+        ms, theirs = common.fastest_ms(blender_fk)
+        blender_ms.append(ms)
         worst = max(worst, float(abs(ours - theirs).max()))
     return n, common.median_p90(engine_ms), common.median_p90(blender_ms), worst
 

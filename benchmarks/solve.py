@@ -28,6 +28,9 @@ Solvers and what is timed:
   Empties is timed. Blender's IK only changes the evaluated pose and always starts from the pose
   channels, so it has no warm start: "warm" is the same solve from rest with nearby targets.
 
+Every timing is the fastest of ``common.REPEATS`` (3) runs of the same solve from the same state
+(``common.fastest_ms``): the machine's other load only adds time.
+
 Reach error = distance from the effector's evaluated tail (``PoseBone.matrix`` via ``foreach_get``,
 after writing DQ IK's result) to its target, over all effectors and problems. Limit violation
 (radians, max over the chain bones): ``solve_problems.limit_violation`` on DQ IK's written pose
@@ -177,9 +180,8 @@ def run_dq_solver(b, use_limits):
 
     def solve(targets, start, phase):
         solver.tasks.positions[:] = targets[order]  # new targets for the same tasks
-        t0 = time.perf_counter()
-        result = solver.solve(start)
-        out[phase].append((time.perf_counter() - t0) * 1e3)
+        ms, result = common.fastest_ms(lambda: solver.solve(start))
+        out[phase].append(ms)
         out["iterations"].append(result.iterations)
         common.set_rotations(b.obj, result.rotations)
         b.bpy.context.view_layer.update()
@@ -201,16 +203,22 @@ def run_dq_solver(b, use_limits):
 
 
 def timed_update(b, targets, call=None):
-    """Move the Empties, then time update (+ ``call`` + update)."""
+    """Move the Empties, then time update (+ ``call`` + update), from the same pose channels
+    each repeat (``common.fastest_ms``)."""
     update = b.bpy.context.view_layer.update
     b.move_targets(targets)
-    t0 = time.perf_counter()
-    update()
-    if call is not None:
-        if call() != {'FINISHED'}:
-            raise RuntimeError("dqik.solve did not finish")
+    channels = common.rotations_of(b.obj)
+
+    def restore():
+        common.set_rotations(b.obj, channels)
+
+    def solve():
         update()
-    return (time.perf_counter() - t0) * 1e3
+        if call is not None:
+            if call() != {'FINISHED'}:
+                raise RuntimeError("dqik.solve did not finish")
+            update()
+    return common.fastest_ms(solve, restore)[0]
 
 
 def run_updates(b, call=None, violation=None):
