@@ -22,15 +22,15 @@ class ConstraintRows:
     def __init__(self, joints, owner, gradient, dense=None):
         self.joints = joints
         self.owner, self.gradient = owner, gradient
-        dense = np.zeros((0, 3 * joints)) if dense is None else dense
-        self.count = owner.size + dense.shape[0]
-        self.matrix = np.zeros((self.count, 3 * joints))        # G, every row spelled out
-        self.matrix[np.arange(owner.size)[:, None], 3 * owner[:, None] + np.arange(3)] = gradient
-        self.matrix[owner.size:] = dense
+        self.dense = np.zeros((0, 3 * joints)) if dense is None else dense
+        self.count = owner.size + self.dense.shape[0]
 
     def times(self, step):
-        """``G Δ`` for every row."""
-        return self.matrix @ step
+        """``G Δ`` for every row. Limit rows go joint by joint (an elementwise product, not one
+        product with the whole, mostly zero G: that is large enough for a multi-threaded BLAS,
+        whose thread wake-ups cost more than the arithmetic on a busy machine)."""
+        joint_part = np.einsum('ri,ri->r', self.gradient, step.reshape(-1, 3)[self.owner])
+        return np.concatenate([joint_part, self.dense @ step])
 
     def solution(self, active, rhs):
         """``(C⁺ r, I − C⁺C)`` of the active rows ``C Δ = r``."""
@@ -39,7 +39,12 @@ class ConstraintRows:
             return joint_block_solution(self.owner[limit_active], self.gradient[limit_active],
                                         rhs[:self.owner.size][limit_active], self.joints)
         size = 3 * self.joints
-        u, s, vt = np.linalg.svd(self.matrix[active], full_matrices=False)
+        owner = self.owner[limit_active]
+        limit_rows = np.zeros((owner.size, size))
+        limit_rows[np.arange(owner.size)[:, None], 3 * owner[:, None] + np.arange(3)] = \
+            self.gradient[limit_active]
+        rows = np.concatenate([limit_rows, self.dense[dense_active]])
+        u, s, vt = np.linalg.svd(rows, full_matrices=False)
         keep = s > _CONTACT_RANK * s[0]
         u, s, vt = u[:, keep], s[keep], vt[keep]
         projector = np.eye(size) - vt.T @ vt
