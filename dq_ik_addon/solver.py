@@ -43,6 +43,7 @@ _ESCAPE_AIMS = ((0.5, (0.0, 0.0, 0.0)), (1.0, (0.0, 0.0, 0.0)),
                 (1.0, (0.4, 0.0, 0.4)), (1.0, (-0.4, 0.0, -0.4)))
 _PULL_FADE = 0.05
 _PROGRESS = 1e-3
+_SAME_POSE = 1e-6  # quaternion components: a start this close to a remembered result is that result
 _TRADE = 0.1
 _TOUCH = 0.01  # a capsule this close (fraction of the chain size) to an obstacle is touching it
 _UNFOLD_ANGLE = 0.15
@@ -136,6 +137,7 @@ class Solver:
                 self.pairs = CapsulePairs(self.model, radii, collision, self.moves[self.joints],
                                           self.settings.margin)
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
+        self._memo = None  # (targets, locations, obstacles; the result's rotations; the result)
 
     def retarget(self, tasks, locations=None, obstacles=None):
         """Solve the same tasks (bones, kinds, priorities, weights, chains; in the same order)
@@ -284,6 +286,12 @@ class Solver:
 
         The best state seen, in priority order, is returned, so escapes never make it worse. After
         an escape the rest pull aims at the escaped pose, not back into the stall.
+
+        A solve that settled short of its targets (not one cut short by ``max_iterations`` or the
+        time budget) is remembered: solving again from its result
+        (within ``_SAME_POSE``, e.g. after a round trip through float32 pose channels) with the
+        same targets, pose locations and obstacle query returns it at once, with 0 iterations,
+        instead of repeating every escape.
         """
         settings = self.settings
         start = time.perf_counter()
@@ -291,6 +299,13 @@ class Solver:
         q = qcanonical(qnormalize(full[self.bones]))
         if self.limits_of_joints is not None:
             q[self.joints] = project_to_limits(q[self.joints], self.limits_of_joints)
+        memo_key = (self.tasks.positions.tobytes(), self.tasks.rotations.tobytes(),
+                    None if self.locations is None else self.locations.tobytes(), self.obstacles)
+        if preferred is None and self._memo is not None and self._memo[0] == memo_key \
+                and np.allclose(q, self._memo[1], rtol=0.0, atol=_SAME_POSE):
+            full[self.bones] = self._memo[1]
+            return replace(self._memo[2], rotations=full, iterations=0)
+        unremembered, settled = preferred is None, False
         preferred = q.copy() if preferred is None else \
             qnormalize(np.asarray(preferred, float)[self.bones])
         world, position, rotation = self._errors(q)
@@ -319,6 +334,7 @@ class Solver:
                 escaped = self._escape(q, world, position, rotation, escapes) \
                     if escapes < len(_ESCAPE_AIMS) else None
                 if escaped is None:
+                    settled = True  # nothing left to try: the closest reachable pose
                     break
                 escapes += 1
                 q = preferred = escaped
@@ -327,9 +343,11 @@ class Solver:
                 history = [current]
         q, position, rotation, current = best
         full[self.bones] = q
-        return SolveResult(full, iterations, np.linalg.norm(position, axis=1),
-                           np.linalg.norm(rotation, axis=1),
-                           self._converged(position, rotation, current), history)
+        result = SolveResult(full, iterations, np.linalg.norm(position, axis=1),
+                             np.linalg.norm(rotation, axis=1),
+                             self._converged(position, rotation, current), history)
+        self._memo = (memo_key, q, result) if unremembered and settled else None
+        return result
 
     def _trial(self, q, step, scale):
         new = self._apply(q, step, scale)

@@ -238,3 +238,22 @@ def test_repeated_solves_follow_every_edit(clean_scene, dqik):
     error, moved_bone = solve_to_reachable(["hand.L"])
     assert moved_bone is not narrowed and moved_bone.model is not narrowed.model
     assert error <= REACHED
+
+
+def test_solving_an_unreachable_target_again_is_instant(clean_scene, dqik, capfd):
+    """The second Solve from the closest reachable pose, nothing moved, repeats no iterations
+    and keeps the pose; moving the target solves again."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    empties = sp.add_targets(obj, ["hand.L", "foot.L"], chain_count=3)
+    empties["hand.L"].location = (0.3, -0.2, 0.2)        # within the arm's reach, not its limits
+    empties["foot.L"].location = sp.world_tail(obj, "foot.L")
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    first = [tuple(pb.rotation_quaternion) for pb in obj.pose.bones]
+    capfd.readouterr()
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    assert "closest reachable in 0 iterations" in capfd.readouterr().out
+    assert [tuple(pb.rotation_quaternion) for pb in obj.pose.bones] == first
+    empties["hand.L"].location = (0.3, -0.25, 0.2)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    assert "in 0 iterations" not in capfd.readouterr().out

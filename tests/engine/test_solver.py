@@ -230,3 +230,32 @@ def test_hinges_stay_in_their_plane_while_the_chain_reaches():
         assert result.position_errors[0] <= 1e-4
         _, s_z, tau = swing_twist_params(result.rotations[hinge])
         assert np.abs(s_z).max() <= 1e-9 and np.abs(tau).max() <= 1e-9
+
+
+def test_a_settled_unreachable_solve_is_not_repeated():
+    """Solving again from the closest reachable pose, targets unchanged, returns it at once;
+    a moved target, or a start the user changed, solves again."""
+    model = straight_chain(3)
+    limits = uniform_limits(3, swing=0.4, twist=0.2)
+    solver = Solver(model, [Task(2, np.array([1.5, 1.0, 0.5]))], limits)
+    first = solver.solve(identity_pose(3))
+    assert not first.converged and first.iterations > 0
+    again = solver.solve(first.rotations.astype(np.float32))       # through pose channels
+    assert again.iterations == 0
+    np.testing.assert_array_equal(again.rotations, first.rotations)
+    np.testing.assert_array_equal(again.position_errors, first.position_errors)
+    nudged = first.rotations.copy()
+    nudged[0] = qmul(qexp(np.array([0.0, 0.0, 0.05])), nudged[0])
+    assert solver.solve(nudged).iterations > 0
+    solver.tasks.positions[0] = [1.4, 1.0, 0.5]
+    assert solver.solve(first.rotations).iterations > 0
+
+
+def test_a_solve_cut_short_resumes_where_it_stopped():
+    model = straight_chain(4)
+    solver = Solver(model, [Task(3, np.array([1.0, 2.0, 1.0]))], uniform_limits(4),
+                    settings=SolverSettings(max_iterations=1))
+    first = solver.solve(identity_pose(4))
+    second = solver.solve(first.rotations)
+    assert second.iterations == 1
+    assert second.position_errors[0] < first.position_errors[0]
