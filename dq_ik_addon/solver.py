@@ -508,10 +508,11 @@ def _first_blocking_row(rows, slack, active, start, end):
     time too): only the first blocking row joins the active set. Adding every row the full step
     violates at once can pin joints that the optimum leaves free and turn the step uphill.
     """
-    at_start, at_end = rows.times(start), rows.times(end)
+    at_end = rows.times(end)
     over = ~active & (at_end > slack + _VIOLATION_TOLERANCE)
     if not over.any():
         return None, 1.0
+    at_start = rows.times(start)
     resting = over & (slack - at_start <= _VIOLATION_TOLERANCE)
     if resting.any():  # rows the step leaves at once, already at their bound: all join, α = 0
         return resting, 0.0
