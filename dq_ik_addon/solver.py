@@ -461,7 +461,7 @@ class Solver:
             return False
         return bool(np.all(predicted[unmet] >= (1.0 - _PROGRESS) * tasks[unmet]))
 
-    def _stalled(self, history, window=8):
+    def _stalled(self, history, window=4):
         """Less than 0.1 % progress of the first unmet level over ``window`` iterations."""
         if len(history) <= window:
             return False
