@@ -23,6 +23,7 @@ iteration only evaluates ``S``, the ellipse rows and two batched products.
 
 import numpy as np
 
+from .limits import SwingTwistLimits, semi_axes
 from .swing_twist import swing_twist_jacobian
 
 _TANGENT_ANGLES = np.linspace(0.0, np.pi / 2, 7)
@@ -34,24 +35,23 @@ class LimitRows:
     def __init__(self, limits):
         enabled = np.asarray(limits.enabled, dtype=bool)
         self.joints = np.nonzero(enabled)[0]
-        lim = {name: np.asarray(getattr(limits, name), dtype=float)[self.joints]
-               for name in ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
-                            "twist_min", "twist_max")}
-        self.limits = lim
+        self.limits = lim = SwingTwistLimits(
+            *(np.asarray(values, dtype=float)[self.joints] for values in limits[:-1]),
+            np.ones(self.joints.size, dtype=bool))
         local = np.arange(self.joints.size)
         unit = np.eye(3)
-        twist_locked = (lim["twist_max"] <= 0.0) & (lim["twist_min"] >= 0.0)
+        twist_locked = (lim.twist_max <= 0.0) & (lim.twist_min >= 0.0)
         owners, coefficients, bounds = [local, local], [np.tile(unit[2], (local.size, 1)),
                                                         np.tile(-unit[2], (local.size, 1))], \
-            [lim["twist_max"], -lim["twist_min"]]
+            [lim.twist_max, -lim.twist_min]
         equalities = [twist_locked, np.zeros(local.size, bool)]
         tangent_owner, tangent_coefficients = _tangent_polygon(lim)
         owners.append(tangent_owner)
         coefficients.append(tangent_coefficients)
         bounds.append(np.ones(tangent_owner.size))
         equalities.append(np.zeros(tangent_owner.size, bool))
-        for axis, low, high in ((0, lim["swing_x_min"], lim["swing_x_max"]),
-                                (1, lim["swing_z_min"], lim["swing_z_max"])):
+        for axis, low, high in ((0, lim.swing_x_min, lim.swing_x_max),
+                                (1, lim.swing_z_min, lim.swing_z_max)):
             upper_locked, lower_locked = high <= 0.0, low >= 0.0
             owners += [local[upper_locked], local[lower_locked]]
             coefficients += [np.tile(unit[axis], (int(upper_locked.sum()), 1)),
@@ -72,10 +72,8 @@ class LimitRows:
         if self.joints.size == 0:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros(0, bool)
         params, sens = swing_twist_jacobian(q[self.joints])
-        lim = self.limits
         s_x, s_z = params[:, 0], params[:, 1]
-        a = np.where(s_x >= 0.0, lim["swing_x_max"], -lim["swing_x_min"])
-        b = np.where(s_z >= 0.0, lim["swing_z_max"], -lim["swing_z_min"])
+        a, b = semi_axes(s_x, s_z, self.limits)
         inv_a2 = np.where(a > 0.0, 1.0 / np.where(a > 0.0, a, 1.0) ** 2, 0.0)
         inv_b2 = np.where(b > 0.0, 1.0 / np.where(b > 0.0, b, 1.0) ** 2, 0.0)
         ellipse = np.nonzero((a > 0.0) | (b > 0.0))[0]
@@ -100,8 +98,8 @@ def _tangent_polygon(lim):
     module docstring): ``(σ_x cos φ / a, σ_z sin φ / b, 0) · p ≤ 1``."""
     cos, sin = np.cos(_TANGENT_ANGLES), np.sin(_TANGENT_ANGLES)
     sign_x, sign_z = _QUADRANTS[:, 0], _QUADRANTS[:, 1]
-    a = np.where(sign_x > 0, lim["swing_x_max"][:, None], -lim["swing_x_min"][:, None])  # (m,4)
-    b = np.where(sign_z > 0, lim["swing_z_max"][:, None], -lim["swing_z_min"][:, None])
+    a = np.where(sign_x > 0, lim.swing_x_max[:, None], -lim.swing_x_min[:, None])  # (m,4)
+    b = np.where(sign_z > 0, lim.swing_z_max[:, None], -lim.swing_z_min[:, None])
     valid = (((a[..., None] > 0.0) | (cos < 1e-12)) & ((b[..., None] > 0.0) | (sin < 1e-12)))
     n_x = sign_x[:, None] * cos / np.where(a > 0.0, a, np.inf)[..., None]            # (m,4,K)
     n_z = sign_z[:, None] * sin / np.where(b > 0.0, b, np.inf)[..., None]

@@ -36,7 +36,7 @@ class SwingTwistLimits(NamedTuple):
     enabled: np.ndarray
 
 
-def _semi_axes(s_x, s_z, limits):
+def semi_axes(s_x, s_z, limits):
     """Semi-axes ``(a, b)`` of the quarter-ellipse in the quadrant of ``(s_x, s_z)``."""
     a = np.where(s_x >= 0.0, limits.swing_x_max, -np.asarray(limits.swing_x_min, dtype=float))
     b = np.where(s_z >= 0.0, limits.swing_z_max, -np.asarray(limits.swing_z_min, dtype=float))
@@ -48,6 +48,12 @@ def _ratio_sq(u, a):
     ``LOCKED_TOLERANCE`` counts as 0 (rounding of a projected hinge, not a violation)."""
     return np.where(a > 0.0, (u / np.where(a > 0.0, a, 1.0)) ** 2,
                     np.where(u > LOCKED_TOLERANCE, np.inf, 0.0))
+
+
+def _swing_inside(u, v, a, b):
+    """``(u/a)² + (v/b)² ≤ 1`` for the swing magnitudes ``u = |s_x|``, ``v = |s_z|`` and the
+    semi-axes of their quadrant (``_ratio_sq`` for a locked half-axis)."""
+    return _ratio_sq(u, a) + _ratio_sq(v, b) <= 1.0
 
 
 def _closest_on_ellipse(u, v, a, b):
@@ -90,9 +96,9 @@ def project_swing(s_x, s_z, limits):
     """
     s_x = np.asarray(s_x, dtype=float)
     s_z = np.asarray(s_z, dtype=float)
-    a, b = _semi_axes(s_x, s_z, limits)
+    a, b = semi_axes(s_x, s_z, limits)
     u, v = np.abs(s_x), np.abs(s_z)
-    inside = _ratio_sq(u, a) + _ratio_sq(v, b) <= 1.0
+    inside = _swing_inside(u, v, a, b)
     both = (a > 0.0) & (b > 0.0) & ~inside
     pu, pv = np.minimum(u, a), np.minimum(v, b)
     if both.any():
@@ -128,8 +134,8 @@ def project_to_limits(q, limits):
     """
     q = np.asarray(q, dtype=float)
     s_x, s_z, tau = swing_twist_params(q)
-    a, b = _semi_axes(s_x, s_z, limits)
-    inside = ((_ratio_sq(np.abs(s_x), a) + _ratio_sq(np.abs(s_z), b) <= 1.0)
+    a, b = semi_axes(s_x, s_z, limits)
+    inside = (_swing_inside(np.abs(s_x), np.abs(s_z), a, b)
               & (tau >= limits.twist_min) & (tau <= limits.twist_max))
     moved = np.asarray(limits.enabled, dtype=bool) & ~inside
     if not moved.any():

@@ -32,7 +32,7 @@ class TaskSet:
     """All tasks of a solve as arrays, with the joints each task may move."""
 
     def __init__(self, model, tasks):
-        tasks = [t for t in tasks if t.target_position is not None or t.target_rotation is not None]
+        tasks = list(_targeted(tasks))
         self.tasks = tasks
         count = len(tasks)
         self.bones = np.array([t.bone for t in tasks], dtype=np.int64)
@@ -49,8 +49,7 @@ class TaskSet:
     def set_targets(self, tasks):
         """Take the target positions and orientations of ``tasks``, the same tasks (bones, kinds,
         order) this set was made of, with targets that may have moved."""
-        for i, t in enumerate(t for t in tasks if t.target_position is not None
-                              or t.target_rotation is not None):
+        for i, t in enumerate(_targeted(tasks)):
             if t.target_position is not None:
                 self.positions[i] = t.target_position
             if t.target_rotation is not None:
@@ -80,3 +79,8 @@ class TaskSet:
             bone_rotation = matrix_to_quat(world[self.bones[rows], :3, :3])
             rotation[rows] = quat_to_rotvec(qcanonical(qmul(self.rotations[rows], qconj(bone_rotation))))
         return position, rotation
+
+
+def _targeted(tasks):
+    """The tasks that have a target position or orientation (the others are no task)."""
+    return (t for t in tasks if t.target_position is not None or t.target_rotation is not None)
