@@ -98,7 +98,12 @@ def project_swing(s_x, s_z, limits):
     s_z = np.asarray(s_z, dtype=float)
     a, b = semi_axes(s_x, s_z, limits)
     u, v = np.abs(s_x), np.abs(s_z)
-    inside = _swing_inside(u, v, a, b)
+    return _project_quadrant(s_x, s_z, u, v, a, b, _swing_inside(u, v, a, b))
+
+
+def _project_quadrant(s_x, s_z, u, v, a, b, inside):
+    """``project_swing`` given the magnitudes ``u = |s_x|``, ``v = |s_z|``, the semi-axes of
+    their quadrant and which points are inside."""
     both = (a > 0.0) & (b > 0.0) & ~inside
     pu, pv = np.minimum(u, a), np.minimum(v, b)
     if both.any():
@@ -119,12 +124,6 @@ def limit_violation(q, limits):
     return np.where(limits.enabled, np.maximum(np.maximum(swing, twist), 0.0), 0.0)
 
 
-def _select(values, mask):
-    """``values[mask]`` for per-rotation values, or a scalar broadcast to the selection."""
-    values = np.asarray(values)
-    return values[mask] if values.shape == mask.shape else np.broadcast_to(values, mask.shape)[mask]
-
-
 def project_to_limits(q, limits):
     """Project each rotation onto its limit set: swing → ``project_swing``, twist → clamp.
 
@@ -135,15 +134,17 @@ def project_to_limits(q, limits):
     q = np.asarray(q, dtype=float)
     s_x, s_z, tau = swing_twist_params(q)
     a, b = semi_axes(s_x, s_z, limits)
-    inside = (_swing_inside(np.abs(s_x), np.abs(s_z), a, b)
-              & (tau >= limits.twist_min) & (tau <= limits.twist_max))
-    moved = np.asarray(limits.enabled, dtype=bool) & ~inside
+    u, v = np.abs(s_x), np.abs(s_z)
+    swing_inside = _swing_inside(u, v, a, b)
+    twist_min, twist_max = np.broadcast_arrays(limits.twist_min, limits.twist_max, tau)[:2]
+    moved = np.asarray(limits.enabled, dtype=bool) & ~(swing_inside & (tau >= twist_min)
+                                                       & (tau <= twist_max))
     if not moved.any():
         return q
-    outside = SwingTwistLimits(*(_select(f, moved) for f in limits))
-    p_x, p_z = project_swing(s_x[moved], s_z[moved], outside)
-    projected = quat_from_swing_twist(p_x, p_z, np.clip(tau[moved], outside.twist_min,
-                                                         outside.twist_max))
+    p_x, p_z = _project_quadrant(s_x[moved], s_z[moved], u[moved], v[moved], a[moved], b[moved],
+                                 swing_inside[moved])
+    projected = quat_from_swing_twist(p_x, p_z, np.clip(tau[moved], twist_min[moved],
+                                                         twist_max[moved]))
     projected = np.where(np.sum(projected * q[moved], axis=-1, keepdims=True) < 0.0,
                          -projected, projected)
     result = q.copy()

@@ -220,20 +220,26 @@ class Solver:
         max_motion = self.settings.max_task_step * self.size
         max_turn = self.settings.max_joint_step
         rows, rhs, pinned = self._constraint_rows(world, rotations, axes)
-        start = rows.solution(pinned, rhs) if rows is not None and pinned.any() else None
+        size = 3 * self.joints.size
+        start = rows.solution(pinned, rhs) if rows is not None and pinned.any() else \
+            (np.zeros(size), np.eye(size))
         steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
         if rows is None:
             return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
         active = pinned.copy()
-        feasible = np.zeros(3 * self.joints.size) if start is None else start[0]
+        feasible = start[0]
         for _ in range(_MAX_ACTIVE_SET_PASSES):
             blocking, alpha = _first_blocking_row(rows, rhs, active, feasible, steps[-2])
             if blocking is None:
                 break
             feasible = feasible + alpha * (steps[-2] - feasible)
             active[blocking] = True
-            steps = prioritized_step(levels, rows.solution(active, rhs), secondary, damping,
-                                     max_motion, max_turn)
+            if not active[rows.owner.size:].any():
+                start = rows.with_limit_rows(start, np.flatnonzero(blocking) if np.ndim(blocking)
+                                             else blocking, rhs)
+            else:
+                start = rows.solution(active, rhs)
+            steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
         else:
             steps = [feasible] * len(steps)
         steps[-1] = steps[-2] + _fit_inside(rows, rhs, steps[-2], steps[-1] - steps[-2])

@@ -212,6 +212,26 @@ def test_joint_block_solution_equals_the_full_pseudo_inverse():
     assert np.allclose(projector, np.eye(12) - pinv @ rows)
 
 
+def test_adding_limit_rows_one_at_a_time_equals_solving_them_together():
+    """Greville's rank-one updates (``ConstraintRows.with_limit_rows``) give the same
+    ``(C⁺ r, I − C⁺C)`` as the batched per-joint solution, a dependent row included."""
+    from dq_ik_addon.constraint_rows import ConstraintRows
+    from dq_ik_addon.prioritized import joint_block_solution
+    rng = np.random.default_rng(5)
+    owner = np.array([2, 0, 2, 3, 2, 0])
+    gradient = rng.normal(size=(6, 3))
+    gradient[4] = gradient[0] - 2.0 * gradient[2]
+    slack = rng.uniform(0, 1, 6)
+    slack[4] = slack[0] - 2.0 * slack[2]
+    rows = ConstraintRows(4, owner, gradient)
+    first = np.array([True, False, False, True, False, False])
+    start = rows.solution(first, slack)
+    added = rows.with_limit_rows(start, np.array([2, 1, 4, 5]), slack)
+    step, projector = joint_block_solution(owner, gradient, slack, 4)
+    assert np.allclose(added[0], step) and np.allclose(added[1], projector)
+    assert np.allclose(start[0], rows.solution(first, slack)[0])   # the start is left as it was
+
+
 def test_hinges_stay_in_their_plane_while_the_chain_reaches():
     """Knee-like joints (side swing and twist locked: equalities from the first pass) bend only
     about their axis; the chain still reaches FK targets made inside the limits."""
