@@ -1,9 +1,9 @@
 """The hard constraint rows of one iteration, ``G Δ ≤ r``: joint-limit rows and contact rows.
 
 Joint-limit rows touch one joint each (``(G Δ)_r = g_r · Δ_{owner_r}``), so while only they are
-active the constraint level is solved block by block (``joint_block_solution``), and a limit row
-that joins the active set later updates that solution in place of re-solving it
-(``with_limit_rows``, a rank-one update in the row's 3 columns); contact rows span
+active the constraint level is solved block by block (``joint_block_solution``), and a row that
+joins the active set later updates that solution in place of re-solving it (``with_rows``, a
+rank-one update; in the row's 3 columns while only limit rows are active); contact rows span
 every joint above the contact point, and once one is active the active rows are solved together
 with one damped SVD: ``(C⁺ r, I − C⁺C)`` (Baerlocher §5.4, the constraints above every task).
 """
@@ -55,26 +55,43 @@ class ConstraintRows:
         lam2 = (_CONTACT_DAMPING * s[0]) ** 2
         return vt.T @ ((s / (s * s + lam2)) * (u.T @ rhs[active])), projector
 
-    def with_limit_rows(self, solution, added, rhs):
-        """``(C⁺ r, I − C⁺C)`` after the limit rows ``added`` (indices) join the active rows of
+    def with_rows(self, solution, added, rhs, block_diagonal):
+        """``(C⁺ r, I − C⁺C)`` after the rows ``added`` (indices) join the active rows of
         ``solution``, one at a time by Greville's rank-one update of the pseudo-inverse
         (Ben-Israel & Greville, Generalized Inverses, §7.5; exact while the active system is
-        consistent, as equalities of one joint's 3 columns are): with ``w = P g``,
+        consistent): with ``w = P g``,
 
-            Δ ← Δ + w (r − g·Δ) / (g·w),        P ← P − w wᵀ / (g·w);
+            Δ ← Δ + w (r − g·Δ) / (g·w + μ² ‖g‖²),        P ← P − w wᵀ / (g·w).
 
-        a row (numerically) in the span of the active ones, ``g·w ≤ (10⁻⁹ ‖g‖)²``, changes nothing.
-        Works in the columns of the row's joint only (P is block diagonal while only limit rows
-        are active)."""
+        A row (numerically) in the span of the active ones, ``g·w ≤ (t ‖g‖)²``, changes nothing.
+        Limit rows: ``t = 10⁻⁹``, ``μ = 0``. Contact rows, like ``solution``: ``t = _CONTACT_RANK``,
+        ``μ = _CONTACT_DAMPING`` (neighbouring samples' rows are nearly parallel, their
+        right-hand sides need not agree). While P is ``block_diagonal`` (no contact row active),
+        a limit row's update stays in its joint's 3 columns."""
         step, projector = solution[0].copy(), solution[1].copy()
         for row in np.atleast_1d(added).tolist():
-            columns = slice(3 * int(self.owner[row]), 3 * int(self.owner[row]) + 3)
-            gradient = self.gradient[row]
-            block = projector[columns, columns]
-            w = block @ gradient
-            norm2 = float(gradient @ w)
-            if norm2 <= _RANK_TOLERANCE ** 2 * float(gradient @ gradient):
+            if row < self.owner.size:
+                columns = slice(3 * int(self.owner[row]), 3 * int(self.owner[row]) + 3)
+                gradient, rank, damping = self.gradient[row], _RANK_TOLERANCE, 0.0
+            else:
+                columns, block_diagonal = slice(None), False
+                gradient, rank, damping = self.dense[row - self.owner.size], _CONTACT_RANK, \
+                    _CONTACT_DAMPING
+            square = float(gradient @ gradient)
+            if block_diagonal:
+                block = projector[columns, columns]
+                w = block @ gradient
+                norm2 = float(gradient @ w)
+            else:
+                w = projector[:, columns] @ gradient
+                norm2 = float(w @ w)
+            if norm2 <= rank * rank * square:
                 continue
-            step[columns] += w * ((rhs[row] - gradient @ step[columns]) / norm2)
-            block -= np.outer(w, w) / norm2
+            gain = (rhs[row] - gradient @ step[columns]) / (norm2 + damping * damping * square)
+            if block_diagonal:
+                step[columns] += w * gain
+                block -= np.outer(w, w) / norm2
+            else:
+                step += w * gain
+                projector -= np.outer(w, w) / norm2
         return step, projector

@@ -233,12 +233,9 @@ class Solver:
             if blocking is None:
                 break
             feasible = feasible + alpha * (steps[-2] - feasible)
+            start = rows.with_rows(start, np.flatnonzero(blocking) if np.ndim(blocking) else
+                                   blocking, rhs, not active[rows.owner.size:].any())
             active[blocking] = True
-            if not active[rows.owner.size:].any():
-                start = rows.with_limit_rows(start, np.flatnonzero(blocking) if np.ndim(blocking)
-                                             else blocking, rhs)
-            else:
-                start = rows.solution(active, rhs)
             steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
         else:
             steps = [feasible] * len(steps)

@@ -213,7 +213,7 @@ def test_joint_block_solution_equals_the_full_pseudo_inverse():
 
 
 def test_adding_limit_rows_one_at_a_time_equals_solving_them_together():
-    """Greville's rank-one updates (``ConstraintRows.with_limit_rows``) give the same
+    """Greville's rank-one updates (``ConstraintRows.with_rows``) give the same
     ``(C⁺ r, I − C⁺C)`` as the batched per-joint solution, a dependent row included."""
     from dq_ik_addon.constraint_rows import ConstraintRows
     from dq_ik_addon.prioritized import joint_block_solution
@@ -226,10 +226,30 @@ def test_adding_limit_rows_one_at_a_time_equals_solving_them_together():
     rows = ConstraintRows(4, owner, gradient)
     first = np.array([True, False, False, True, False, False])
     start = rows.solution(first, slack)
-    added = rows.with_limit_rows(start, np.array([2, 1, 4, 5]), slack)
+    added = rows.with_rows(start, np.array([2, 1, 4, 5]), slack, True)
     step, projector = joint_block_solution(owner, gradient, slack, 4)
     assert np.allclose(added[0], step) and np.allclose(added[1], projector)
     assert np.allclose(start[0], rows.solution(first, slack)[0])   # the start is left as it was
+
+
+def test_contact_rows_join_the_active_set_by_rank_one_updates():
+    """With dense (contact) rows the update spans every column and equals the pseudo-inverse of
+    all active rows, up to the contact damping (10⁻⁶ relative for well separated rows)."""
+    from dq_ik_addon.constraint_rows import ConstraintRows
+    rng = np.random.default_rng(6)
+    owner = np.array([1, 3])
+    gradient = rng.normal(size=(2, 3))
+    dense = rng.normal(size=(3, 12))
+    slack = rng.uniform(0, 1, 5)
+    rows = ConstraintRows(4, owner, gradient, dense)
+    first = np.array([True, False, False, False, False])
+    step, projector = rows.with_rows(rows.solution(first, slack), np.array([2, 1, 4]), slack, True)
+    stacked = np.zeros((4, 12))
+    stacked[0, 3:6], stacked[1, 9:12] = gradient
+    stacked[2:] = dense[[0, 2]]
+    pinv = np.linalg.pinv(stacked)
+    assert np.allclose(step, pinv @ slack[[0, 1, 2, 4]], rtol=1e-5, atol=1e-8)
+    assert np.allclose(projector, np.eye(12) - pinv @ stacked)
 
 
 def test_hinges_stay_in_their_plane_while_the_chain_reaches():
