@@ -28,13 +28,13 @@ def rank_truncated_svd(a):
     σ below √ε·σ_max, so those directions (numerically singular) are dropped."""
     if a.shape[0] > a.shape[1]:
         u, s, vt = np.linalg.svd(a, full_matrices=False)
-    else:
-        eigenvalues, u = np.linalg.eigh(a @ a.T)
-        s = np.sqrt(np.maximum(eigenvalues[::-1], 0.0))
-        u = u[:, ::-1]
-        vt = (u.T @ a) / np.where(s > 0.0, s, 1.0)[:, None]
-    keep = s > _GRAM_TOLERANCE * max(1.0, s[0] if s.size else 0.0)
-    return u[:, keep], s[keep], vt[keep]
+        keep = s > _GRAM_TOLERANCE * max(1.0, s[0] if s.size else 0.0)
+        return u[:, keep], s[keep], vt[keep]
+    eigenvalues, u = np.linalg.eigh(a @ a.T)                  # ascending
+    keep = eigenvalues > _GRAM_TOLERANCE ** 2 * max(1.0, eigenvalues[-1] if eigenvalues.size else 0.0)
+    u = u[:, keep][:, ::-1]
+    s = np.sqrt(eigenvalues[keep][::-1])
+    return u, s, (u.T @ a) / s[:, None]
 
 
 def damping_for(singular_values, epsilon):
@@ -106,16 +106,12 @@ def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion
         u, s, vt = rank_truncated_svd(projected)
         if s.size == 0:
             continue
-        residual = err - jac @ step
         lam2 = min(damping_for(s, damping), float(err @ err))
-        coefficients = u.T @ residual
+        motion = (s / (s * s + lam2)) * (u.T @ (err - jac @ step))   # joint motion per direction
         if max_motion is not None:
-            gain = s / (s * s + lam2)
-            motion = np.abs(s * gain * coefficients)
-            turn = np.abs(gain * coefficients)
-            coefficients *= np.minimum(1.0, np.minimum(max_motion / np.maximum(motion, 1e-300),
-                                                       max_turn / np.maximum(turn, 1e-300)))
-        step = step + vt.T @ ((s / (s * s + lam2)) * coefficients)
+            turn = np.abs(motion)
+            motion /= np.maximum(np.maximum(s * turn / max_motion, turn / max_turn), 1.0)
+        step = step + vt.T @ motion
         partial[-1] = step
         projector -= vt.T @ vt
     if secondary is not None:

@@ -228,18 +228,21 @@ class Solver:
             return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
         active = pinned.copy()
         feasible = start[0]
+        at_feasible = rows.times(feasible)
         for _ in range(_MAX_ACTIVE_SET_PASSES):
-            blocking, alpha = _first_blocking_row(rows, rhs, active, feasible, steps[-2])
+            at_end = rows.times(steps[-2])
+            blocking, alpha = _first_blocking_row(rhs, active, at_feasible, at_end)
             if blocking is None:
                 break
             feasible = feasible + alpha * (steps[-2] - feasible)
+            at_feasible = at_feasible + alpha * (at_end - at_feasible)
             start = rows.with_rows(start, np.flatnonzero(blocking) if np.ndim(blocking) else
                                    blocking, rhs, not active[rows.owner.size:].any())
             active[blocking] = True
             steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
         else:
-            steps = [feasible] * len(steps)
-        steps[-1] = steps[-2] + _fit_inside(rows, rhs, steps[-2], steps[-1] - steps[-2])
+            steps, at_end = [feasible] * len(steps), at_feasible
+        steps[-1] = steps[-2] + _fit_inside(rows, rhs, at_end, steps[-1] - steps[-2])
         return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
 
     def _constraint_rows(self, world, rotations, axes):
@@ -504,18 +507,17 @@ def _predicted(levels, step):
     return np.array([np.linalg.norm(err - jac @ step) for jac, err in levels])
 
 
-def _first_blocking_row(rows, slack, active, start, end):
-    """The inactive rows hit first on the segment ``start → end`` and where, or ``(None, 1)``.
+def _first_blocking_row(slack, active, at_start, at_end):
+    """The inactive rows hit first on the segment ``start → end`` and where, or ``(None, 1)``,
+    given the row values ``G·start`` and ``G·end``.
 
     Primal active-set rule (Nocedal & Wright §16.5; Baerlocher §5.4.2 adds the limits one at a
     time too): only the first blocking row joins the active set. Adding every row the full step
     violates at once can pin joints that the optimum leaves free and turn the step uphill.
     """
-    at_end = rows.times(end)
     over = ~active & (at_end > slack + _VIOLATION_TOLERANCE)
     if not over.any():
         return None, 1.0
-    at_start = rows.times(start)
     resting = over & (slack - at_start <= _VIOLATION_TOLERANCE)
     if resting.any():  # rows the step leaves at once, already at their bound: all join, α = 0
         return resting, 0.0
@@ -525,14 +527,15 @@ def _first_blocking_row(rows, slack, active, start, end):
     return candidates[first], float(np.clip(alpha[first], 0.0, 1.0))
 
 
-def _fit_inside(rows, slack, step, extra):
-    """``α · extra`` with the largest α ∈ [0, 1] for which ``rows (step + α extra) ≤ slack``.
+def _fit_inside(rows, slack, at_step, extra):
+    """``α · extra`` with the largest α ∈ [0, 1] for which ``rows (step + α extra) ≤ slack``,
+    given ``at_step = rows · step``.
 
     The rest pull is the lowest priority: it must not recruit limit rows the tasks did not
     need (their equality would then drag the task step), so it is shortened instead.
     """
     growth = rows.times(extra)
-    room = slack + _VIOLATION_TOLERANCE - rows.times(step)
+    room = slack + _VIOLATION_TOLERANCE - at_step
     limiting = growth > 1e-15
     if not limiting.any():
         return extra
