@@ -149,3 +149,51 @@ class ChainModel:
         for idx, parent_idx in self.levels:
             mask[:, idx] |= mask[:, parent_idx]
         return mask
+
+
+class MovingJointsFK:
+    """Forward kinematics of ``model`` while only ``joints`` rotate (one solve).
+
+    The joints and their ancestors (the moving part) go through ``ChainModel.matrices`` of their
+    own sub-model; every other bone is rigidly attached to its nearest ancestor ``a`` in that part,
+    ``M_i = M_a · (M_a⁻¹ M_i)``, with the bracket taken once per solve from the start pose
+    (``start``), since no rotation between them changes. A 159-bone rig moved by its 18 limb and
+    spine joints then runs FK on about 25 bones plus one batched product per call.
+    """
+
+    def __init__(self, model, joints):
+        self.model = model
+        n = len(model)
+        self.moving = model.with_ancestors(np.asarray(joints, dtype=np.int64))
+        in_moving = np.zeros(n, dtype=bool)
+        in_moving[self.moving] = True
+        self.rigid = np.nonzero(~in_moving)[0]
+        self.part = model.subset(self.moving)
+        anchor = np.where(in_moving, np.arange(n), -1)
+        for idx, parent_idx in model.levels:       # parents first: inherit the nearest anchor
+            anchor[idx] = np.where(in_moving[idx], idx, anchor[parent_idx])
+        self.anchor = anchor[self.rigid]
+        self.attached = self.anchor >= 0
+        self.offsets = None
+
+    def start(self, rotations, locations=None):
+        """Full FK of the start pose; keeps each rigid bone's offset from its anchor."""
+        world = self.model.matrices(rotations, locations)
+        offsets = world[self.rigid].copy()
+        anchors = self.anchor[self.attached]
+        offsets[self.attached] = np.linalg.inv(world[anchors]) @ offsets[self.attached]
+        self.offsets = offsets
+        return world
+
+    def __call__(self, rotations, locations=None):
+        """Armature-space pose matrices (n,4,4) for ``rotations`` that differ from the start pose
+        only at the joints."""
+        if self.rigid.size == 0:
+            return self.model.matrices(rotations, locations)
+        world = np.empty((len(self.model), 4, 4))
+        world[self.moving] = self.part.matrices(
+            rotations[self.moving], None if locations is None else locations[self.moving])
+        world[self.rigid] = self.offsets
+        world[self.rigid[self.attached]] = world[self.anchor[self.attached]] @ \
+            self.offsets[self.attached]
+        return world

@@ -2,7 +2,8 @@
 
 Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
 
-1. FK of the current rotations and the task errors.
+1. FK of the current rotations (``MovingJointsFK``: bones no joint of the solve rotates ride
+   rigidly on their nearest moving ancestor) and the task errors.
 2. Jacobians of the tasks over the joints any task may move; orientation rows are scaled by the
    chain size L so that metres and radians weigh alike; rows weighted by √weight within a level.
    Each level's predicted motion is clamped to ``max_task_step`` (§5.2, see ``prioritized_step``).
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .chain_model import MovingJointsFK
 from .jacobian import joint_axes, task_jacobian
 from .limit_constraints import LimitRows
 from .limits import project_to_limits
@@ -118,6 +120,7 @@ class Solver:
         moved = self.tasks.joint_masks.any(axis=0) & (stiffness < 1.0)
         self.joints = np.nonzero(moved)[0]
         self.moved_bones = self.bones[self.joints]
+        self.fk = MovingJointsFK(self.model, self.joints)
         self.column_scale = np.repeat(np.sqrt(1.0 - stiffness[self.joints]), 3)
         self.limits_of_joints = None if limits is None else type(limits)(
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
@@ -164,8 +167,9 @@ class Solver:
         return roots, reach
 
     # -- errors -----------------------------------------------------------------------------
-    def _errors(self, rotations):
-        world = self.model.matrices(rotations, self.locations)
+    def _errors(self, rotations, world=None):
+        """FK (``world`` if given) and the task errors at ``rotations``."""
+        world = self.fk(rotations, self.locations) if world is None else world
         position, rotation = self.tasks.errors(self.model, world)
         return world, position, rotation
 
@@ -314,7 +318,7 @@ class Solver:
         unremembered, settled = preferred is None, False
         preferred = q.copy() if preferred is None else \
             qnormalize(np.asarray(preferred, float)[self.bones])
-        world, position, rotation = self._errors(q)
+        world, position, rotation = self._errors(q, self.fk.start(q, self.locations))
         current = self._level_errors(world, position, rotation)
         history = [current]
         best = (q, position, rotation, current)
