@@ -1,4 +1,4 @@
-"""Small synthetic chains for engine tests (numpy only)."""
+"""Small synthetic chains and obstacles for engine tests and benchmarks (numpy only)."""
 
 import numpy as np
 
@@ -61,3 +61,14 @@ def random_pose_in_limits(rng, limits, scale=1.0):
 
 def identity_pose(n):
     return np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
+
+
+def ball(centre, radius):
+    """The ``Solver`` obstacle query of a solid ball: signed distance and outward normal."""
+    def query(points, max_distance):
+        offset = points - centre
+        length = np.linalg.norm(offset, axis=1)
+        distance = length - radius
+        normal = offset / np.maximum(length, 1e-12)[:, None]
+        return np.where(distance <= max_distance, distance, np.inf), normal
+    return query

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from chains import identity_pose, straight_chain, uniform_limits
+from chains import ball, identity_pose, straight_chain, uniform_limits
 from dq_ik_addon.contacts import Capsules
 from dq_ik_addon.solver import Solver, SolverSettings
 from dq_ik_addon.tasks import Task
@@ -27,16 +27,6 @@ def slab(x0, thickness):
         distance = np.where(use_front, front, back)
         normal = np.zeros((len(points), 3))
         normal[:, 0] = np.where(use_front, -1.0, 1.0)
-        return np.where(distance <= max_distance, distance, np.inf), normal
-    return query
-
-
-def ball(centre, radius):
-    def query(points, max_distance):
-        offset = points - centre
-        length = np.linalg.norm(offset, axis=1)
-        distance = length - radius
-        normal = offset / np.maximum(length, 1e-12)[:, None]
         return np.where(distance <= max_distance, distance, np.inf), normal
     return query
 
