@@ -50,6 +50,8 @@ class ConstraintRows:
         rows = np.concatenate([limit_rows, self.dense[dense_active]])
         u, s, vt = np.linalg.svd(rows, full_matrices=False)
         keep = s > _CONTACT_RANK * s[0]
+        if not keep.any():      # only rows no joint can move (a contact point on a fixed bone)
+            return np.zeros(size), np.eye(size)
         u, s, vt = u[:, keep], s[keep], vt[keep]
         projector = np.eye(size) - vt.T @ vt
         lam2 = (_CONTACT_DAMPING * s[0]) ** 2

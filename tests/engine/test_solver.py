@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from chains import (identity_pose, random_limits, random_pose_in_limits, random_tree,
+from chains import (ball, identity_pose, random_limits, random_pose_in_limits, random_tree,
                     straight_chain, uniform_limits)
 from dq_ik_addon.jacobian import joint_axes, task_jacobian
 from dq_ik_addon.limits import limit_violation
@@ -178,8 +178,11 @@ def test_results_are_deterministic():
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 10), tasks=st.integers(1, 3))
-def test_fuzz_limits_are_never_exceeded(seed, n, tasks):
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 10), tasks=st.integers(1, 3),
+       obstacle=st.booleans())
+def test_fuzz_limits_are_never_exceeded(seed, n, tasks, obstacle):
+    """Random trees, limits and targets, with or without a ball obstacle (contact rows, some of
+    them on capsules no joint moves): no exception, no NaN, limits kept."""
     rng = np.random.default_rng(seed)
     model = random_tree(rng, n)
     limits = random_limits(rng, n)
@@ -188,7 +191,9 @@ def test_fuzz_limits_are_never_exceeded(seed, n, tasks):
                       priority=int(rng.integers(1, 3)), chain_count=int(rng.integers(0, 4)))
                  for _ in range(tasks)]
     start = random_pose_in_limits(rng, limits)
-    solver = Solver(model, task_list, limits=limits, settings=SolverSettings(max_iterations=30))
+    solver = Solver(model, task_list, limits=limits, settings=SolverSettings(max_iterations=30),
+                    obstacles=ball(rng.normal(size=3), 0.3) if obstacle else None,
+                    radii=np.full(n, 0.05) if obstacle else None)
     result = solver.solve(start)
     assert np.isfinite(result.rotations).all()
     moved = solver.moved_bones
@@ -230,6 +235,15 @@ def test_adding_limit_rows_one_at_a_time_equals_solving_them_together():
     step, projector = joint_block_solution(owner, gradient, slack, 4)
     assert np.allclose(added[0], step) and np.allclose(added[1], projector)
     assert np.allclose(start[0], rows.solution(first, slack)[0])   # the start is left as it was
+
+
+def test_active_rows_that_no_joint_can_move_constrain_nothing():
+    """A penetrating contact point on a bone no joint moves gives an all-zero row: the
+    constraint level is then empty, not an error."""
+    from dq_ik_addon.constraint_rows import ConstraintRows
+    rows = ConstraintRows(2, np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((1, 6)))
+    step, projector = rows.solution(np.array([True]), np.array([-0.01]))
+    assert np.array_equal(step, np.zeros(6)) and np.array_equal(projector, np.eye(6))
 
 
 def test_contact_rows_join_the_active_set_by_rank_one_updates():
