@@ -72,9 +72,9 @@ def read_model(obj):
     bones = obj.data.bones
     check_editable(obj)
     _check_supported(obj, pose_bones, bones)
-    names = [pb.name for pb in pose_bones]
+    names = pose_bones.keys()
     pose_index = {name: i for i, name in enumerate(names)}
-    bone_index = {b.name: i for i, b in enumerate(bones)}
+    bone_index = {name: i for i, name in enumerate(bones.keys())}
     order = np.array([bone_index[name] for name in names])
     parents = np.array([pose_index[pb.parent.name] if pb.parent else -1 for pb in pose_bones])
     # foreach_get yields Blender's column-major storage: transpose to row-major matrices.
@@ -103,6 +103,7 @@ class PoseArrays:
         self.axis_angle = _get(pose_bones, "rotation_axis_angle", 4)
         self.location = _get(pose_bones, "location", 3)
         self.modes = np.array([pb.rotation_mode for pb in pose_bones])
+        self.changed = set()  # the channels set_rotations changed, the only ones write() writes
         if not all(np.isfinite(a).all() for a in (self.quaternion, self.euler,
                                                    self.axis_angle, self.location)):
             raise ArmatureError(f"'{obj.name}' has NaN or infinite pose values; "
@@ -127,13 +128,18 @@ class PoseArrays:
         q = np.asarray(rotations, dtype=np.float64)
         keep_sign = np.sign(np.einsum('ij,ij->i', q, self.quaternion))
         quat_rows = rows_mask & (self.modes == 'QUATERNION')
-        self.quaternion[quat_rows] = q[quat_rows] * np.where(keep_sign[quat_rows] < 0, -1.0, 1.0)[:, None]
+        if quat_rows.any():
+            self.quaternion[quat_rows] = q[quat_rows] * np.where(keep_sign[quat_rows] < 0, -1.0,
+                                                                 1.0)[:, None]
+            self.changed.add("rotation_quaternion")
         for order in EULER_ORDERS:
             sel = rows_mask & (self.modes == order)
             if sel.any():
                 self.euler[sel] = quat_to_euler(q[sel], order, compat=self.euler[sel])
+                self.changed.add("rotation_euler")
         sel = rows_mask & (self.modes == 'AXIS_ANGLE')
         if sel.any():
+            self.changed.add("rotation_axis_angle")
             rotvec = quat_to_rotvec(qcanonical(q[sel]))
             angle = np.linalg.norm(rotvec, axis=1)
             axis = np.where(angle[:, None] > 1e-12, rotvec / np.maximum(angle, 1e-300)[:, None],
@@ -141,19 +147,11 @@ class PoseArrays:
             self.axis_angle[sel] = np.column_stack([angle, axis])
 
     def write(self, obj):
-        """Write every channel back with ``foreach_set`` and tag the armature for re-evaluation."""
-        pose_bones = obj.pose.bones
-        pose_bones.foreach_set("rotation_quaternion", self.quaternion.ravel())
-        pose_bones.foreach_set("rotation_euler", self.euler.ravel())
-        pose_bones.foreach_set("rotation_axis_angle", self.axis_angle.ravel())
-        pose_bones.foreach_set("location", self.location.ravel())
+        """Write the rotation channels ``set_rotations`` changed with ``foreach_set`` (locations
+        are only read) and tag the armature for re-evaluation."""
+        channels = {"rotation_quaternion": self.quaternion, "rotation_euler": self.euler,
+                    "rotation_axis_angle": self.axis_angle}
+        for name in sorted(self.changed):
+            obj.pose.bones.foreach_set(name, channels[name].ravel())
         obj.update_tag()
 
-    def copy(self):
-        other = object.__new__(PoseArrays)
-        other.quaternion = self.quaternion.copy()
-        other.euler = self.euler.copy()
-        other.axis_angle = self.axis_angle.copy()
-        other.location = self.location.copy()
-        other.modes = self.modes
-        return other
