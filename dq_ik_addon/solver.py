@@ -398,8 +398,10 @@ class Solver:
         return None
 
     def _step_scale(self, step):
+        """The factor that shortens ``step`` to at most ``max_joint_step`` per component."""
         longest = np.abs(step).max(initial=0.0)
-        return min(1.0, self.settings.max_joint_step / longest) if longest > 0 else 0.0
+        limit = self.settings.max_joint_step
+        return 1.0 if longest <= limit else limit / longest
 
     def _escape(self, q, world, position, rotation, attempt):
         """A new start for stalled tasks whose target is within their chain's reach, or None.
