@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chains import (ball, identity_pose, random_limits, random_pose_in_limits, random_tree,
                     straight_chain, uniform_limits)
+from dq_ik_addon import ChainModel
 from dq_ik_addon.jacobian import joint_axes, task_jacobian
 from dq_ik_addon.limits import limit_violation
 from dq_ik_addon.quaternion import qexp, qmul
@@ -86,7 +87,6 @@ def _conflict(priority_a, priority_b):
     rest[1, 1, 3] = 1.0
     rest[2, 1, 3] = 1.0
     model_parents = [-1, 0, 0]
-    from dq_ik_addon import ChainModel
     model = ChainModel.from_bones(["root", "a", "b"], model_parents, rest,
                                   lengths=np.ones(3), connected=[False, True, True])
     # both tails sit at distance 2 from the root's head, on the same point: only one goal can be met
@@ -177,27 +177,46 @@ def test_results_are_deterministic():
     assert np.array_equal(a.rotations, b.rotations)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 10), tasks=st.integers(1, 3),
-       obstacle=st.booleans())
-def test_fuzz_limits_are_never_exceeded(seed, n, tasks, obstacle):
-    """Random trees, limits and targets, with or without a ball obstacle (contact rows, some of
-    them on capsules no joint moves): no exception, no NaN, limits kept."""
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 12), tasks=st.integers(1, 4),
+       obstacle=st.booleans(), self_collision=st.booleans())
+def test_fuzz_limits_are_never_exceeded(seed, n, tasks, obstacle, self_collision):
+    """Random trees (some bones of zero length), limits, stiffness, pose locations and tasks
+    (position, orientation or both; near, far or on a joint; priorities 1–3, weights), with or
+    without a ball obstacle and self-collision: no exception, no overflow, division by zero or
+    invalid operation, no NaN, limits kept, also when solving again from the result."""
     rng = np.random.default_rng(seed)
     model = random_tree(rng, n)
+    if rng.random() < 0.3:
+        lengths = np.where(rng.random(n) < 0.3, 0.0, model.lengths)
+        model = ChainModel(model.names, model.parents, model.rest_matrices, lengths,
+                           model.connected)
     limits = random_limits(rng, n)
-    task_list = [Task(int(rng.integers(0, n)), rng.normal(size=3) * 2,
-                      np.array(rng.normal(size=4)) if rng.random() < 0.3 else None,
-                      priority=int(rng.integers(1, 3)), chain_count=int(rng.integers(0, 4)))
-                 for _ in range(tasks)]
+    task_list = []
+    for _ in range(tasks):
+        kind = int(rng.integers(0, 3))           # position, orientation, both
+        position = None if kind == 1 else rng.normal(size=3) * rng.choice([0.1, 1.0, 5.0])
+        if position is not None and rng.random() < 0.1:
+            position = model.rest_matrices[int(rng.integers(0, n)), :3, 3].copy()
+        task_list.append(Task(int(rng.integers(0, n)), position,
+                              rng.normal(size=4) if kind != 0 else None,
+                              priority=int(rng.integers(1, 4)), weight=float(rng.uniform(0.1, 2)),
+                              chain_count=int(rng.integers(0, 5))))
     start = random_pose_in_limits(rng, limits)
-    solver = Solver(model, task_list, limits=limits, settings=SolverSettings(max_iterations=30),
+    solver = Solver(model, task_list, limits=limits,
+                    stiffness=rng.uniform(0, 1, n) * (rng.random(n) < 0.3),
+                    settings=SolverSettings(max_iterations=30),
+                    locations=rng.normal(scale=0.05, size=(n, 3)) if rng.random() < 0.3 else None,
                     obstacles=ball(rng.normal(size=3), 0.3) if obstacle else None,
-                    radii=np.full(n, 0.05) if obstacle else None)
-    result = solver.solve(start)
-    assert np.isfinite(result.rotations).all()
+                    radii=rng.uniform(0.0, 0.1, n) if obstacle or self_collision else None,
+                    self_collision=self_collision)
+    with np.errstate(over="raise", divide="raise", invalid="raise"):
+        result = solver.solve(start)
+        again = solver.solve(result.rotations)
     moved = solver.moved_bones
-    assert limit_violation(result.rotations[moved], solver.limits_of_joints).max(initial=0) <= 1e-6
+    for pose in (result.rotations, again.rotations):
+        assert np.isfinite(pose).all()
+        assert limit_violation(pose[moved], solver.limits_of_joints).max(initial=0) <= 1e-6
 
 
 def test_joint_block_solution_equals_the_full_pseudo_inverse():
