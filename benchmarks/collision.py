@@ -22,6 +22,7 @@ from common import np  # noqa: E402
 
 STEPS = 8          # 8 × 5 cm forwards, then back
 STEP = 0.05
+SPHERE_RADIUS = 0.15
 GOAL = "159-bone metarig warm solve with collisions ≤ 8 ms"
 
 
@@ -41,7 +42,7 @@ def scene(kind, dqik):
     collection = bpy.data.collections.new("Colliders")
     bpy.context.scene.collection.children.link(collection)
     bpy.ops.object.mode_set(mode='OBJECT')
-    bpy.ops.mesh.primitive_uv_sphere_add(segments=128, ring_count=80, radius=0.15,
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=128, ring_count=80, radius=SPHERE_RADIUS,
                                          location=(tail[0] + 0.05, tail[1] - 0.3, tail[2] - 0.1))
     sphere = bpy.context.active_object
     rigs.move_to_collection(sphere, collection)
@@ -50,6 +51,15 @@ def scene(kind, dqik):
     bpy.context.view_layer.update()
     triangles = len(sphere.data.loop_triangles) or len(sphere.data.polygons) * 2
     return obj, hands["hand.L"], tail, collection, triangles
+
+
+def hand_goals(obj, tail):
+    """The left hand's goals in armature space: ``STEPS`` steps of ``STEP`` forwards (−Y) from its
+    world ``tail``, into the sphere, and back."""
+    to_armature = np.linalg.inv(np.array(obj.matrix_world))
+    offsets = [k * STEP for k in range(1, STEPS + 1)] + [k * STEP for k in range(STEPS - 1, -1, -1)]
+    return [(to_armature @ np.append(tail + np.array([0.0, -offset, 0.0]), 1.0))[:3]
+            for offset in offsets]
 
 
 def run(kind, dqik, with_collider):
@@ -61,13 +71,10 @@ def run(kind, dqik, with_collider):
     pose = bridge.PoseArrays(obj)
     solver, names, _ = dqik.operators.solve.build_solver(obj, model, pose)
     hand = names.index("hand.L")
-    to_armature = np.linalg.inv(np.array(obj.matrix_world))
     rotations = pose.rotations()
     times, depth = [], 0.0
-    path = [k * STEP for k in range(1, STEPS + 1)] + [k * STEP for k in range(STEPS - 1, -1, -1)]
-    for offset in path:
-        world_goal = np.append(tail + np.array([0.0, -offset, 0.0]), 1.0)
-        solver.tasks.positions[hand] = (to_armature @ world_goal)[:3]
+    for target in hand_goals(obj, tail):
+        solver.tasks.positions[hand] = target
         ms, result = common.fastest_ms(lambda: solver.solve(rotations))
         times.append(ms)
         rotations = result.rotations

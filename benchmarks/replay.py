@@ -61,14 +61,10 @@ def dump(path):
         radii, enabled = dqik.operators.colliders.capsule_radii(obj, model)
         sphere = next(iter(collection.all_objects))
         to_armature = np.linalg.inv(np.array(obj.matrix_world))
-        offsets = [k * collision.STEP for k in range(1, collision.STEPS + 1)] + \
-            [k * collision.STEP for k in range(collision.STEPS - 1, -1, -1)]
         problem.update(
             radii=radii, collision=enabled, hand=problem["names"].index("hand.L"),
             centre=(to_armature @ np.append(np.array(sphere.matrix_world.translation), 1.0))[:3],
-            radius=max(sphere.dimensions) / 2.0 * float(np.cbrt(abs(np.linalg.det(to_armature)))),
-            goals=[(to_armature @ np.append(tail + np.array([0.0, -o, 0.0]), 1.0))[:3]
-                   for o in offsets])
+            radius=collision.SPHERE_RADIUS, goals=collision.hand_goals(obj, tail))
         problems[f"{kind}-collision"] = problem
     with open(path, "wb") as handle:
         pickle.dump(problems, handle)
