@@ -1,18 +1,17 @@
 """The hard constraint rows of one iteration, ``G Δ ≤ r``: joint-limit rows and contact rows.
 
-Joint-limit rows touch one joint each (``(G Δ)_r = g_r · Δ_{owner_r}``), so while only they are
-active the constraint level is solved block by block (``joint_block_solution``), and a row that
-joins the active set later updates that solution in place of re-solving it (``with_rows``, a
-rank-one update; in the row's 3 columns while only limit rows are active); contact rows span
-every joint above the contact point, and once one is active the active rows are solved together
-with one damped SVD: ``(C⁺ r, I − C⁺C)`` (Baerlocher §5.4, the constraints above every task).
+Joint-limit rows touch one joint each (``(G Δ)_r = g_r · Δ_{owner_r}``); contact rows span every
+joint above the contact point. The rows active from the start (``solution``: the equalities of
+locked axes and penetrating contacts) are solved block by block (``joint_block_solution``) while
+they are all limit rows, else together with one damped SVD:
+``(C⁺ r, I − C⁺C)`` (Baerlocher §5.4, the constraints above every task). A row that joins the
+active set later updates that solution instead of re-solving it (``with_rows``, a rank-one
+update; in the row's 3 columns while only limit rows are active).
 """
 
 import numpy as np
 
-from .prioritized import joint_block_solution
-
-_RANK_TOLERANCE = 1e-9  # a limit row this close (sine of the angle) to the active rows' span
+from .prioritized import LIMIT_RANK_TOLERANCE, joint_block_solution
 
 # Contact rows of neighbouring sample points are nearly parallel and their right-hand sides need
 # not agree, so their least-squares solution is damped and nearly dependent rows are dropped.
@@ -66,7 +65,7 @@ class ConstraintRows:
             Δ ← Δ + w (r − g·Δ) / (g·w + μ² ‖g‖²),        P ← P − w wᵀ / (g·w).
 
         A row (numerically) in the span of the active ones, ``g·w ≤ (t ‖g‖)²``, changes nothing.
-        Limit rows: ``t = 10⁻⁹``, ``μ = 0``. Contact rows, like ``solution``: ``t = _CONTACT_RANK``,
+        Limit rows: ``t = LIMIT_RANK_TOLERANCE`` (as ``joint_block_solution``), ``μ = 0``. Contact rows, like ``solution``: ``t = _CONTACT_RANK``,
         ``μ = _CONTACT_DAMPING`` (neighbouring samples' rows are nearly parallel, their
         right-hand sides need not agree). While P is ``block_diagonal`` (no contact row active),
         a limit row's update stays in its joint's 3 columns."""
@@ -74,7 +73,7 @@ class ConstraintRows:
         for row in np.atleast_1d(added).tolist():
             if row < self.owner.size:
                 columns = slice(3 * int(self.owner[row]), 3 * int(self.owner[row]) + 3)
-                gradient, rank, damping = self.gradient[row], _RANK_TOLERANCE, 0.0
+                gradient, rank, damping = self.gradient[row], LIMIT_RANK_TOLERANCE, 0.0
             else:
                 columns, block_diagonal = slice(None), False
                 gradient, rank, damping = self.dense[row - self.owner.size], _CONTACT_RANK, \

@@ -17,7 +17,7 @@ T-RO 2011), so the damping fades as a reachable task converges and steps become 
 
 import numpy as np
 
-_RANK_TOLERANCE = 1e-9
+LIMIT_RANK_TOLERANCE = 1e-9  # a joint's limit row this close (relative) to its other rows is dependent
 _GRAM_TOLERANCE = 1e-7
 
 
@@ -67,7 +67,7 @@ def joint_block_solution(owner, gradient, slack, joints):
     stacked[block, slot] = gradient[order]
     rhs[block, slot] = slack[order]
     u, s, vt = np.linalg.svd(stacked, full_matrices=False)      # (m,k,r) (m,r) (m,r,3)
-    keep = s > _RANK_TOLERANCE * np.maximum(1.0, s[:, :1])
+    keep = s > LIMIT_RANK_TOLERANCE * np.maximum(1.0, s[:, :1])
     coefficients = keep * (u * rhs[:, :, None]).sum(axis=1) / np.where(keep, s, 1.0)   # (m,r)
     kept_vt = vt * keep[:, :, None]
     idx = 3 * blocks_of[:, None] + _XYZ

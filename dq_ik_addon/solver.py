@@ -240,8 +240,7 @@ class Solver:
                 break
             feasible = feasible + alpha * (steps[-2] - feasible)
             at_feasible = at_feasible + alpha * (at_end - at_feasible)
-            start = rows.with_rows(start, np.flatnonzero(blocking) if np.ndim(blocking) else
-                                   blocking, rhs, not active[rows.owner.size:].any())
+            start = rows.with_rows(start, blocking, rhs, not active[rows.owner.size:].any())
             active[blocking] = True
             steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
         else:
@@ -514,8 +513,8 @@ def _predicted(levels, step):
 
 
 def _first_blocking_row(slack, active, at_start, at_end):
-    """The inactive rows hit first on the segment ``start → end`` and where, or ``(None, 1)``,
-    given the row values ``G·start`` and ``G·end``.
+    """The indices of the inactive rows hit first on the segment ``start → end`` and where, or
+    ``(None, 1)``, given the row values ``G·start`` and ``G·end``.
 
     Primal active-set rule (Nocedal & Wright §16.5; Baerlocher §5.4.2 adds the limits one at a
     time too): only the first blocking row joins the active set. Adding every row the full step
@@ -526,7 +525,7 @@ def _first_blocking_row(slack, active, at_start, at_end):
         return None, 1.0
     resting = over & (slack - at_start <= _VIOLATION_TOLERANCE)
     if resting.any():  # rows the step leaves at once, already at their bound: all join, α = 0
-        return resting, 0.0
+        return np.flatnonzero(resting), 0.0
     candidates = np.nonzero(over)[0]
     alpha = (slack[candidates] - at_start[candidates]) / (at_end[candidates] - at_start[candidates])
     first = int(np.argmin(alpha))
