@@ -333,7 +333,7 @@ class Solver:
                 break
             iterations += 1
             blocked = self._blocked(current, predicted)
-            trial = None if blocked else self._line_search(q, steps, current)
+            trial = None if blocked else self._line_search(q, steps, current, predicted)
             if trial is not None:
                 q, world, position, rotation, current, _ = trial
                 history.append(current)
@@ -363,12 +363,14 @@ class Solver:
         world, position, rotation = self._errors(new)
         return new, world, position, rotation, self._level_errors(world, position, rotation)
 
-    def _line_search(self, q, steps, current):
+    def _line_search(self, q, steps, current, predicted):
         """The accepted trial ``(q, world, position, rotation, errors, verdict)`` or None.
 
-        ``steps`` holds the step truncated after each level and the full step with the rest pull.
-        The full step is kept while it removes at least half of the first unmet level's error and
-        makes no level worse. Otherwise the lower levels are what spoils it (their null-space
+        ``steps`` holds the step truncated after each level and the full step with the rest pull;
+        ``predicted`` the task levels' errors after it to first order (contacts: none left).
+        The full step is kept while it achieves at least half of the first unmet level's predicted
+        reduction (the ratio test of trust-region methods, Nocedal & Wright §4.1) and makes no
+        level worse. Otherwise the lower levels are what spoils it (their null-space
         motion disturbs the higher levels to second order, e.g. a hand pressing on a curved
         obstacle sinks into it; the rest pull would keep a floor of error that way), so the steps
         without the pull and truncated after that level are tried too, and the best in priority
@@ -379,7 +381,9 @@ class Solver:
         step = steps[-1]
         trial = self._trial(q, step, self._step_scale(step))
         unmet = np.nonzero(current > self.settings.tolerance)[0]
-        if unmet.size and (trial[4][unmet[0]] > 0.5 * current[unmet[0]]
+        expected = np.concatenate([np.zeros(len(current) - len(predicted)), predicted])
+        if unmet.size and (current[unmet[0]] - trial[4][unmet[0]]
+                           < 0.5 * (current[unmet[0]] - expected[unmet[0]])
                            or _compare_levels(trial[4], current, eps, reached, _TRADE) > 0):
             first_task_level = max(unmet[0] - (len(current) - len(self.level_rows)), 0)
             for candidate in {len(steps) - 2: steps[-2],
