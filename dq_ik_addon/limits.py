@@ -3,7 +3,8 @@
 With ``(s_x, s_z, τ) = swing_twist_params(q)`` the swing is allowed iff
 ``(s_x/a)² + (s_z/b)² ≤ 1``, ``a = swing_x_max`` if ``s_x ≥ 0`` else ``−swing_x_min`` (``b``
 likewise for z), and the twist iff ``twist_min ≤ τ ≤ twist_max``.  A zero semi-axis locks that
-half-axis (the quarter-ellipse degenerates to a segment on the other axis).  The set is convex:
+half-axis (the quarter-ellipse degenerates to a segment on the other axis; up to
+``LOCKED_TOLERANCE`` of rounding counts as on the axis).  The set is convex:
 adjacent quarter-ellipses share their axis vertex and tangent there.  This is Baerlocher's
 spherical-ellipse swing limit (§3.6.1) with the planar projection of §3.7.2 / App. D, done in
 the full-angle (s_x, s_z) plane.
@@ -43,17 +44,16 @@ def semi_axes(s_x, s_z, limits):
     return a, b
 
 
-def _ratio_sq(u, a):
-    """``(u/a)²`` for ``u, a ≥ 0``, with ``u/0 = ∞`` on a locked half-axis, where ``u`` up to
-    ``LOCKED_TOLERANCE`` counts as 0 (rounding of a projected hinge, not a violation)."""
-    return np.where(a > 0.0, (u / np.where(a > 0.0, a, 1.0)) ** 2,
-                    np.where(u > LOCKED_TOLERANCE, np.inf, 0.0))
+def _inverse_square(a):
+    """``1/a²`` of semi-axes ``a ≥ 0``; a locked half-axis (``a`` = 0) counts as
+    ``LOCKED_TOLERANCE`` long, so that the rounding of a projected hinge is not a violation."""
+    return 1.0 / np.maximum(a, LOCKED_TOLERANCE) ** 2
 
 
 def _swing_inside(u, v, a, b):
     """``(u/a)² + (v/b)² ≤ 1`` for the swing magnitudes ``u = |s_x|``, ``v = |s_z|`` and the
-    semi-axes of their quadrant (``_ratio_sq`` for a locked half-axis)."""
-    return _ratio_sq(u, a) + _ratio_sq(v, b) <= 1.0
+    semi-axes of their quadrant (``_inverse_square`` for a locked half-axis)."""
+    return u * u * _inverse_square(a) + v * v * _inverse_square(b) <= 1.0
 
 
 def _closest_on_ellipse(u, v, a, b):
@@ -109,7 +109,7 @@ def _project_quadrant(s_x, s_z, u, v, a, b, inside):
     if both.any():
         pu[both], pv[both] = _closest_on_ellipse(u[both], v[both], a[both], b[both])
     pu, pv = np.where(inside, u, pu), np.where(inside, v, pv)
-    return np.where(s_x < 0.0, -pu, pu), np.where(s_z < 0.0, -pv, pv)
+    return np.copysign(pu, s_x), np.copysign(pv, s_z)
 
 
 def limit_violation(q, limits):
@@ -132,21 +132,50 @@ def project_to_limits(q, limits):
     swing and twist separately is Baerlocher §3.7.2 steps 2–4 (constant twist range).
     """
     q = np.asarray(q, dtype=float)
-    s_x, s_z, tau = swing_twist_params(q)
-    a, b = semi_axes(s_x, s_z, limits)
-    u, v = np.abs(s_x), np.abs(s_z)
-    swing_inside = _swing_inside(u, v, a, b)
-    twist_min, twist_max = np.broadcast_arrays(limits.twist_min, limits.twist_max, tau)[:2]
-    moved = np.asarray(limits.enabled, dtype=bool) & ~(swing_inside & (tau >= twist_min)
-                                                       & (tau <= twist_max))
-    if not moved.any():
-        return q
-    p_x, p_z = _project_quadrant(s_x[moved], s_z[moved], u[moved], v[moved], a[moved], b[moved],
-                                 swing_inside[moved])
-    projected = quat_from_swing_twist(p_x, p_z, np.clip(tau[moved], twist_min[moved],
-                                                         twist_max[moved]))
-    projected = np.where(np.sum(projected * q[moved], axis=-1, keepdims=True) < 0.0,
-                         -projected, projected)
-    result = q.copy()
-    result[moved] = projected
-    return result
+    shape = q.shape[:-1]
+    return LimitProjection(SwingTwistLimits(*(np.broadcast_to(np.asarray(v), shape)
+                                              for v in limits)))(q)
+
+
+class LimitProjection:
+    """``project_to_limits`` for one limit set of ``(m,)`` arrays, with what the inside test
+    needs of the limits computed once: each quadrant's squared inverse semi-axes."""
+
+    def __init__(self, limits):
+        self.limits = limits
+        self.enabled = np.asarray(limits.enabled, dtype=bool)
+        self.every_bone = bool(self.enabled.all())
+        self.semi_axes = [(np.asarray(high, dtype=float), -np.asarray(low, dtype=float))
+                          for low, high in ((limits.swing_x_min, limits.swing_x_max),
+                                            (limits.swing_z_min, limits.swing_z_max))]
+        self.inverse_squares = [tuple(_inverse_square(a) for a in pair) for pair in self.semi_axes]
+        self.twist = np.asarray(limits.twist_min, dtype=float), \
+            np.asarray(limits.twist_max, dtype=float)
+
+    def __call__(self, q):
+        """Rotations ``q`` (m,4) projected onto the limits (see ``project_to_limits``)."""
+        q = np.asarray(q, dtype=float)
+        s_x, s_z, tau = swing_twist_params(q)
+        east, north = s_x >= 0.0, s_z >= 0.0
+        (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
+        swing_inside = s_x * s_x * np.where(east, x_pos, x_neg) \
+            + s_z * s_z * np.where(north, z_pos, z_neg) <= 1.0
+        twist_min, twist_max = self.twist
+        moved = ~swing_inside | (tau < twist_min) | (tau > twist_max)
+        if not self.every_bone:
+            moved &= self.enabled
+        if not moved.any():
+            return q
+        rows = np.flatnonzero(moved)
+        (a_pos, a_neg), (b_pos, b_neg) = self.semi_axes
+        s_x, s_z = s_x[rows], s_z[rows]
+        p_x, p_z = _project_quadrant(s_x, s_z, np.abs(s_x), np.abs(s_z),
+                                     np.where(east[rows], a_pos[rows], a_neg[rows]),
+                                     np.where(north[rows], b_pos[rows], b_neg[rows]),
+                                     swing_inside[rows])
+        projected = quat_from_swing_twist(p_x, p_z, np.clip(tau[rows], twist_min[rows],
+                                                            twist_max[rows]))
+        result = q.copy()
+        result[rows] = np.where(np.sum(projected * q[rows], axis=-1, keepdims=True) < 0.0,
+                                -projected, projected)
+        return result

@@ -27,7 +27,7 @@ import numpy as np
 from .chain_model import MovingJointsFK
 from .jacobian import joint_axes, task_jacobian
 from .limit_constraints import LimitRows
-from .limits import project_to_limits
+from .limits import LimitProjection
 from .constraint_rows import ConstraintRows
 from .contacts import CapsulePairs, Capsules, contact_rows, pair_clearances, self_contact_rows
 from .prioritized import prioritized_step
@@ -125,6 +125,7 @@ class Solver:
         self.limits_of_joints = None if limits is None else type(limits)(
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
         self.limit_rows = None if limits is None else LimitRows(self.limits_of_joints)
+        self.project_to_limits = None if limits is None else LimitProjection(self.limits_of_joints)
         self.chain_roots, self.chain_reach = self._chains()
         self.obstacles = obstacles
         self.moves = self.model.descendants_mask()
@@ -286,7 +287,7 @@ class Solver:
         delta = (scale * step).reshape(-1, 3)
         new[self.joints] = qcanonical(qnormalize(qmul(qexp(0.5 * delta), rotations[self.joints])))
         if self.limits_of_joints is not None:
-            new[self.joints] = project_to_limits(new[self.joints], self.limits_of_joints)
+            new[self.joints] = self.project_to_limits(new[self.joints])
         return new
 
     # -- the loop ---------------------------------------------------------------------------
@@ -307,7 +308,7 @@ class Solver:
         full = np.array(rotations, dtype=np.float64)
         q = qcanonical(qnormalize(full[self.bones]))
         if self.limits_of_joints is not None:
-            q[self.joints] = project_to_limits(q[self.joints], self.limits_of_joints)
+            q[self.joints] = self.project_to_limits(q[self.joints])
         memo_key = (self.tasks.positions.tobytes(), self.tasks.rotations.tobytes(),
                     None if self.locations is None else self.locations.tobytes(), self.obstacles)
         if preferred is None and self._memo is not None and self._memo[0] == memo_key \
@@ -450,7 +451,7 @@ class Solver:
             moved_to = quat_from_swing_twist(*(v + fraction * (aim - v)
                                                for v, aim in zip((s_x, s_z, tau), aims)))
             new[self.joints] = np.where(shift[:, None], moved_to, new[self.joints])
-            new[self.joints] = project_to_limits(new[self.joints], lim)
+            new[self.joints] = self.project_to_limits(new[self.joints])
         return new if not np.array_equal(new, q) else None
 
     def _touching(self, world):

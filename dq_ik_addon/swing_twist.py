@@ -43,21 +43,26 @@ def swing_twist_params(q):
 
 
 def _swing_twist_terms(q):
-    """``((s_x, s_z, τ), q canonical, r², A, B, N, g)`` of ``swing_twist_params``."""
+    """``((s_x, s_z, τ), q canonical, r², A, B, N, g)`` of ``swing_twist_params``.
+
+    ``g = 2 atan2(N, r²)/N`` is evaluated as it stands, accurate down to tiny N (``atan2`` keeps
+    its relative precision); at N = 0, where (s_x, s_z) = 0 whatever g is, it gives g = 0, not its
+    limit 2/r² (``swing_twist_jacobian`` takes that from the series)."""
     q = qcanonical(q)
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     r2 = w * w + y * y
     a, b = w * x + y * z, w * z - y * x
-    n = np.sqrt(a * a + b * b)
+    n = np.hypot(a, b)
+    g = 2.0 * np.arctan2(n, r2) / np.maximum(n, _TINY)
+    s_x, s_z = g * a, g * b
     turned = r2 > 0.0
-    series = turned & (n <= _SERIES * r2)
-    r2_series = np.where(series, r2, 1.0)
-    g = np.where(series, 2.0 / r2_series * (1.0 - (n / r2_series) ** 2 / 3.0),
-                 2.0 * np.arctan2(n, r2) / np.where(n > 0.0, n, 1.0))
-    half_turn = np.pi / np.maximum(np.sqrt(x * x + z * z), 1e-300)  # swing of π: q is the swing
-    s_x = np.where(turned, g * a, half_turn * x)
-    s_z = np.where(turned, g * b, half_turn * z)
+    if not turned.all():    # swing of π: q is the swing, (s_x, s_z) = π (x, z)/‖(x, z)‖
+        half_turn = np.pi / np.maximum(np.hypot(x, z), _TINY)
+        s_x, s_z = np.where(turned, s_x, half_turn * x), np.where(turned, s_z, half_turn * z)
     return (s_x, s_z, 2.0 * np.arctan2(y, w)), q, r2, a, b, n, g
+
+
+_TINY = 1e-300
 
 
 # dq/dΔθ_k = ½ (0, e_k) ⊗ q for the left update q ← exp(½Δθ) ⊗ q, linear in q:
@@ -84,6 +89,7 @@ def swing_twist_jacobian(q):
     denominator = n * n + r2 * r2
     series = n <= _SERIES * r2
     r2_series = np.where(series, r2, 1.0)
+    g = np.where(series, 2.0 / r2_series * (1.0 - (n / r2_series) ** 2 / 3.0), g)
     k = np.where(series, 2.0 / r2_series ** 3 * (-2.0 / 3.0 + 0.8 * (n / r2_series) ** 2),
                  (2.0 * r2 / denominator - g) / np.where(series, 1.0, n * n))
     grad_a, grad_b = q @ _GRAD_A, q @ _GRAD_B                      # (m,4)
@@ -107,11 +113,10 @@ def quat_from_swing_twist(s_x, s_z, tau):
     ``(c c_τ, k (c_τ s_x − s_τ s_z), c s_τ, k (c_τ s_z + s_τ s_x))``.
     Round-trips for ``‖(s_x, s_z)‖ < π`` and ``τ ∈ [−π, π]``; the result has ``w ≥ 0``.
     """
-    s_x, s_z, tau = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (s_x, s_z, tau)))
-    half = 0.5 * np.sqrt(s_x * s_x + s_z * s_z)
+    half = 0.5 * np.hypot(s_x, s_z)
     c, k = np.cos(half), 0.5 * sinc(half)
     c_tau, s_tau = np.cos(0.5 * tau), np.sin(0.5 * tau)
-    q = np.empty(s_x.shape + (4,))
+    q = np.empty(np.broadcast(s_x, s_z, tau).shape + (4,))
     q[..., 0] = c * c_tau
     q[..., 1] = k * (c_tau * s_x - s_tau * s_z)
     q[..., 2] = c * s_tau
