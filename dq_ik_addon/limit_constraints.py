@@ -23,7 +23,7 @@ iteration only evaluates ``S``, the ellipse rows and two batched products.
 
 import numpy as np
 
-from .limits import SwingTwistLimits, semi_axes
+from .limits import SwingTwistLimits
 from .swing_twist import swing_twist_jacobian
 
 _TANGENT_ANGLES = np.linspace(0.0, np.pi / 2, 7)
@@ -62,6 +62,11 @@ class LimitRows:
         self.coefficients = np.concatenate(coefficients)
         self.bounds = np.concatenate(bounds)
         self.equality = np.concatenate(equalities)
+        # the ellipse row's 1/a², 1/b² per quadrant side (s ≥ 0, s < 0); 0 on a locked half-axis
+        self.inverse_squares = [
+            [np.where(side > 0.0, 1.0 / np.where(side > 0.0, side, 1.0) ** 2, 0.0)
+             for side in (high, -low)]
+            for low, high in ((lim.swing_x_min, lim.swing_x_max), (lim.swing_z_min, lim.swing_z_max))]
 
     def __call__(self, q):
         """``(owner, gradient, slack, equality)`` at rotations ``q``: the index of each row's joint
@@ -73,10 +78,10 @@ class LimitRows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros(0, bool)
         params, sens = swing_twist_jacobian(q[self.joints])
         s_x, s_z = params[:, 0], params[:, 1]
-        a, b = semi_axes(s_x, s_z, self.limits)
-        inv_a2 = np.where(a > 0.0, 1.0 / np.where(a > 0.0, a, 1.0) ** 2, 0.0)
-        inv_b2 = np.where(b > 0.0, 1.0 / np.where(b > 0.0, b, 1.0) ** 2, 0.0)
-        ellipse = np.nonzero((a > 0.0) | (b > 0.0))[0]
+        (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
+        inv_a2 = np.where(s_x >= 0.0, x_pos, x_neg)
+        inv_b2 = np.where(s_z >= 0.0, z_pos, z_neg)
+        ellipse = np.flatnonzero((inv_a2 > 0.0) | (inv_b2 > 0.0))
         ellipse_coefficients = np.zeros((ellipse.size, 3))
         ellipse_coefficients[:, 0] = 2.0 * (s_x * inv_a2)[ellipse]
         ellipse_coefficients[:, 1] = 2.0 * (s_z * inv_b2)[ellipse]

@@ -31,9 +31,10 @@ def rank_truncated_svd(a):
         keep = s > _GRAM_TOLERANCE * max(1.0, s[0] if s.size else 0.0)
         return u[:, keep], s[keep], vt[keep]
     eigenvalues, u = np.linalg.eigh(a @ a.T)                  # ascending
-    keep = eigenvalues > _GRAM_TOLERANCE ** 2 * max(1.0, eigenvalues[-1] if eigenvalues.size else 0.0)
-    u = u[:, keep][:, ::-1]
-    s = np.sqrt(eigenvalues[keep][::-1])
+    largest = float(eigenvalues[-1]) if eigenvalues.size else 0.0
+    first = int(np.searchsorted(eigenvalues, _GRAM_TOLERANCE ** 2 * max(1.0, largest), 'right'))
+    u = u[:, first:][:, ::-1]                                  # the kept ones, descending
+    s = np.sqrt(eigenvalues[first:][::-1])
     return u, s, (u.T @ a) / s[:, None]
 
 
@@ -96,24 +97,29 @@ def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion
     stretched arm's, from shrinking the components the chain can still realize).
     """
     size = levels[0][0].shape[1]
-    step, projector = (np.zeros(size), np.eye(size)) if start is None else (start[0], start[1].copy())
-    partial = []
+    step, projector = (np.zeros(size), np.eye(size)) if start is None else start
+    partial, removed = [], None    # removed: the last level's Vᵀ, not yet taken from the projector
     for jac, err in levels:
         partial.append(step)
         if jac.shape[0] == 0:
             continue
+        if removed is not None:
+            projector = projector - removed.T @ removed
         projected = jac @ projector
-        u, s, vt = rank_truncated_svd(projected)
+        u, s, removed = rank_truncated_svd(projected)
         if s.size == 0:
+            removed = None
             continue
         lam2 = min(damping_for(s, damping), float(err @ err))
         motion = (s / (s * s + lam2)) * (u.T @ (err - jac @ step))   # joint motion per direction
         if max_motion is not None:
             turn = np.abs(motion)
             motion /= np.maximum(np.maximum(s * turn / max_motion, turn / max_turn), 1.0)
-        step = step + vt.T @ motion
+        step = step + removed.T @ motion
         partial[-1] = step
-        projector -= vt.T @ vt
     if secondary is not None:
-        step = step + projector @ secondary
+        pulled = projector @ secondary
+        if removed is not None:           # (P − VᵀV) z without forming it
+            pulled = pulled - removed.T @ (removed @ pulled)
+        step = step + pulled
     return partial + [step]

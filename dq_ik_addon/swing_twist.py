@@ -69,8 +69,16 @@ _TINY = 1e-300
 # _LEFT_UPDATE[c, i, k] = ½ ((0, e_k) ⊗ e_c)_i, so dq_i/dΔθ_k = Σ_c q_c _LEFT_UPDATE[c, i, k]
 _LEFT_UPDATE = 0.5 * np.stack([qmul(np.eye(4)[[1, 2, 3]], unit) for unit in np.eye(4)], axis=0
                               ).transpose(0, 2, 1)
-_GRAD_A = np.array([[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]], dtype=float)
-_GRAD_B = np.array([[0, 0, 0, 1], [0, 0, -1, 0], [0, -1, 0, 0], [1, 0, 0, 0]], dtype=float)
+# The gradients of A, B, r² and r²·τ are linear in q: ∇f = q M_f (M_f[c, i]: the coefficient of
+# q_c in ∂f/∂q_i), ∇A = (x, w, z, y), ∇B = (z, −y, −x, w), ∇r² = 2(w, 0, y, 0), r² ∇τ = 2(−y, 0, w, 0).
+_GRADIENTS = np.array([
+    [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]],
+    [[0, 0, 0, 1], [0, 0, -1, 0], [0, -1, 0, 0], [1, 0, 0, 0]],
+    [[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 0]],
+    [[0, 0, 2, 0], [0, 0, 0, 0], [-2, 0, 0, 0], [0, 0, 0, 0]]], dtype=float)
+# so each ∂f/∂Δθ_k = Σ_i (q M_f)_i Σ_d q_d _LEFT_UPDATE[d, i, k] is a quadratic form in q:
+# (q ⊗ q) (16,) times _SENSITIVITY (16, f·k) gives all twelve at once.
+_SENSITIVITY = np.einsum('fci,dik->cdfk', _GRADIENTS, _LEFT_UPDATE).reshape(16, 12)
 _SERIES = 1e-3
 
 
@@ -92,17 +100,14 @@ def swing_twist_jacobian(q):
     g = np.where(series, 2.0 / r2_series * (1.0 - (n / r2_series) ** 2 / 3.0), g)
     k = np.where(series, 2.0 / r2_series ** 3 * (-2.0 / 3.0 + 0.8 * (n / r2_series) ** 2),
                  (2.0 * r2 / denominator - g) / np.where(series, 1.0, n * n))
-    grad_a, grad_b = q @ _GRAD_A, q @ _GRAD_B                      # (m,4)
-    w, y = q[..., 0:1], q[..., 2:3]
-    zero = np.zeros_like(w)
-    grad_r2 = 2.0 * np.concatenate([w, zero, y, zero], axis=-1)
-    grad_tau = 2.0 * np.concatenate([-y, zero, w, zero], axis=-1) / r2[..., None]
-    common = (k * a)[..., None] * grad_a + (k * b)[..., None] * grad_b \
-        - (2.0 / denominator)[..., None] * grad_r2
-    grad = np.stack([g[..., None] * grad_a + a[..., None] * common,
-                     g[..., None] * grad_b + b[..., None] * common, grad_tau], axis=-2)  # (m,3,4)
-    update = np.einsum('mc,cik->mik', q, _LEFT_UPDATE)             # (m,4,3)
-    return np.stack([s_x, s_z, tau], axis=-1), grad @ update
+    outer = (q[..., :, None] * q[..., None, :]).reshape(q.shape[:-1] + (16,))
+    d_a, d_b, d_r2, d_tau = np.moveaxis((outer @ _SENSITIVITY).reshape(q.shape[:-1] + (4, 3)), -2, 0)
+    common = (k * a)[..., None] * d_a + (k * b)[..., None] * d_b \
+        - (2.0 / denominator)[..., None] * d_r2
+    sensitivity = np.stack([g[..., None] * d_a + a[..., None] * common,
+                            g[..., None] * d_b + b[..., None] * common,
+                            d_tau / r2[..., None]], axis=-2)                        # (m,3,3)
+    return np.stack([s_x, s_z, tau], axis=-1), sensitivity
 
 
 def quat_from_swing_twist(s_x, s_z, tau):
