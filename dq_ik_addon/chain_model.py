@@ -111,7 +111,7 @@ class ChainModel:
         """Armature-space pose matrices (n,4,4), equal to Blender's ``PoseBone.matrix``."""
         world = self.local_matrices(rotations, locations)
         for idx, ancestor in self.jumps:
-            world[idx] = world[ancestor] @ world[idx]
+            world[idx] = world.take(ancestor, axis=0) @ world.take(idx, axis=0)
         return world
 
     def forward(self, rotations, locations=None):
@@ -192,8 +192,9 @@ class MovingJointsFK:
             return self.model.matrices(rotations, locations)
         world = np.empty((len(self.model), 4, 4))
         world[self.moving] = self.part.matrices(
-            rotations[self.moving], None if locations is None else locations[self.moving])
+            rotations.take(self.moving, axis=0),
+            None if locations is None else locations.take(self.moving, axis=0))
         world[self.rigid] = self.offsets
-        world[self.rigid[self.attached]] = world[self.anchor[self.attached]] @ \
+        world[self.rigid[self.attached]] = world.take(self.anchor[self.attached], axis=0) @ \
             self.offsets[self.attached]
         return world

@@ -32,8 +32,9 @@ class ConstraintRows:
         """``G Δ`` for every row. Limit rows go joint by joint (an elementwise product, not one
         product with the whole, mostly zero G: that is large enough for a multi-threaded BLAS,
         whose thread wake-ups cost more than the arithmetic on a busy machine)."""
-        joint_part = np.einsum('ri,ri->r', self.gradient, step.reshape(-1, 3)[self.owner])
-        return np.concatenate([joint_part, self.dense @ step])
+        at_owner = step.reshape(-1, 3).take(self.owner, axis=0)
+        joint_part = np.einsum('ri,ri->r', self.gradient, at_owner)
+        return np.concatenate([joint_part, self.dense @ step]) if len(self.dense) else joint_part
 
     def solution(self, active, rhs):
         """``(C⁺ r, I − C⁺C)`` of the active rows ``C Δ = r``."""

@@ -44,8 +44,8 @@ class Capsules:
 
     def points(self, world):
         """(P,3) sample points in armature space."""
-        heads = world[self.owner, :3, 3]
-        tails = self.model.tails(world)[self.owner]
+        heads = world[:, :3, 3].take(self.owner, axis=0)
+        tails = self.model.tails(world).take(self.owner, axis=0)
         return heads + self.t[:, None] * (tails - heads)
 
 

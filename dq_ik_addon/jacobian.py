@@ -26,11 +26,11 @@ def task_jacobian(axes, centres, points, joint_masks, joints):
     ``points`` (T,3) are the task points, ``joint_masks`` (T,n) says which joints move which task.
     Returns ``(J_pos, J_rot)``, each (T, 3, 3·len(joints)), columns ordered joint-major (x, y, z).
     """
-    a = axes[joints]                                              # (m, 3 xyz, 3 axes)
-    lever = (points[:, None, :] - centres[joints][None, :, :])[..., None]   # (T,m,3,1)
+    a = axes.take(joints, axis=0)                                 # (m, 3 xyz, 3 axes)
+    lever = (points[:, None, :] - centres.take(joints, axis=0)[None, :, :])[..., None]  # (T,m,3,1)
     # (a_k × lever) by components, batched over tasks, joints and axes: (T, m, 3 xyz, 3 axes)
     j_pos = a[:, _NEXT] * lever[:, :, _AFTER] - a[:, _AFTER] * lever[:, :, _NEXT]
-    mask = joint_masks[:, joints][:, :, None, None]
+    mask = joint_masks.take(joints, axis=1)[:, :, None, None]
     j_pos = j_pos * mask
     j_rot = a[None] * mask
     t, m = j_pos.shape[:2]

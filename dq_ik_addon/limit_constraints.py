@@ -76,7 +76,7 @@ class LimitRows:
         the active set from the start."""
         if self.joints.size == 0:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros(0, bool)
-        params, sens = swing_twist_jacobian(q[self.joints])
+        params, sens = swing_twist_jacobian(q.take(self.joints, axis=0))
         s_x, s_z = params[:, 0], params[:, 1]
         (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
         inv_a2 = np.where(s_x >= 0.0, x_pos, x_neg)
@@ -88,9 +88,9 @@ class LimitRows:
         f = (s_x * s_x * inv_a2 + s_z * s_z * inv_b2)[ellipse]
         owner = np.concatenate([self.owner, ellipse])
         coefficients = np.concatenate([self.coefficients, ellipse_coefficients])
-        gradient = np.einsum('rp,rpk->rk', coefficients, sens[owner])
+        gradient = np.einsum('rp,rpk->rk', coefficients, sens.take(owner, axis=0))
         slack = np.concatenate([self.bounds - np.einsum('rp,rp->r', self.coefficients,
-                                                        params[self.owner]), 1.0 - f])
+                                                        params.take(self.owner, axis=0)), 1.0 - f])
         equality = np.concatenate([self.equality, np.zeros(ellipse.size, bool)])
         return self.joints[owner], gradient, slack, equality
 

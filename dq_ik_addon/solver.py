@@ -197,7 +197,7 @@ class Solver:
     # -- one step ---------------------------------------------------------------------------
     def _levels(self, world, axes, position, rotation):
         model, tasks = self.model, self.tasks
-        points = model.tails(world)[tasks.bones]
+        points = model.tails(world).take(tasks.bones, axis=0)
         j_pos, j_rot = task_jacobian(axes, world[:, :3, 3], points, tasks.joint_masks, self.joints)
         j_pos = j_pos * self.column_scale
         j_rot = j_rot * (self.column_scale * self.size)
@@ -216,8 +216,8 @@ class Solver:
     def _step(self, world, rotations, position, rotation, preferred):
         axes = joint_axes(world, rotations)
         levels = self._levels(world, axes, position, rotation)
-        q = rotations[self.joints]
-        pull = 2.0 * qlog(qcanonical(qmul(preferred[self.joints], qconj(q)))).ravel()
+        q = rotations.take(self.joints, axis=0)
+        pull = 2.0 * qlog(qcanonical(qmul(preferred.take(self.joints, axis=0), qconj(q)))).ravel()
         remaining = np.sqrt(sum(float(err @ err) for _, err in levels))
         weight = self.settings.rest_weight * min(1.0, _PULL_FADE * self.size / max(remaining, 1e-300))
         secondary = weight * pull * self.column_scale
@@ -259,8 +259,8 @@ class Solver:
         owner, gradient, slack, equality = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0), \
             np.zeros(0, bool)
         if self.limits_of_joints is not None:
-            owner, gradient, slack, equality = self.limit_rows(rotations[self.joints])
-            gradient = gradient * scale[owner]
+            owner, gradient, slack, equality = self.limit_rows(rotations.take(self.joints, axis=0))
+            gradient = gradient * scale.take(owner, axis=0)
         dense, contact_rhs = [np.zeros((0, 3 * self.joints.size))], [np.zeros(0)]
         band = self.settings.contact_band * self.size
         if self.capsules is not None:
@@ -285,9 +285,8 @@ class Solver:
     def _apply(self, rotations, step, scale):
         new = rotations.copy()
         delta = (scale * step).reshape(-1, 3)
-        new[self.joints] = qcanonical(qnormalize(qmul(qexp(0.5 * delta), rotations[self.joints])))
-        if self.limits_of_joints is not None:
-            new[self.joints] = self.project_to_limits(new[self.joints])
+        moved = qcanonical(qnormalize(qmul(qexp(0.5 * delta), rotations.take(self.joints, axis=0))))
+        new[self.joints] = moved if self.limits_of_joints is None else self.project_to_limits(moved)
         return new
 
     # -- the loop ---------------------------------------------------------------------------

@@ -71,7 +71,7 @@ class TaskSet:
 
     def errors(self, model, world):
         """Position errors (T,3) (target − tail) and orientation errors (T,3) (short-way rotvec)."""
-        tails = model.tails(world)[self.bones]
+        tails = model.tails(world).take(self.bones, axis=0)
         position = np.where(self.has_position[:, None], self.positions - tails, 0.0)
         rotation = np.zeros_like(position)
         if self.has_rotation.any():
