@@ -19,6 +19,7 @@ from .swing_twist import quat_from_swing_twist, swing_twist_params
 _NEWTON_ITERATIONS = 64
 _CONVERGED = 4.0 * np.finfo(float).eps
 LOCKED_TOLERANCE = 1e-12  # radians
+ROUNDING = 1e-12  # radians: how far outside its limits a rotation may be left (rounding)
 
 
 class SwingTwistLimits(NamedTuple):
@@ -127,7 +128,9 @@ def limit_violation(q, limits):
 def project_to_limits(q, limits):
     """Project each rotation onto its limit set: swing → ``project_swing``, twist → clamp.
 
-    Inside (or disabled) rotations are returned bit-for-bit.  Others are rebuilt with
+    Inside (or disabled) rotations are returned bit-for-bit, and so are those outside by no more
+    than ``ROUNDING`` (twist; the ellipse ratio by ``2·ROUNDING``), such as a rotation projected
+    before and renormalized since.  Others are rebuilt with
     ``quat_from_swing_twist``, unit length, with the sign that keeps ``q'·q ≥ 0``.  Clamping
     swing and twist separately is Baerlocher §3.7.2 steps 2–4 (constant twist range).
     """
@@ -158,10 +161,10 @@ class LimitProjection:
         s_x, s_z, tau = swing_twist_params(q)
         east, north = s_x >= 0.0, s_z >= 0.0
         (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
-        swing_inside = s_x * s_x * np.where(east, x_pos, x_neg) \
-            + s_z * s_z * np.where(north, z_pos, z_neg) <= 1.0
+        ratio = s_x * s_x * np.where(east, x_pos, x_neg) + s_z * s_z * np.where(north, z_pos, z_neg)
         twist_min, twist_max = self.twist
-        moved = ~swing_inside | (tau < twist_min) | (tau > twist_max)
+        moved = (ratio > 1.0 + 2.0 * ROUNDING) | (tau < twist_min - ROUNDING) \
+            | (tau > twist_max + ROUNDING)
         if not self.every_bone:
             moved &= self.enabled
         if not moved.any():
@@ -172,7 +175,7 @@ class LimitProjection:
         p_x, p_z = _project_quadrant(s_x, s_z, np.abs(s_x), np.abs(s_z),
                                      np.where(east[rows], a_pos[rows], a_neg[rows]),
                                      np.where(north[rows], b_pos[rows], b_neg[rows]),
-                                     swing_inside[rows])
+                                     ratio[rows] <= 1.0)
         projected = quat_from_swing_twist(p_x, p_z, np.clip(tau[rows], twist_min[rows],
                                                             twist_max[rows]))
         result = q.copy()
