@@ -17,8 +17,9 @@ swing set. The active set adds the rows a step would violate; the projection aft
 removes what is left of the curvature error.
 
 Every row is ``c · (p + S Δθ) ≤ d`` for a coefficient vector c over ``p = (s_x, s_z, τ)``: all
-but the ellipse row have constant c and d (built once per limit set, ``LimitRows``), so an
-iteration only evaluates ``S``, the ellipse rows and two batched products.
+but the ellipse rows have constant c and d (built once per limit set, ``LimitRows``); an ellipse
+row holds ``c = ½∇f = (s_x/a², s_z/b², 0)``, so that ``c · p = f``, and its gradient is
+``2 S^T c``. An iteration only evaluates ``S``, the ellipse rows' c and two batched products.
 """
 
 import numpy as np
@@ -58,10 +59,21 @@ class LimitRows:
                              np.tile(-unit[axis], (int(lower_locked.sum()), 1))]
             bounds += [np.zeros(int(upper_locked.sum())), np.zeros(int(lower_locked.sum()))]
             equalities += [lower_locked[upper_locked], np.zeros(int(lower_locked.sum()), bool)]
+        # last, one ellipse row per joint: its coefficients change with the swing (``__call__``);
+        # in a quadrant with both half-axes locked they are 0 and the row never binds
+        owners.append(local)
+        coefficients.append(np.zeros((local.size, 3)))
+        bounds.append(np.ones(local.size))
+        equalities.append(np.zeros(local.size, bool))
         self.owner = np.concatenate(owners)
         self.coefficients = np.concatenate(coefficients)
         self.bounds = np.concatenate(bounds)
         self.equality = np.concatenate(equalities)
+        self.joint_of_row = self.joints[self.owner]
+        self.ellipse = self.coefficients[-local.size:]        # a view: rewritten by every call
+        # c · p is f for the ellipse row's coefficients c = ½∇f, so its gradient is twice S^T c
+        self.gradient_factor = np.where(np.arange(self.owner.size) < self.owner.size - local.size,
+                                        1.0, 2.0)[:, None]
         # the ellipse row's 1/a², 1/b² per quadrant side (s ≥ 0, s < 0); 0 on a locked half-axis
         self.inverse_squares = [
             [np.where(side > 0.0, 1.0 / np.where(side > 0.0, side, 1.0) ** 2, 0.0)
@@ -77,22 +89,13 @@ class LimitRows:
         if self.joints.size == 0:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros(0, bool)
         params, sens = swing_twist_jacobian(q.take(self.joints, axis=0))
-        s_x, s_z = params[:, 0], params[:, 1]
         (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
-        inv_a2 = np.where(s_x >= 0.0, x_pos, x_neg)
-        inv_b2 = np.where(s_z >= 0.0, z_pos, z_neg)
-        ellipse = np.flatnonzero((inv_a2 > 0.0) | (inv_b2 > 0.0))
-        ellipse_coefficients = np.zeros((ellipse.size, 3))
-        ellipse_coefficients[:, 0] = 2.0 * (s_x * inv_a2)[ellipse]
-        ellipse_coefficients[:, 1] = 2.0 * (s_z * inv_b2)[ellipse]
-        f = (s_x * s_x * inv_a2 + s_z * s_z * inv_b2)[ellipse]
-        owner = np.concatenate([self.owner, ellipse])
-        coefficients = np.concatenate([self.coefficients, ellipse_coefficients])
-        gradient = np.einsum('rp,rpk->rk', coefficients, sens.take(owner, axis=0))
-        slack = np.concatenate([self.bounds - np.einsum('rp,rp->r', self.coefficients,
-                                                        params.take(self.owner, axis=0)), 1.0 - f])
-        equality = np.concatenate([self.equality, np.zeros(ellipse.size, bool)])
-        return self.joints[owner], gradient, slack, equality
+        self.ellipse[:, 0] = params[:, 0] * np.where(params[:, 0] >= 0.0, x_pos, x_neg)
+        self.ellipse[:, 1] = params[:, 1] * np.where(params[:, 1] >= 0.0, z_pos, z_neg)
+        gradient = np.einsum('rp,rpk->rk', self.coefficients, sens.take(self.owner, axis=0))
+        slack = self.bounds - np.einsum('rp,rp->r', self.coefficients,
+                                        params.take(self.owner, axis=0))
+        return self.joint_of_row, gradient * self.gradient_factor, slack, self.equality
 
 
 _QUADRANTS = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]])
