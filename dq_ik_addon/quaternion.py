@@ -49,15 +49,16 @@ def qconj(q):
 def qnormalize(q):
     """``q/‖q‖``; a zero quaternion becomes the identity ``(1, 0, 0, 0)``."""
     q = np.asarray(q, dtype=float)
-    n = np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
-    identity = np.array([1.0, 0.0, 0.0, 0.0])
-    return np.where(n > 0.0, q / np.where(n > 0.0, n, 1.0), identity)
+    n = np.sqrt(np.einsum('...i,...i->...', q, q))[..., None]
+    if (n > 0.0).all():
+        return q / n
+    return np.where(n > 0.0, q / np.where(n > 0.0, n, 1.0), np.array([1.0, 0.0, 0.0, 0.0]))
 
 
 def qcanonical(q):
     """Representative with ``w ≥ 0`` of the pair ``±q`` (Bartelink digest §3.2; as Blender's swing/twist)."""
     q = np.asarray(q, dtype=float)
-    return np.where(q[..., :1] < 0.0, -q, q)
+    return q * np.where(q[..., :1] < 0.0, -1.0, 1.0)
 
 
 def qrotate(q, v):
@@ -75,6 +76,8 @@ def qrotate(q, v):
 def sinc(n):
     """``sin(n)/n`` with its Taylor series ``1 − n²/6 + n⁴/120`` near 0."""
     small = n < _TAYLOR
+    if not small.any():
+        return np.sin(n) / n
     n2 = n * n
     return np.where(small, 1.0 - n2 / 6.0 + n2 * n2 / 120.0, np.sin(n) / np.where(small, 1.0, n))
 
@@ -85,7 +88,7 @@ def qexp(w):
     ``w`` is the half-angle vector (rotation angle ``2‖w‖``).  Bartelink Thm 4.3.3, Taylor near 0.
     """
     w = np.asarray(w, dtype=float)
-    n = np.linalg.norm(w, axis=-1, keepdims=True)
+    n = np.sqrt(np.einsum('...i,...i->...', w, w))[..., None]
     return np.concatenate([np.cos(n), sinc(n) * w], axis=-1)
 
 
@@ -97,7 +100,9 @@ def qlog(q):
     """
     q = np.asarray(q, dtype=float)
     w, v = q[..., :1], q[..., 1:]
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    n = np.sqrt(np.einsum('...i,...i->...', v, v))[..., None]
+    if (n > 0.0).all():
+        return np.arctan2(n, w) / n * v
     k = np.arctan2(n, w) / np.where(n > 0.0, n, 1.0)
     minus_one = (n == 0.0) & (w < 0.0)
     return np.where(minus_one, np.array([np.pi, 0.0, 0.0]), k * v)
@@ -151,8 +156,11 @@ def quat_to_matrix(q):
     outer = q[..., :, None] * q[..., None, :]
     n2 = outer[..., 0, 0] + outer[..., 1, 1] + outer[..., 2, 2] + outer[..., 3, 3]
     flat = outer.reshape(outer.shape[:-2] + (16,)) @ _ROTATION
-    safe = np.where(n2 > 0.0, n2, 1.0)[..., None]
-    flat = np.where(n2[..., None] > 0.0, flat / safe, _IDENTITY_FLAT)
+    if (n2 > 0.0).all():
+        flat = flat / n2[..., None]
+    else:
+        safe = np.where(n2 > 0.0, n2, 1.0)[..., None]
+        flat = np.where(n2[..., None] > 0.0, flat / safe, _IDENTITY_FLAT)
     return flat.reshape(flat.shape[:-1] + (3, 3))
 
 
