@@ -66,7 +66,7 @@ def contact_rows(capsules, world, axes, joints, moves, query, margin, band):
     if not near.any():
         return np.zeros((0, size)), np.zeros(0)
     masks = moves[:, capsules.owner[near]].T
-    j_pos, _ = task_jacobian(axes, world[:, :3, 3], points[near], masks, joints)
+    j_pos, _ = task_jacobian(axes, world[:, :3, 3], points[near], masks, joints, False)
     gradient = -np.einsum('pi,pij->pj', normal[near], j_pos)
     return gradient, _push_out(clearance[near])
 
@@ -163,7 +163,7 @@ def self_contact_rows(pairs, world, axes, joints, moves, margin, band):
     if not near.any():
         return np.zeros((0, size)), np.zeros(0)
     normal = offset[near] / np.maximum(length[near], 1e-12)[:, None]
-    j_a, _ = task_jacobian(axes, heads, p_a[near], moves[:, pairs.a[near]].T, joints)
-    j_b, _ = task_jacobian(axes, heads, p_b[near], moves[:, pairs.b[near]].T, joints)
+    j_a, _ = task_jacobian(axes, heads, p_a[near], moves[:, pairs.a[near]].T, joints, False)
+    j_b, _ = task_jacobian(axes, heads, p_b[near], moves[:, pairs.b[near]].T, joints, False)
     gradient = -np.einsum('pi,pij->pj', normal, j_a - j_b)
     return gradient, _push_out(clearance[near])

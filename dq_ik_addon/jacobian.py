@@ -20,22 +20,24 @@ def joint_axes(world, rotations):
     return world[:, :3, :3] @ np.swapaxes(quat_to_matrix(rotations), -1, -2)
 
 
-def task_jacobian(axes, centres, points, joint_masks, joints):
+def task_jacobian(axes, centres, points, joint_masks, joints, orientation=True):
     """Position and orientation Jacobians over the variable joints ``joints``.
 
     ``points`` (T,3) are the task points, ``joint_masks`` (T,n) says which joints move which task.
-    Returns ``(J_pos, J_rot)``, each (T, 3, 3·len(joints)), columns ordered joint-major (x, y, z).
+    Returns ``(J_pos, J_rot)``, each (T, 3, 3·len(joints)), columns ordered joint-major (x, y, z);
+    ``J_rot`` is None unless ``orientation``.
     """
     a = axes.take(joints, axis=0)                                 # (m, 3 xyz, 3 axes)
-    lever = (points[:, None, :] - centres.take(joints, axis=0)[None, :, :])[..., None]  # (T,m,3,1)
-    # (a_k × lever) by components, batched over tasks, joints and axes: (T, m, 3 xyz, 3 axes)
-    j_pos = a[:, _NEXT] * lever[:, :, _AFTER] - a[:, _AFTER] * lever[:, :, _NEXT]
+    lever = points[:, None, :] - centres.take(joints, axis=0)[None, :, :]   # (T,m,3)
     mask = joint_masks.take(joints, axis=1)[:, :, None, None]
-    j_pos = j_pos * mask
-    j_rot = a[None] * mask
+    # (a_k × lever) by components, batched over tasks, joints and axes: (T, m, 3 xyz, 3 axes)
+    j_pos = (a.take(_NEXT, axis=1) * lever.take(_AFTER, axis=2)[..., None]
+             - a.take(_AFTER, axis=1) * lever.take(_NEXT, axis=2)[..., None]) * mask
     t, m = j_pos.shape[:2]
-    return (np.transpose(j_pos, (0, 2, 1, 3)).reshape(t, 3, 3 * m),
-            np.transpose(j_rot, (0, 2, 1, 3)).reshape(t, 3, 3 * m))
+    j_pos = np.transpose(j_pos, (0, 2, 1, 3)).reshape(t, 3, 3 * m)
+    if not orientation:
+        return j_pos, None
+    return j_pos, np.transpose(a[None] * mask, (0, 2, 1, 3)).reshape(t, 3, 3 * m)
 
 
-_NEXT, _AFTER = [1, 2, 0], [2, 0, 1]   # (u × v)_i = u_{i+1} v_{i+2} − u_{i+2} v_{i+1}
+_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])   # (u × v)_i = u_{i+1} v_{i+2} − u_{i+2} v_{i+1}

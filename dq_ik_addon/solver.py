@@ -126,6 +126,11 @@ class Solver:
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
         self.limit_rows = None if limits is None else LimitRows(self.limits_of_joints)
         self.project_to_limits = None if limits is None else LimitProjection(self.limits_of_joints)
+        # each limit row's joint column scale; its right-hand side is max(slack, floor)
+        row_joints, equality = (np.zeros(0, np.int64), np.zeros(0, bool)) if limits is None else \
+            (self.limit_rows.joint_of_row, self.limit_rows.equality)
+        self.limit_row_scale = self.column_scale.reshape(-1, 3).take(row_joints, axis=0)
+        self.limit_rhs_floor = np.where(equality, -np.inf, 0.0)
         self.chain_roots, self.chain_reach = self._chains()
         self.obstacles = obstacles
         self.moves = self.model.descendants_mask()
@@ -141,6 +146,12 @@ class Solver:
                 self.pairs = CapsulePairs(self.model, radii, collision, self.moves[self.joints],
                                           self.settings.margin)
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
+        root_w = np.sqrt(self.tasks.weights)[:, None]
+        # per level: its position tasks and rotation tasks, each with √weight (rows of J and e)
+        self.level_tasks = [[(kind, np.flatnonzero(rows & has), root_w[rows & has])
+                             for kind, has in ((0, self.tasks.has_position),
+                                               (1, self.tasks.has_rotation)) if (rows & has).any()]
+                            for rows in self.level_rows]
         self._memo = None  # (targets, locations, obstacles; the result's rotations; the result)
 
     def retarget(self, tasks, locations=None, obstacles=None):
@@ -196,21 +207,22 @@ class Solver:
 
     # -- one step ---------------------------------------------------------------------------
     def _levels(self, world, axes, position, rotation):
+        """``[(J_k, e_k)]`` per priority level: each task's 3 rows, √weight times its Jacobian
+        (joint columns scaled by ``column_scale``) and error; orientation rows in units of
+        ``size`` (radians × chain size, comparable to metres)."""
         model, tasks = self.model, self.tasks
         points = model.tails(world).take(tasks.bones, axis=0)
-        j_pos, j_rot = task_jacobian(axes, world[:, :3, 3], points, tasks.joint_masks, self.joints)
-        j_pos = j_pos * self.column_scale
-        j_rot = j_rot * (self.column_scale * self.size)
-        root_w = np.sqrt(tasks.weights)[:, None, None]
+        jacobians = task_jacobian(axes, world[:, :3, 3], points, tasks.joint_masks, self.joints,
+                                  tasks.has_rotation.any())
+        scales = (self.column_scale, self.column_scale * self.size)
+        errors = (position, rotation * self.size)
         levels = []
-        for rows in self.level_rows:
-            pos_rows = rows & tasks.has_position
-            rot_rows = rows & tasks.has_rotation
-            jac = np.concatenate([(root_w[pos_rows] * j_pos[pos_rows]).reshape(-1, j_pos.shape[-1]),
-                                  (root_w[rot_rows] * j_rot[rot_rows]).reshape(-1, j_rot.shape[-1])])
-            err = np.concatenate([(root_w[pos_rows, :, 0] * position[pos_rows]).ravel(),
-                                  (root_w[rot_rows, :, 0] * rotation[rot_rows] * self.size).ravel()])
-            levels.append((jac, err))
+        for parts in self.level_tasks:
+            jac = [(jacobians[kind].take(rows, axis=0) * (root_w[:, :, None] * scales[kind]))
+                   .reshape(-1, self.column_scale.size) for kind, rows, root_w in parts]
+            err = [(errors[kind].take(rows, axis=0) * root_w).ravel() for kind, rows, root_w in parts]
+            levels.append((jac[0], err[0]) if len(parts) == 1 else
+                          (np.concatenate(jac), np.concatenate(err)))
         return levels
 
     def _step(self, world, rotations, position, rotation, preferred):
@@ -255,12 +267,16 @@ class Solver:
         the equalities (locked axes) and penetrating contacts, active from the start."""
         if self.limits_of_joints is None and self.capsules is None and self.pairs is None:
             return None, None, None
-        scale = self.column_scale.reshape(-1, 3)
         owner, gradient, slack, equality = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0), \
             np.zeros(0, bool)
         if self.limits_of_joints is not None:
             owner, gradient, slack, equality = self.limit_rows(rotations.take(self.joints, axis=0))
-            gradient = gradient * scale.take(owner, axis=0)
+            gradient = gradient * self.limit_row_scale
+            if self.capsules is None and self.pairs is None:
+                if owner.size == 0:
+                    return None, None, None
+                return ConstraintRows(self.joints.size, owner, gradient), \
+                    np.maximum(slack, self.limit_rhs_floor), equality
         dense, contact_rhs = [np.zeros((0, 3 * self.joints.size))], [np.zeros(0)]
         band = self.settings.contact_band * self.size
         if self.capsules is not None:
@@ -278,7 +294,7 @@ class Solver:
         rows = ConstraintRows(self.joints.size, owner, gradient, dense)
         if rows.count == 0:
             return None, None, None
-        rhs = np.concatenate([np.where(equality, slack, np.maximum(slack, 0.0)), contact_rhs])
+        rhs = np.concatenate([np.maximum(slack, self.limit_rhs_floor), contact_rhs])
         pinned = np.concatenate([equality, contact_rhs < 0.0])
         return rows, rhs, pinned
 
@@ -491,8 +507,9 @@ class Solver:
         """Every task within tolerance, and no contact deeper than it."""
         tol = self.settings.tolerance
         contact_ok = self.capsules is None and self.pairs is None or errors[0] <= tol
-        return bool(contact_ok and np.all(np.linalg.norm(position, axis=1) < tol)
-                    and np.all(np.linalg.norm(rotation, axis=1) < tol))
+        return bool(contact_ok
+                    and np.einsum('ij,ij->i', position, position).max(initial=0.0) < tol * tol
+                    and np.einsum('ij,ij->i', rotation, rotation).max(initial=0.0) < tol * tol)
 
 
 def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):
