@@ -34,7 +34,7 @@ class ConstraintRows:
         whose thread wake-ups cost more than the arithmetic on a busy machine)."""
         at_owner = step.reshape(-1, 3).take(self.owner, axis=0)
         joint_part = np.einsum('ri,ri->r', self.gradient, at_owner)
-        return np.concatenate([joint_part, self.dense @ step]) if len(self.dense) else joint_part
+        return np.concatenate([joint_part, self.dense.dot(step)]) if len(self.dense) else joint_part
 
     def solution(self, active, rhs):
         """``(C⁺ r, I − C⁺C)`` of the active rows ``C Δ = r``."""
@@ -53,9 +53,9 @@ class ConstraintRows:
         if not keep.any():      # only rows no joint can move (a contact point on a fixed bone)
             return np.zeros(size), np.eye(size)
         u, s, vt = u[:, keep], s[keep], vt[keep]
-        projector = np.eye(size) - vt.T @ vt
+        projector = np.eye(size) - vt.T.dot(vt)
         lam2 = (_CONTACT_DAMPING * s[0]) ** 2
-        return vt.T @ ((s / (s * s + lam2)) * (u.T @ rhs[active])), projector
+        return vt.T.dot((s / (s * s + lam2)) * u.T.dot(rhs[active])), projector
 
     def with_rows(self, solution, added, rhs, block_diagonal):
         """``(C⁺ r, I − C⁺C)`` after the rows ``added`` (indices) join the active rows of
@@ -79,17 +79,17 @@ class ConstraintRows:
                 columns, block_diagonal = slice(None), False
                 gradient, rank, damping = self.dense[row - self.owner.size], _CONTACT_RANK, \
                     _CONTACT_DAMPING
-            square = float(gradient @ gradient)
+            square = float(gradient.dot(gradient))
             if block_diagonal:
                 block = projector[columns, columns]
-                w = block @ gradient
-                norm2 = float(gradient @ w)
+                w = block.dot(gradient)
+                norm2 = float(gradient.dot(w))
             else:
-                w = projector[:, columns] @ gradient
-                norm2 = float(w @ w)
+                w = projector[:, columns].dot(gradient)
+                norm2 = float(w.dot(w))
             if norm2 <= rank * rank * square:
                 continue
-            gain = (rhs[row] - gradient @ step[columns]) / (norm2 + damping * damping * square)
+            gain = (rhs[row] - gradient.dot(step[columns])) / (norm2 + damping * damping * square)
             if block_diagonal:
                 step[columns] += w * gain
                 block -= np.outer(w, w) / norm2

@@ -30,12 +30,12 @@ def rank_truncated_svd(a):
         u, s, vt = np.linalg.svd(a, full_matrices=False)
         keep = s > _GRAM_TOLERANCE * max(1.0, s[0] if s.size else 0.0)
         return u[:, keep], s[keep], vt[keep]
-    eigenvalues, u = np.linalg.eigh(a @ a.T)                  # ascending
+    eigenvalues, u = np.linalg.eigh(a.dot(a.T))                  # ascending
     largest = float(eigenvalues[-1]) if eigenvalues.size else 0.0
     first = int(np.searchsorted(eigenvalues, _GRAM_TOLERANCE ** 2 * max(1.0, largest), 'right'))
     u = u[:, first:][:, ::-1]                                  # the kept ones, descending
     s = np.sqrt(eigenvalues[first:][::-1])
-    return u, s, (u.T @ a) / s[:, None]
+    return u, s, u.T.dot(a) / s[:, None]
 
 
 def damping_for(singular_values, epsilon):
@@ -104,22 +104,22 @@ def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion
         if jac.shape[0] == 0:
             continue
         if removed is not None:
-            projector = projector - removed.T @ removed
-        projected = jac @ projector
+            projector = projector - removed.T.dot(removed)
+        projected = jac.dot(projector)
         u, s, removed = rank_truncated_svd(projected)
         if s.size == 0:
             removed = None
             continue
-        lam2 = min(damping_for(s, damping), float(err @ err))
-        motion = (s / (s * s + lam2)) * (u.T @ (err - jac @ step))   # joint motion per direction
+        lam2 = min(damping_for(s, damping), float(err.dot(err)))
+        motion = (s / (s * s + lam2)) * u.T.dot(err - jac.dot(step))   # joint motion per direction
         if max_motion is not None:
             turn = np.abs(motion)
             motion /= np.maximum(np.maximum(s * turn / max_motion, turn / max_turn), 1.0)
-        step = step + removed.T @ motion
+        step = step + removed.T.dot(motion)
         partial[-1] = step
     if secondary is not None:
-        pulled = projector @ secondary
+        pulled = projector.dot(secondary)
         if removed is not None:           # (P − VᵀV) z without forming it
-            pulled = pulled - removed.T @ (removed @ pulled)
+            pulled = pulled - removed.T.dot(removed.dot(pulled))
         step = step + pulled
     return partial + [step]

@@ -37,7 +37,7 @@ def qmul(a, b):
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     outer = a[..., :, None] * b[..., None, :]
-    return outer.reshape(outer.shape[:-2] + (16,)) @ _PRODUCT
+    return outer.reshape(outer.shape[:-2] + (16,)).dot(_PRODUCT)
 
 
 def qconj(q):
@@ -155,7 +155,7 @@ def quat_to_matrix(q):
     q = np.asarray(q, dtype=float)
     outer = q[..., :, None] * q[..., None, :]
     n2 = outer[..., 0, 0] + outer[..., 1, 1] + outer[..., 2, 2] + outer[..., 3, 3]
-    flat = outer.reshape(outer.shape[:-2] + (16,)) @ _ROTATION
+    flat = outer.reshape(outer.shape[:-2] + (16,)).dot(_ROTATION)
     if (n2 > 0.0).all():
         flat = flat / n2[..., None]
     else:

@@ -230,7 +230,7 @@ class Solver:
         levels = self._levels(world, axes, position, rotation)
         q = rotations.take(self.joints, axis=0)
         pull = 2.0 * qlog(qcanonical(qmul(preferred.take(self.joints, axis=0), qconj(q)))).ravel()
-        remaining = np.sqrt(sum(float(err @ err) for _, err in levels))
+        remaining = np.sqrt(sum(float(err.dot(err)) for _, err in levels))
         weight = self.settings.rest_weight * min(1.0, _PULL_FADE * self.size / max(remaining, 1e-300))
         secondary = weight * pull * self.column_scale
         damping = self.settings.damping * self.size
@@ -530,7 +530,7 @@ def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, sel
 
 def _predicted(levels, step):
     """Each level's error after ``step`` to first order, ``‖e_k − J_k Δ‖``."""
-    return np.array([np.linalg.norm(err - jac @ step) for jac, err in levels])
+    return np.array([np.linalg.norm(err - jac.dot(step)) for jac, err in levels])
 
 
 def _first_blocking_row(slack, active, at_start, at_end):

@@ -101,7 +101,7 @@ def swing_twist_jacobian(q):
     k = np.where(series, 2.0 / r2_series ** 3 * (-2.0 / 3.0 + 0.8 * (n / r2_series) ** 2),
                  (2.0 * r2 / denominator - g) / np.where(series, 1.0, n * n))
     outer = (q[..., :, None] * q[..., None, :]).reshape(q.shape[:-1] + (16,))
-    d_a, d_b, d_r2, d_tau = np.moveaxis((outer @ _SENSITIVITY).reshape(q.shape[:-1] + (4, 3)), -2, 0)
+    d_a, d_b, d_r2, d_tau = np.moveaxis(outer.dot(_SENSITIVITY).reshape(q.shape[:-1] + (4, 3)), -2, 0)
     common = (k * a)[..., None] * d_a + (k * b)[..., None] * d_b \
         - (2.0 / denominator)[..., None] * d_r2
     sensitivity = np.stack([g[..., None] * d_a + a[..., None] * common,
