@@ -169,16 +169,16 @@ class LimitProjection:
             moved &= self.enabled
         if not moved.any():
             return q
-        rows = np.flatnonzero(moved)
+        rows = moved.nonzero()[0]
         (a_pos, a_neg), (b_pos, b_neg) = self.semi_axes
         s_x, s_z = s_x[rows], s_z[rows]
         p_x, p_z = _project_quadrant(s_x, s_z, np.abs(s_x), np.abs(s_z),
                                      np.where(east[rows], a_pos[rows], a_neg[rows]),
                                      np.where(north[rows], b_pos[rows], b_neg[rows]),
                                      ratio[rows] <= 1.0)
-        projected = quat_from_swing_twist(p_x, p_z, np.clip(tau[rows], twist_min[rows],
-                                                            twist_max[rows]))
+        projected = quat_from_swing_twist(
+            p_x, p_z, np.minimum(np.maximum(tau[rows], twist_min[rows]), twist_max[rows]))
+        same_side = np.einsum('ij,ij->i', projected, q.take(rows, axis=0))
         result = q.copy()
-        result[rows] = np.where(np.sum(projected * q[rows], axis=-1, keepdims=True) < 0.0,
-                                -projected, projected)
+        result[rows] = projected * np.where(same_side < 0.0, -1.0, 1.0)[:, None]
         return result

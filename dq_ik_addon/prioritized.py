@@ -32,7 +32,7 @@ def rank_truncated_svd(a):
         return u[:, keep], s[keep], vt[keep]
     eigenvalues, u = np.linalg.eigh(a.dot(a.T))                  # ascending
     largest = float(eigenvalues[-1]) if eigenvalues.size else 0.0
-    first = int(np.searchsorted(eigenvalues, _GRAM_TOLERANCE ** 2 * max(1.0, largest), 'right'))
+    first = int(eigenvalues.searchsorted(_GRAM_TOLERANCE ** 2 * max(1.0, largest), 'right'))
     u = u[:, first:][:, ::-1]                                  # the kept ones, descending
     s = np.sqrt(eigenvalues[first:][::-1])
     return u, s, u.T.dot(a) / s[:, None]
@@ -42,7 +42,7 @@ def damping_for(singular_values, epsilon):
     """``λ²`` from the smallest retained singular value (Baerlocher eq. 4.17)."""
     if singular_values.size == 0 or epsilon <= 0.0:
         return 0.0
-    smallest = singular_values[-1]
+    smallest = float(singular_values[-1])
     return 0.0 if smallest >= epsilon else epsilon ** 2 * (1.0 - (smallest / epsilon) ** 2)
 
 
@@ -114,7 +114,9 @@ def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion
         motion = (s / (s * s + lam2)) * u.T.dot(err - jac.dot(step))   # joint motion per direction
         if max_motion is not None:
             turn = np.abs(motion)
-            motion /= np.maximum(np.maximum(s * turn / max_motion, turn / max_turn), 1.0)
+            largest = float(turn.max())       # s is descending: s[0]·max|motion| bounds them all
+            if largest > max_turn or float(s[0]) * largest > max_motion:
+                motion /= np.maximum(np.maximum(s * turn / max_motion, turn / max_turn), 1.0)
         step = step + removed.T.dot(motion)
         partial[-1] = step
     if secondary is not None:

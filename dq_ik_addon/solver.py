@@ -345,7 +345,7 @@ class Solver:
                     (time.perf_counter() - start) * 1e3 >= settings.time_budget_ms:
                 break
             steps, predicted = self._step(world, q, position, rotation, preferred)
-            if not np.all(np.isfinite(steps[-1])):
+            if not np.isfinite(steps[-1]).all():
                 break
             iterations += 1
             blocked = self._blocked(current, predicted)
@@ -396,7 +396,7 @@ class Solver:
         reached = 0.5 * self.settings.tolerance
         step = steps[-1]
         trial = self._trial(q, step, self._step_scale(step))
-        unmet = np.nonzero(current > self.settings.tolerance)[0]
+        unmet = (current > self.settings.tolerance).nonzero()[0]
         expected = np.concatenate([np.zeros(len(current) - len(predicted)), predicted])
         if unmet.size and (current[unmet[0]] - trial[4][unmet[0]]
                            < 0.5 * (current[unmet[0]] - expected[unmet[0]])
@@ -490,14 +490,14 @@ class Solver:
         unmet = tasks > tol
         if not unmet.any() or (len(current) > len(predicted) and current[0] > tol):
             return False
-        return bool(np.all(predicted[unmet] >= (1.0 - _PROGRESS) * tasks[unmet]))
+        return bool((predicted[unmet] >= (1.0 - _PROGRESS) * tasks[unmet]).all())
 
     def _stalled(self, history, window=4):
         """Less than 0.1 % progress of the first unmet level over ``window`` iterations."""
         if len(history) <= window:
             return False
         old, new = history[-window - 1], history[-1]
-        unmet = np.nonzero(old > self.settings.tolerance)[0]
+        unmet = (old > self.settings.tolerance).nonzero()[0]
         if unmet.size == 0:
             return False
         first = unmet[0]
@@ -546,11 +546,11 @@ def _first_blocking_row(slack, active, at_start, at_end):
         return None, 1.0
     resting = over & (slack - at_start <= _VIOLATION_TOLERANCE)
     if resting.any():  # rows the step leaves at once, already at their bound: all join, α = 0
-        return np.flatnonzero(resting), 0.0
-    candidates = np.nonzero(over)[0]
+        return resting.nonzero()[0], 0.0
+    candidates = over.nonzero()[0]
     alpha = (slack[candidates] - at_start[candidates]) / (at_end[candidates] - at_start[candidates])
-    first = int(np.argmin(alpha))
-    return candidates[first], float(np.clip(alpha[first], 0.0, 1.0))
+    first = int(alpha.argmin())
+    return candidates[first], min(max(float(alpha[first]), 0.0), 1.0)
 
 
 def _fit_inside(rows, slack, at_step, extra):
@@ -565,7 +565,7 @@ def _fit_inside(rows, slack, at_step, extra):
     limiting = growth > 1e-15
     if not limiting.any():
         return extra
-    alpha = np.clip(np.min(np.maximum(room[limiting], 0.0) / growth[limiting]), 0.0, 1.0)
+    alpha = min(max(float((np.maximum(room[limiting], 0.0) / growth[limiting]).min()), 0.0), 1.0)
     return alpha * extra
 
 
