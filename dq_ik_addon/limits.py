@@ -45,16 +45,17 @@ def semi_axes(s_x, s_z, limits):
     return a, b
 
 
-def _inverse_square(a):
-    """``1/a²`` of semi-axes ``a ≥ 0``; a locked half-axis (``a`` = 0) counts as
-    ``LOCKED_TOLERANCE`` long, so that the rounding of a projected hinge is not a violation."""
-    return 1.0 / np.maximum(a, LOCKED_TOLERANCE) ** 2
+def inverse_square(a):
+    """``1/a²`` of semi-axes ``a ≥ 0``, 0 for a locked half-axis (``a`` = 0): there ``|s|`` up to
+    ``LOCKED_TOLERANCE`` counts as 0 (rounding of a projected hinge) and more is outside."""
+    return np.where(a > 0.0, 1.0 / np.where(a > 0.0, a, 1.0) ** 2, 0.0)
 
 
 def _swing_inside(u, v, a, b):
     """``(u/a)² + (v/b)² ≤ 1`` for the swing magnitudes ``u = |s_x|``, ``v = |s_z|`` and the
-    semi-axes of their quadrant (``_inverse_square`` for a locked half-axis)."""
-    return u * u * _inverse_square(a) + v * v * _inverse_square(b) <= 1.0
+    semi-axes of their quadrant (``inverse_square`` and its rule for a locked half-axis)."""
+    return (u * u * inverse_square(a) + v * v * inverse_square(b) <= 1.0) \
+        & ((a > 0.0) | (u <= LOCKED_TOLERANCE)) & ((b > 0.0) | (v <= LOCKED_TOLERANCE))
 
 
 def _closest_on_ellipse(u, v, a, b):
@@ -142,7 +143,9 @@ def project_to_limits(q, limits):
 
 class LimitProjection:
     """``project_to_limits`` for one limit set of ``(m,)`` arrays, with what the inside test
-    needs of the limits computed once: each quadrant's squared inverse semi-axes."""
+    needs of the limits computed once: each quadrant's squared inverse semi-axes and the box
+    ``low ≤ (s_x, s_z, τ) ≤ high`` that holds the twist range and the locked half-axes (within
+    ``LOCKED_TOLERANCE``), each widened by ``ROUNDING``."""
 
     def __init__(self, limits):
         self.limits = limits
@@ -151,20 +154,26 @@ class LimitProjection:
         self.semi_axes = [(np.asarray(high, dtype=float), -np.asarray(low, dtype=float))
                           for low, high in ((limits.swing_x_min, limits.swing_x_max),
                                             (limits.swing_z_min, limits.swing_z_max))]
-        self.inverse_squares = [tuple(_inverse_square(a) for a in pair) for pair in self.semi_axes]
+        self.inverse_squares = [tuple(inverse_square(a) for a in pair) for pair in self.semi_axes]
         self.twist = np.asarray(limits.twist_min, dtype=float), \
             np.asarray(limits.twist_max, dtype=float)
+        # a free half-axis is bounded by the ellipse test already: only locked ones need the box
+        reach = [np.where(a > 0.0, np.inf, LOCKED_TOLERANCE) for pair in self.semi_axes
+                 for a in pair]
+        self.box = (np.stack([-reach[1], -reach[3], self.twist[0]], axis=-1) - ROUNDING,
+                    np.stack([reach[0], reach[2], self.twist[1]], axis=-1) + ROUNDING)
 
     def __call__(self, q):
         """Rotations ``q`` (m,4) projected onto the limits (see ``project_to_limits``)."""
         q = np.asarray(q, dtype=float)
-        s_x, s_z, tau = swing_twist_params(q)
+        s_x, s_z, tau = params = swing_twist_params(q)
         east, north = s_x >= 0.0, s_z >= 0.0
         (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
         ratio = s_x * s_x * np.where(east, x_pos, x_neg) + s_z * s_z * np.where(north, z_pos, z_neg)
+        params = np.stack(params, axis=-1)
+        low, high = self.box
+        moved = (ratio > 1.0 + 2.0 * ROUNDING) | ((params < low) | (params > high)).any(axis=-1)
         twist_min, twist_max = self.twist
-        moved = (ratio > 1.0 + 2.0 * ROUNDING) | (tau < twist_min - ROUNDING) \
-            | (tau > twist_max + ROUNDING)
         if not self.every_bone:
             moved &= self.enabled
         if not moved.any():
@@ -172,10 +181,13 @@ class LimitProjection:
         rows = moved.nonzero()[0]
         (a_pos, a_neg), (b_pos, b_neg) = self.semi_axes
         s_x, s_z = s_x[rows], s_z[rows]
+        swing = params.take(rows, axis=0)[:, :2]
+        swing_inside = (ratio[rows] <= 1.0) & ((swing >= low[rows, :2])
+                                               & (swing <= high[rows, :2])).all(axis=-1)
         p_x, p_z = _project_quadrant(s_x, s_z, np.abs(s_x), np.abs(s_z),
                                      np.where(east[rows], a_pos[rows], a_neg[rows]),
                                      np.where(north[rows], b_pos[rows], b_neg[rows]),
-                                     ratio[rows] <= 1.0)
+                                     swing_inside)
         projected = quat_from_swing_twist(
             p_x, p_z, np.minimum(np.maximum(tau[rows], twist_min[rows]), twist_max[rows]))
         same_side = np.einsum('ij,ij->i', projected, q.take(rows, axis=0))

@@ -15,6 +15,8 @@ capped by the level's squared error ``‖e_k‖²`` as in Sugihara's Levenberg�
 T-RO 2011), so the damping fades as a reachable task converges and steps become Gauss–Newton.
 """
 
+import functools
+
 import numpy as np
 
 LIMIT_RANK_TOLERANCE = 1e-9  # a joint's limit row this close (relative) to its other rows is dependent
@@ -53,28 +55,38 @@ def joint_block_solution(owner, gradient, slack, joints):
     (joints, k, 3) stack of each joint's rows replaces an SVD of the whole (rows, 3·joints) C.
     """
     size = 3 * joints
-    step, projector = np.zeros(size), np.eye(size)
     if owner.size == 0:
-        return step, projector
-    order = np.argsort(owner, kind="stable")
-    owner = owner[order]
-    first = np.searchsorted(owner, owner)
-    slot = np.arange(owner.size) - first
-    starts = slot == 0
-    blocks_of = owner[starts]                                     # only the joints with rows
-    block = np.cumsum(starts) - 1
-    stacked = np.zeros((blocks_of.size, int(slot.max()) + 1, 3))
-    rhs = np.zeros(stacked.shape[:2])
-    stacked[block, slot] = gradient[order]
-    rhs[block, slot] = slack[order]
+        return np.zeros(size), np.eye(size)
+    order, shape, stack_at, columns = _joint_blocks(owner.tobytes(), owner.dtype.str)
+    stacked = np.zeros(shape + (3,))
+    rhs = np.zeros(shape)
+    stacked[stack_at] = gradient.take(order, axis=0)
+    rhs[stack_at] = slack.take(order)
     u, s, vt = np.linalg.svd(stacked, full_matrices=False)      # (m,k,r) (m,r) (m,r,3)
     keep = s > LIMIT_RANK_TOLERANCE * np.maximum(1.0, s[:, :1])
     coefficients = keep * (u * rhs[:, :, None]).sum(axis=1) / np.where(keep, s, 1.0)   # (m,r)
     kept_vt = vt * keep[:, :, None]
-    idx = 3 * blocks_of[:, None] + _XYZ
-    step[idx] = (kept_vt * coefficients[:, :, None]).sum(axis=1)
-    projector[idx[:, :, None], idx[:, None, :]] -= np.matmul(np.swapaxes(kept_vt, 1, 2), kept_vt)
+    step, projector = np.zeros(size), np.eye(size)
+    step[columns] = (kept_vt * coefficients[:, :, None]).sum(axis=1)
+    projector[columns[:, :, None], columns[:, None, :]] -= np.matmul(np.swapaxes(kept_vt, 1, 2),
+                                                                     kept_vt)
     return step, projector
+
+
+@functools.lru_cache(maxsize=64)
+def _joint_blocks(owner_bytes, dtype):
+    """How ``joint_block_solution`` stacks rows of the joints ``owner`` (as bytes: an iteration's
+    pinned rows are the same every iteration, so this is computed once): the rows' order, the
+    stack's (joints with rows, most rows of one joint) shape, each sorted row's (block, slot)
+    and each block's 3 columns."""
+    owner = np.frombuffer(owner_bytes, dtype=dtype)
+    order = np.argsort(owner, kind="stable")
+    owner = owner[order]
+    slot = np.arange(owner.size) - np.searchsorted(owner, owner)
+    starts = slot == 0
+    block = np.cumsum(starts) - 1
+    shape = (int(starts.sum()), int(slot.max()) + 1)
+    return order, shape, (block, slot), 3 * owner[starts][:, None] + _XYZ
 
 
 _XYZ = np.arange(3)
