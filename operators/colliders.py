@@ -30,9 +30,10 @@ def collider_objects(obj):
 
 def _geometry_key(mesh):
     count = len(mesh.vertices)
-    coords = np.empty(count * 3)
+    coords = np.empty(count * 3, dtype=np.float32)     # Blender's storage: a plain copy
     mesh.vertices.foreach_get("co", coords)
-    return count, len(mesh.polygons), float(coords.sum()), float(np.abs(coords).sum())
+    return count, len(mesh.polygons), float(coords.sum(dtype=np.float64)), \
+        float(np.abs(coords).sum(dtype=np.float64))
 
 
 def _is_open(mesh):
@@ -168,8 +169,9 @@ def _skin_radii(obj, model):
         mesh = mesh_obj.data
         key = (obj.name, mesh.name, len(mesh.vertices))
         if key not in _SKIN_RADII:
-            coords = np.empty(len(mesh.vertices) * 3)
+            coords = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
             mesh.vertices.foreach_get("co", coords)
+            coords = coords.astype(np.float64)
             coords = coords.reshape(-1, 3) @ (to_armature @ np.array(mesh_obj.matrix_world))[:3, :3].T \
                 + (to_armature @ np.array(mesh_obj.matrix_world))[:3, 3]
             groups = {g.index: g.name for g in mesh_obj.vertex_groups if g.name in index}
