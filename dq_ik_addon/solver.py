@@ -29,7 +29,8 @@ from .jacobian import joint_axes, task_jacobian
 from .limit_constraints import LimitRows
 from .limits import LimitProjection
 from .constraint_rows import ConstraintRows
-from .contacts import CapsulePairs, Capsules, contact_rows, pair_clearances, self_contact_rows
+from .contacts import (MIN_RADIUS, CapsulePairs, Capsules, contact_rows, pair_clearances,
+                       self_contact_rows)
 from .prioritized import prioritized_step
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
 from .swing_twist import quat_from_swing_twist, swing_twist_params
@@ -514,13 +515,13 @@ class Solver:
 
 def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):
     """Sorted bones the solve must model: the task bones; with contacts also every capsule bone
-    the tasks move (whole limbs, fingers included); with self-collision every capsule bone; and
-    all their ancestors."""
+    (radius at least ``contacts.MIN_RADIUS``) the tasks move (whole limbs, fingers included);
+    with self-collision every capsule bone; and all their ancestors."""
     bones = np.zeros(len(model), dtype=bool)
     bones[[t.bone for t in tasks]] = True
     if obstacles is None and not self_collision:
         return model.with_ancestors(np.nonzero(bones)[0])
-    capsule = np.asarray(radii, dtype=np.float64) > 0.0
+    capsule = np.asarray(radii, dtype=np.float64) >= MIN_RADIUS
     if collision is not None:
         capsule &= np.asarray(collision, dtype=bool)
     moved = model.descendants_mask()[TaskSet(model, tasks).joint_masks.any(axis=0)].any(axis=0)
