@@ -29,14 +29,27 @@ MIN_RADIUS = 0.005  # smaller capsules (face, finger tips) are not worth their q
 
 
 class Capsules:
-    """Collision capsules of a (sub-)model: which bones, their radii, and the sample points."""
+    """Collision capsules of a (sub-)model: which bones, their radii, and the sample points.
+
+    A bone connected to a capsule parent starts at the parent's tail sample: that point is
+    sampled once, with the larger of the two radii (two coincident samples would give two
+    parallel contact rows)."""
 
     def __init__(self, model, radii, enabled):
         radii = np.asarray(radii, dtype=np.float64)
-        self.bones = np.nonzero(np.asarray(enabled, dtype=bool) & (radii >= MIN_RADIUS))[0]
-        self.radii = np.repeat(radii[self.bones], SAMPLES.size)
-        self.owner = np.repeat(self.bones, SAMPLES.size)
-        self.t = np.tile(SAMPLES, self.bones.size)
+        is_capsule = np.asarray(enabled, dtype=bool) & (radii >= MIN_RADIUS)
+        self.bones = np.nonzero(is_capsule)[0]
+        owner = np.repeat(self.bones, SAMPLES.size)
+        t = np.tile(SAMPLES, self.bones.size)
+        point_radii = radii[owner]
+        parents = model.parents[owner]
+        shared = (t == 0.0) & model.connected[owner] & (parents >= 0) \
+            & is_capsule[np.maximum(parents, 0)]
+        # the parent's tail sample, at index 3·(its capsule number) + last
+        parent_tail = np.searchsorted(self.bones, parents[shared]) * SAMPLES.size + SAMPLES.size - 1
+        np.maximum.at(point_radii, parent_tail, point_radii[shared])
+        keep = ~shared
+        self.owner, self.t, self.radii = owner[keep], t[keep], point_radii[keep]
         self.model = model
 
     def __len__(self):
