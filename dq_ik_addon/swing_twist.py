@@ -96,10 +96,14 @@ def swing_twist_jacobian(q):
     r2 = np.maximum(r2, 1e-100)
     denominator = n * n + r2 * r2
     series = n <= _SERIES * r2
-    r2_series = np.where(series, r2, 1.0)
-    g = np.where(series, 2.0 / r2_series * (1.0 - (n / r2_series) ** 2 / 3.0), g)
-    k = np.where(series, 2.0 / r2_series ** 3 * (-2.0 / 3.0 + 0.8 * (n / r2_series) ** 2),
-                 (2.0 * r2 / denominator - g) / np.where(series, 1.0, n * n))
+    if series.any():
+        r2_series = np.where(series, r2, 1.0)
+        u2 = (n / r2_series) ** 2
+        g = np.where(series, 2.0 / r2_series * (1.0 - u2 / 3.0), g)
+        k = np.where(series, 2.0 / r2_series ** 3 * (-2.0 / 3.0 + 0.8 * u2),
+                     (2.0 * r2 / denominator - g) / np.where(series, 1.0, n * n))
+    else:
+        k = (2.0 * r2 / denominator - g) / (n * n)
     outer = (q[..., :, None] * q[..., None, :]).reshape(q.shape[:-1] + (16,))
     d_a, d_b, d_r2, d_tau = np.moveaxis(outer.dot(_SENSITIVITY).reshape(q.shape[:-1] + (4, 3)), -2, 0)
     common = (k * a)[..., None] * d_a + (k * b)[..., None] * d_b \
