@@ -39,6 +39,10 @@ from .tasks import TaskSet
 _MAX_ACTIVE_SET_PASSES = 24
 _BACKTRACK_STEPS = 6
 _VIOLATION_TOLERANCE = 1e-10
+# Rows this close to their bound (radians, ellipse ratio or metres) that a step pushes against
+# rest on it; rows a step hits within this fraction of its length after the first are hit with it
+RESTING = 1e-4
+SIMULTANEOUS = 1e-3
 # Per escape: how far limited joints move towards their aim, and the aim's offset from the
 # centre of each range (s_x, s_z, τ) in half-ranges: first halfway to the centre, then all the
 # way, then to either side of it, so that repeated stalls start from different places.
@@ -540,18 +544,24 @@ def _first_blocking_row(slack, active, at_start, at_end):
 
     Primal active-set rule (Nocedal & Wright §16.5; Baerlocher §5.4.2 adds the limits one at a
     time too): only the first blocking row joins the active set. Adding every row the full step
-    violates at once can pin joints that the optimum leaves free and turn the step uphill.
+    violates at once can pin joints that the optimum leaves free and turn the step uphill. Rows
+    hit at the same place count as one: those within ``RESTING`` of their bound (a joint left on
+    its limit by the last projection, a contact settled at the margin) all join at α = 0, and
+    otherwise those hit within ``SIMULTANEOUS`` of the segment after the first join with it
+    (neighbouring samples of a capsule meeting an obstacle), each of which would otherwise cost a
+    pass that barely moves.
     """
     over = ~active & (at_end > slack + _VIOLATION_TOLERANCE)
     if not over.any():
         return None, 1.0
-    resting = over & (slack - at_start <= _VIOLATION_TOLERANCE)
-    if resting.any():  # rows the step leaves at once, already at their bound: all join, α = 0
-        return resting.nonzero()[0], 0.0
     candidates = over.nonzero()[0]
-    alpha = (slack[candidates] - at_start[candidates]) / (at_end[candidates] - at_start[candidates])
-    first = int(alpha.argmin())
-    return candidates[first], min(max(float(alpha[first]), 0.0), 1.0)
+    room = slack[candidates] - at_start[candidates]
+    resting = room <= RESTING
+    if resting.any():  # rows the step leaves at once, already at their bound: all join, α = 0
+        return candidates[resting], 0.0
+    alpha = room / (at_end[candidates] - at_start[candidates])
+    first = float(alpha.min())
+    return candidates[alpha <= first + SIMULTANEOUS], min(max(first, 0.0), 1.0)
 
 
 def _fit_inside(rows, slack, at_step, extra):
