@@ -116,8 +116,7 @@ class Solver:
         self.model = model.subset(self.bones)
         self.tasks = TaskSet(self.model, [replace(t, bone=int(sub_index[t.bone])) for t in tasks])
         self.settings = settings or SolverSettings()
-        self.locations = None if locations is None else \
-            np.asarray(locations, dtype=np.float64)[self.bones]
+        self.locations = self._pose_locations(locations)
         self.size = chain_size(model)
         n = len(self.model)
         stiffness = np.zeros(n) if stiffness is None else \
@@ -164,10 +163,17 @@ class Solver:
         towards new targets, from new pose ``locations`` and with a new ``obstacles`` query,
         keeping everything built from the rig, its limits and its settings."""
         self.tasks.set_targets(tasks)
-        self.locations = None if locations is None else \
-            np.asarray(locations, dtype=np.float64)[self.bones]
+        self.locations = self._pose_locations(locations)
         if obstacles is not None:
             self.obstacles = obstacles
+
+    def _pose_locations(self, locations):
+        """The involved bones' pose locations, or None when there are none (all zero: FK then
+        skips them)."""
+        if locations is None:
+            return None
+        locations = np.asarray(locations, dtype=np.float64)[self.bones]
+        return locations if locations.any() else None
 
     def _chains(self):
         """Per task: the root joint of its chain and an upper bound of its reach from that head
