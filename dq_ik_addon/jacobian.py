@@ -28,16 +28,20 @@ def task_jacobian(axes, centres, points, joint_masks, joints, orientation=True):
     ``J_rot`` is None unless ``orientation``.
     """
     a = axes.take(joints, axis=0)                                 # (m, 3 xyz, 3 axes)
-    lever = points[:, None, :] - centres.take(joints, axis=0)[None, :, :]   # (T,m,3)
-    mask = joint_masks.take(joints, axis=1)[:, :, None, None]
-    # (a_k × lever) by components, batched over tasks, joints and axes: (T, m, 3 xyz, 3 axes)
-    j_pos = (a.take(_NEXT, axis=1) * lever.take(_AFTER, axis=2)[..., None]
-             - a.take(_AFTER, axis=1) * lever.take(_NEXT, axis=2)[..., None]) * mask
-    t, m = j_pos.shape[:2]
-    j_pos = np.transpose(j_pos, (0, 2, 1, 3)).reshape(t, 3, 3 * m)
+    t, m = len(points), len(joints)
+    columns = a.transpose(1, 0, 2).reshape(3, 3 * m)              # column 3j+k: a_jk
+    # a × v = K v with K[i, c, l] = Σ_j ε_ijl a_j (c: the column); a_c × (p − c_j) = K_c p − K_c c_j
+    cross = np.einsum('ijl,jc->icl', _LEVI_CIVITA, columns)       # (3, 3m, 3)
+    heads = np.repeat(centres.take(joints, axis=0), 3, axis=0)    # (3m, 3): c_j per column
+    offset = np.einsum('icl,cl->ic', cross, heads)
+    mask = np.repeat(joint_masks.take(joints, axis=1), 3, axis=1)[:, None, :]   # (T, 1, 3m)
+    j_pos = (points.dot(cross.reshape(9 * m, 3).T).reshape(t, 3, 3 * m) - offset) * mask
     if not orientation:
         return j_pos, None
-    return j_pos, np.transpose(a[None] * mask, (0, 2, 1, 3)).reshape(t, 3, 3 * m)
+    return j_pos, columns * mask
 
 
+_LEVI_CIVITA = np.zeros((3, 3, 3))
+_LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
+_LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0
 _NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])   # (u × v)_i = u_{i+1} v_{i+2} − u_{i+2} v_{i+1}
