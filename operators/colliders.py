@@ -92,8 +92,9 @@ class SceneObstacles:
             back = np.linalg.inv(to_local)
             scale = float(np.cbrt(abs(np.linalg.det(back[:3, :3]))))
             corners = np.array(collider.evaluated_get(depsgraph).bound_box)
-            self.entries.append((tree, to_local, back[:3, :3] / scale, scale,
-                                 corners.min(axis=0), corners.max(axis=0)))
+            self.entries.append((tree, to_local[:3, :3].T.copy(), to_local[:3, 3].copy(),
+                                 (back[:3, :3] / scale).T.copy(), scale,
+                                 corners.min(axis=0), corners.max(axis=0), is_open))
         self.count = len(colliders)
         self._evaluated = [c.evaluated_get(depsgraph) for c in colliders]
 
@@ -106,24 +107,30 @@ class SceneObstacles:
         for points inside a collider or within ``max_distance`` outside it (``inf`` elsewhere).
 
         Only points within ``max_distance`` of a collider's bounding box are looked at (a point
-        inside is inside the box); a nearest-surface search limited to ``max_distance`` that finds
-        nothing from inside the box is repeated unlimited, so deep points get their true depth.
+        inside is inside the box). A point inside the box is searched up to the nearest box face
+        too: if it is inside a closed mesh, the way out to that face crosses the surface, so its
+        true depth is found by that bounded search (an open mesh, which encloses nothing, is
+        searched without bound instead when nothing lies within ``max_distance``).
         """
         count = len(points)
         distance = np.full(count, np.inf)
         normal = np.zeros((count, 3))
         bound = np.broadcast_to(np.asarray(max_distance, dtype=float), (count,))
-        for tree, to_local, rotation, scale, low, high in self.entries:
-            local = points @ to_local[:3, :3].T + to_local[:3, 3]
+        for tree, rotation_t, translation, back_t, scale, low, high, is_open in self.entries:
+            local = points.dot(rotation_t) + translation
+            beyond = np.maximum(low - local, local - high)      # > 0 on the sides it is out of
+            gap = np.maximum(beyond, 0.0)
             reach = bound / scale
-            candidates = np.nonzero(np.all((local > low - reach[:, None])
-                                           & (local < high + reach[:, None]), axis=1))[0]
-            in_box = np.all((local[candidates] >= low) & (local[candidates] <= high), axis=1)
+            candidates = (np.einsum('ij,ij->i', gap, gap) <= reach * reach).nonzero()[0]
+            face = -beyond.max(axis=1)                          # > 0: inside the box, by this much
+            # (a little beyond the face: a box collider's surface is its bounding box)
+            limits = reach if is_open else np.maximum(reach, face * (1.0 + 1e-6) + 1e-9)
             found = []
             for i, co, limit, boxed in zip(candidates.tolist(), local[candidates].tolist(),
-                                           reach[candidates].tolist(), in_box.tolist()):
+                                           limits[candidates].tolist(),
+                                           (face[candidates] >= 0.0).tolist()):
                 hit = tree.find_nearest(co, limit)
-                if hit[0] is None and boxed:
+                if hit[0] is None and boxed and is_open:
                     hit = tree.find_nearest(co)
                 if hit[0] is not None:
                     found.append((i, *hit[0], *hit[1], hit[3]))
@@ -131,15 +138,15 @@ class SceneObstacles:
                 continue
             hits = np.array(found)
             rows = hits[:, 0].astype(np.int64)
-            offset = local[rows] - hits[:, 1:4]
+            offset = local.take(rows, axis=0) - hits[:, 1:4]
             inside = np.einsum('ij,ij->i', offset, hits[:, 4:7]) < 0.0
             keep = inside | (hits[:, 7] <= reach[rows])
             rows, offset, inside, hits = rows[keep], offset[keep], inside[keep], hits[keep]
             signed = np.where(inside, -hits[:, 7], hits[:, 7]) * scale
-            outward = np.where((hits[:, 7] > 1e-12)[:, None], offset, hits[:, 4:7])
-            outward = np.where((inside & (hits[:, 7] > 1e-12))[:, None], -outward, outward)
-            outward = outward @ rotation.T
-            outward /= np.maximum(np.linalg.norm(outward, axis=1), 1e-12)[:, None]
+            apart = (hits[:, 7] > 1e-12)[:, None]
+            outward = np.where(apart, np.where(inside[:, None], -offset, offset), hits[:, 4:7])
+            outward = outward.dot(back_t)
+            outward /= np.maximum(np.sqrt(np.einsum('ij,ij->i', outward, outward)), 1e-12)[:, None]
             closer = signed < distance[rows]
             distance[rows[closer]] = signed[closer]
             normal[rows[closer]] = outward[closer]
