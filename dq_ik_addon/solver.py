@@ -9,9 +9,9 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    Each level's predicted motion is clamped to ``max_task_step`` (§5.2, see ``prioritized_step``).
 3. Joint stiffness as a weighted minimum norm: ``Δθ = W^½ y`` with ``W = diag(1 − stiffness)``.
 4. Joint limits as an active set above every task: start with the equalities only (locked axes,
-   penetrating contacts), solve, add the first row the task step runs into, solve again (a joint
-   on its limit leaves it as soon as the step points inward, since the set starts afresh every
-   iteration).
+   penetrating contacts), solve, add the first row the task step runs into (with the rows it
+   hits at the same place, ``_first_blocking_row``), solve again (a joint on its limit leaves it
+   as soon as the step points inward, since the set starts afresh every iteration).
 5. The rest pull ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, with
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
