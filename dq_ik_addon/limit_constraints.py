@@ -36,7 +36,7 @@ class LimitRows:
     def __init__(self, limits):
         enabled = np.asarray(limits.enabled, dtype=bool)
         self.joints = np.nonzero(enabled)[0]
-        self.limits = lim = SwingTwistLimits(
+        lim = SwingTwistLimits(
             *(np.asarray(values, dtype=float)[self.joints] for values in limits[:-1]),
             np.ones(self.joints.size, dtype=bool))
         local = np.arange(self.joints.size)

@@ -148,7 +148,6 @@ class LimitProjection:
     ``LOCKED_TOLERANCE``), each widened by ``ROUNDING``."""
 
     def __init__(self, limits):
-        self.limits = limits
         self.enabled = np.asarray(limits.enabled, dtype=bool)
         self.every_bone = bool(self.enabled.all())
         self.semi_axes = [(np.asarray(high, dtype=float), -np.asarray(low, dtype=float))
