@@ -44,4 +44,3 @@ def task_jacobian(axes, centres, points, joint_masks, joints, orientation=True):
 _LEVI_CIVITA = np.zeros((3, 3, 3))
 _LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
 _LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0
-_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])   # (u × v)_i = u_{i+1} v_{i+2} − u_{i+2} v_{i+1}

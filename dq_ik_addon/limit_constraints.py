@@ -24,7 +24,7 @@ row holds ``c = ½∇f = (s_x/a², s_z/b², 0)``, so that ``c · p = f``, and it
 
 import numpy as np
 
-from .limits import SwingTwistLimits, inverse_square
+from .limits import SwingTwistLimits, quadrant_inverse_squares
 from .swing_twist import swing_twist_jacobian
 
 _TANGENT_ANGLES = np.linspace(0.0, np.pi / 2, 7)
@@ -75,9 +75,7 @@ class LimitRows:
         self.gradient_factor = np.where(np.arange(self.owner.size) < self.owner.size - local.size,
                                         1.0, 2.0)[:, None]
         # the ellipse row's 1/a², 1/b² per quadrant side (s ≥ 0, s < 0); 0 on a locked half-axis
-        self.inverse_squares = [[inverse_square(side) for side in (high, -low)]
-                                for low, high in ((lim.swing_x_min, lim.swing_x_max),
-                                                  (lim.swing_z_min, lim.swing_z_max))]
+        self.inverse_squares = quadrant_inverse_squares(lim)
 
     def __call__(self, q):
         """``(owner, gradient, slack, equality)`` at rotations ``q``: the index of each row's joint

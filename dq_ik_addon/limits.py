@@ -38,23 +38,32 @@ class SwingTwistLimits(NamedTuple):
     enabled: np.ndarray
 
 
-def semi_axes(s_x, s_z, limits):
+def _semi_axes(s_x, s_z, limits):
     """Semi-axes ``(a, b)`` of the quarter-ellipse in the quadrant of ``(s_x, s_z)``."""
     a = np.where(s_x >= 0.0, limits.swing_x_max, -np.asarray(limits.swing_x_min, dtype=float))
     b = np.where(s_z >= 0.0, limits.swing_z_max, -np.asarray(limits.swing_z_min, dtype=float))
     return a, b
 
 
-def inverse_square(a):
+def _inverse_square(a):
     """``1/a²`` of semi-axes ``a ≥ 0``, 0 for a locked half-axis (``a`` = 0): there ``|s|`` up to
     ``LOCKED_TOLERANCE`` counts as 0 (rounding of a projected hinge) and more is outside."""
     return np.where(a > 0.0, 1.0 / np.where(a > 0.0, a, 1.0) ** 2, 0.0)
 
 
+def quadrant_inverse_squares(limits):
+    """``[(x_pos, x_neg), (z_pos, z_neg)]``: ``_inverse_square`` of each half-axis's semi-axis
+    (``swing_x_max``, ``−swing_x_min``, likewise for z), to pick per quadrant by the swing's signs."""
+    return [(_inverse_square(np.asarray(high, dtype=float)),
+             _inverse_square(-np.asarray(low, dtype=float)))
+            for low, high in ((limits.swing_x_min, limits.swing_x_max),
+                              (limits.swing_z_min, limits.swing_z_max))]
+
+
 def _swing_inside(u, v, a, b):
     """``(u/a)² + (v/b)² ≤ 1`` for the swing magnitudes ``u = |s_x|``, ``v = |s_z|`` and the
-    semi-axes of their quadrant (``inverse_square`` and its rule for a locked half-axis)."""
-    return (u * u * inverse_square(a) + v * v * inverse_square(b) <= 1.0) \
+    semi-axes of their quadrant (``_inverse_square`` and its rule for a locked half-axis)."""
+    return (u * u * _inverse_square(a) + v * v * _inverse_square(b) <= 1.0) \
         & ((a > 0.0) | (u <= LOCKED_TOLERANCE)) & ((b > 0.0) | (v <= LOCKED_TOLERANCE))
 
 
@@ -98,7 +107,7 @@ def project_swing(s_x, s_z, limits):
     """
     s_x = np.asarray(s_x, dtype=float)
     s_z = np.asarray(s_z, dtype=float)
-    a, b = semi_axes(s_x, s_z, limits)
+    a, b = _semi_axes(s_x, s_z, limits)
     u, v = np.abs(s_x), np.abs(s_z)
     return _project_quadrant(s_x, s_z, u, v, a, b, _swing_inside(u, v, a, b))
 
@@ -153,7 +162,7 @@ class LimitProjection:
         self.semi_axes = [(np.asarray(high, dtype=float), -np.asarray(low, dtype=float))
                           for low, high in ((limits.swing_x_min, limits.swing_x_max),
                                             (limits.swing_z_min, limits.swing_z_max))]
-        self.inverse_squares = [tuple(inverse_square(a) for a in pair) for pair in self.semi_axes]
+        self.inverse_squares = quadrant_inverse_squares(limits)
         self.twist = np.asarray(limits.twist_min, dtype=float), \
             np.asarray(limits.twist_max, dtype=float)
         # a free half-axis is bounded by the ellipse test already: only locked ones need the box
@@ -172,7 +181,6 @@ class LimitProjection:
         params = np.stack(params, axis=-1)
         low, high = self.box
         moved = (ratio > 1.0 + 2.0 * ROUNDING) | ((params < low) | (params > high)).any(axis=-1)
-        twist_min, twist_max = self.twist
         if not self.every_bone:
             moved &= self.enabled
         if not moved.any():
@@ -187,6 +195,7 @@ class LimitProjection:
                                      np.where(east[rows], a_pos[rows], a_neg[rows]),
                                      np.where(north[rows], b_pos[rows], b_neg[rows]),
                                      swing_inside)
+        twist_min, twist_max = self.twist
         projected = quat_from_swing_twist(
             p_x, p_z, np.minimum(np.maximum(tau[rows], twist_min[rows]), twist_max[rows]))
         same_side = np.einsum('ij,ij->i', projected, q.take(rows, axis=0))

@@ -283,30 +283,25 @@ class Solver:
         if self.limits_of_joints is not None:
             owner, gradient, slack, equality = self.limit_rows(rotations.take(self.joints, axis=0))
             gradient = gradient * self.limit_row_scale
-            if self.capsules is None and self.pairs is None:
-                if owner.size == 0:
-                    return None, None, None
-                return ConstraintRows(self.joints.size, owner, gradient), \
-                    np.maximum(slack, self.limit_rhs_floor), equality
-        dense, contact_rhs = [np.zeros((0, 3 * self.joints.size))], [np.zeros(0)]
         band = self.settings.contact_band * self.size
+        contacts = []
         if self.capsules is not None:
-            found, found_rhs = contact_rows(self.capsules, world, axes, self.joints, self.moves,
-                                       self.obstacles, self.settings.margin, band)
-            dense.append(found)
-            contact_rhs.append(found_rhs)
+            contacts.append(contact_rows(self.capsules, world, axes, self.joints, self.moves,
+                                         self.obstacles, self.settings.margin, band))
         if self.pairs is not None:
-            found, found_rhs = self_contact_rows(self.pairs, world, axes, self.joints, self.moves,
-                                            self.settings.margin, band)
-            dense.append(found)
-            contact_rhs.append(found_rhs)
-        dense = np.concatenate(dense) * self.column_scale
-        contact_rhs = np.concatenate(contact_rhs)
-        rows = ConstraintRows(self.joints.size, owner, gradient, dense)
+            contacts.append(self_contact_rows(self.pairs, world, axes, self.joints, self.moves,
+                                              self.settings.margin, band))
+        limit_rhs = np.maximum(slack, self.limit_rhs_floor)
+        if contacts:
+            dense = np.concatenate([found for found, _ in contacts]) * self.column_scale
+            contact_rhs = np.concatenate([found_rhs for _, found_rhs in contacts])
+            rows = ConstraintRows(self.joints.size, owner, gradient, dense)
+            rhs = np.concatenate([limit_rhs, contact_rhs])
+            pinned = np.concatenate([equality, contact_rhs < 0.0])
+        else:
+            rows, rhs, pinned = ConstraintRows(self.joints.size, owner, gradient), limit_rhs, equality
         if rows.count == 0:
             return None, None, None
-        rhs = np.concatenate([np.maximum(slack, self.limit_rhs_floor), contact_rhs])
-        pinned = np.concatenate([equality, contact_rhs < 0.0])
         return rows, rhs, pinned
 
     def _apply(self, rotations, step, scale):
