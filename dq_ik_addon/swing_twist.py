@@ -39,32 +39,51 @@ def swing_twist_params(q):
     every term homogeneous in q, so q needs no normalization (``g → 2/r²`` as N → 0). At a
     swing of π (r = 0) τ = 0 and the swing is q itself, as in Blender.
     """
-    return _swing_twist_terms(q)[0]
+    return _swing_twist_terms(q, _QUADRATIC)[0]
 
 
-def _swing_twist_terms(q):
-    """``((s_x, s_z, τ), q canonical, r², A, B, N, g)`` of ``swing_twist_params``.
+def _swing_twist_terms(q, table):
+    """``((s_x, s_z, τ), r², A, B, N, g, forms)`` of ``swing_twist_params``, from ``forms`` =
+    ``(q ⊗ q) · table``, whose first five columns are the quadratic forms r², A, B, wy, w²
+    (``_QUADRATIC``): every term but τ is even in q, and τ = 2 atan2(wy, w²) is 2 atan2(y, w) of
+    the canonical ``±q`` (w ≥ 0; q itself where w = 0).
 
     ``g = 2 atan2(N, r²)/N`` is evaluated as it stands, accurate down to tiny N (``atan2`` keeps
     its relative precision); at N = 0, where (s_x, s_z) = 0 whatever g is, it gives g = 0, not its
     limit 2/r² (``swing_twist_jacobian`` takes that from the series)."""
-    q = qcanonical(q)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    r2 = w * w + y * y
-    a, b = w * x + y * z, w * z - y * x
+    q = np.asarray(q, dtype=float)
+    forms = (q[..., :, None] * q[..., None, :]).reshape(q.shape[:-1] + (16,)).dot(table)
+    r2, a, b, wy, ww = (forms[..., i] for i in range(5))
     n = np.hypot(a, b)
     g = 2.0 * np.arctan2(n, r2) / np.maximum(n, _TINY)
     s_x, s_z = g * a, g * b
+    tau = 2.0 * np.arctan2(wy, ww)
+    if not (ww > 0.0).all():    # w = 0 (or w² underflows): τ of the canonical q itself
+        canonical = qcanonical(q)
+        tau = np.where(ww > 0.0, tau, 2.0 * np.arctan2(canonical[..., 2], canonical[..., 0]))
     turned = r2 > 0.0
     if not turned.all():    # swing of π: q is the swing, (s_x, s_z) = π (x, z)/‖(x, z)‖
+        x, z = q[..., 1], q[..., 3]
         half_turn = np.pi / np.maximum(np.hypot(x, z), _TINY)
         s_x, s_z = np.where(turned, s_x, half_turn * x), np.where(turned, s_z, half_turn * z)
-    return (s_x, s_z, 2.0 * np.arctan2(y, w)), q, r2, a, b, n, g
+    return (s_x, s_z, tau), r2, a, b, n, g, forms
 
 
 _TINY = 1e-300
 
 
+def _quadratic_form(*terms):
+    """The (16,) coefficients over ``q ⊗ q`` (index 4c + d for ``q_c q_d``) of ``Σ sign q_c q_d``."""
+    form = np.zeros(16)
+    for sign, c, d in terms:
+        form[4 * c + d] += sign
+    return form
+
+
+# r², A, B, wy, w² (w, x, y, z = q_0 … q_3)
+_QUADRATIC = np.stack([_quadratic_form((1, 0, 0), (1, 2, 2)), _quadratic_form((1, 0, 1), (1, 2, 3)),
+                       _quadratic_form((1, 0, 3), (-1, 2, 1)), _quadratic_form((1, 0, 2)),
+                       _quadratic_form((1, 0, 0))], axis=1)
 # dq/dΔθ_k = ½ (0, e_k) ⊗ q for the left update q ← exp(½Δθ) ⊗ q, linear in q:
 # _LEFT_UPDATE[c, i, k] = ½ ((0, e_k) ⊗ e_c)_i, so dq_i/dΔθ_k = Σ_c q_c _LEFT_UPDATE[c, i, k]
 _LEFT_UPDATE = 0.5 * np.stack([qmul(np.eye(4)[[1, 2, 3]], unit) for unit in np.eye(4)], axis=0
@@ -76,9 +95,10 @@ _GRADIENTS = np.array([
     [[0, 0, 0, 1], [0, 0, -1, 0], [0, -1, 0, 0], [1, 0, 0, 0]],
     [[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 0]],
     [[0, 0, 2, 0], [0, 0, 0, 0], [-2, 0, 0, 0], [0, 0, 0, 0]]], dtype=float)
-# so each ∂f/∂Δθ_k = Σ_i (q M_f)_i Σ_d q_d _LEFT_UPDATE[d, i, k] is a quadratic form in q:
-# (q ⊗ q) (16,) times _SENSITIVITY (16, f·k) gives all twelve at once.
-_SENSITIVITY = np.einsum('fci,dik->cdfk', _GRADIENTS, _LEFT_UPDATE).reshape(16, 12)
+# so each ∂f/∂Δθ_k = Σ_i (q M_f)_i Σ_d q_d _LEFT_UPDATE[d, i, k] is a quadratic form in q too:
+# (q ⊗ q) times _QUADRATIC_AND_SENSITIVITY (16, 5 + f·k) gives the terms and all twelve at once.
+_QUADRATIC_AND_SENSITIVITY = np.concatenate(
+    [_QUADRATIC, np.einsum('fci,dik->cdfk', _GRADIENTS, _LEFT_UPDATE).reshape(16, 12)], axis=1)
 _SERIES = 1e-3
 
 
@@ -90,9 +110,11 @@ def swing_twist_jacobian(q):
     ``∇A = (x, w, z, y)``, ``∇B = (z, −y, −x, w)``, ``∇r² = 2(w, 0, y, 0)``, ``∇τ = 2(−y, 0, w, 0)/r²``,
     and ``∇(s_x, s_z) = g ∇(A, B) + (A, B) [K (A∇A + B∇B) + ∂g/∂r² ∇r²]`` with
     ``K = (∂g/∂N)/N = (2r²/(N² + r⁴) − g)/N²`` (series ``(2/r⁶)(−2/3 + 4u²/5)``, ``u = N/r²``, near 0)
-    and ``∂g/∂r² = −2/(N² + r⁴)``. Not defined at a swing of π (r = 0).
+    and ``∂g/∂r² = −2/(N² + r⁴)``; that is ``S = C D`` with ``D`` the rows ``∂(A, B, r², r²τ)/∂Δθ``
+    and ``C = [[g + KA², KAB, −2A/(N² + r⁴), 0], [KAB, g + KB², −2B/(N² + r⁴), 0], [0, 0, 0, 1/r²]]``.
+    Not defined at a swing of π (r = 0).
     """
-    (s_x, s_z, tau), q, r2, a, b, n, g = _swing_twist_terms(q)
+    (s_x, s_z, tau), r2, a, b, n, g, forms = _swing_twist_terms(q, _QUADRATIC_AND_SENSITIVITY)
     r2 = np.maximum(r2, 1e-100)
     denominator = n * n + r2 * r2
     series = n <= _SERIES * r2
@@ -104,14 +126,18 @@ def swing_twist_jacobian(q):
                      (2.0 * r2 / denominator - g) / np.where(series, 1.0, n * n))
     else:
         k = (2.0 * r2 / denominator - g) / (n * n)
-    outer = (q[..., :, None] * q[..., None, :]).reshape(q.shape[:-1] + (16,))
-    d_a, d_b, d_r2, d_tau = np.moveaxis(outer.dot(_SENSITIVITY).reshape(q.shape[:-1] + (4, 3)), -2, 0)
-    common = (k * a)[..., None] * d_a + (k * b)[..., None] * d_b \
-        - (2.0 / denominator)[..., None] * d_r2
-    sensitivity = np.stack([g[..., None] * d_a + a[..., None] * common,
-                            g[..., None] * d_b + b[..., None] * common,
-                            d_tau / r2[..., None]], axis=-2)                        # (m,3,3)
-    return np.stack([s_x, s_z, tau], axis=-1), sensitivity
+    shape = forms.shape[:-1]
+    chain = np.zeros(shape + (3, 4))
+    k_a, pull = k * a, -2.0 / denominator
+    chain[..., 0, 0] = g + k_a * a
+    chain[..., 0, 1] = chain[..., 1, 0] = k_a * b
+    chain[..., 1, 1] = g + k * b * b
+    chain[..., 0, 2] = pull * a
+    chain[..., 1, 2] = pull * b
+    chain[..., 2, 3] = 1.0 / r2
+    params = np.empty(shape + (3,))
+    params[..., 0], params[..., 1], params[..., 2] = s_x, s_z, tau
+    return params, np.matmul(chain, forms[..., 5:].reshape(shape + (4, 3)))
 
 
 def quat_from_swing_twist(s_x, s_z, tau):
