@@ -157,6 +157,7 @@ class Solver:
                                                (1, self.tasks.has_rotation)) if (rows & has).any()]
                             for rows in self.level_rows]
         self._memo = None  # (targets, locations, obstacles; the result's rotations; the result)
+        self._last = None  # (the last result's rotations, its FK, the pose locations it had)
 
     def retarget(self, tasks, locations=None, obstacles=None):
         """Solve the same tasks (bones, kinds, priorities, weights, chains; in the same order)
@@ -322,14 +323,20 @@ class Solver:
         time budget) is remembered: solving again from its result
         (within ``_SAME_POSE``, e.g. after a round trip through float32 pose channels) with the
         same targets, pose locations and obstacle query returns it at once, with 0 iterations,
-        instead of repeating every escape.
+        instead of repeating every escape. A start within ``_SAME_POSE`` of the last result, with
+        the same pose locations, continues from that result exactly (``_continued``).
         """
         settings = self.settings
         start = time.perf_counter()
         full = np.array(rotations, dtype=np.float64)
-        q = qcanonical(qnormalize(full[self.bones]))
-        if self.limits_of_joints is not None:
-            q[self.joints] = self.project_to_limits(q[self.joints])
+        last = self._continued(full[self.bones])
+        if last is not None:
+            q, world = last
+        else:
+            q = qcanonical(qnormalize(full[self.bones]))
+            if self.limits_of_joints is not None:
+                q[self.joints] = self.project_to_limits(q[self.joints])
+            world = self.fk.start(q, self.locations)
         memo_key = (self.tasks.positions.tobytes(), self.tasks.rotations.tobytes(),
                     None if self.locations is None else self.locations.tobytes(), self.obstacles)
         if preferred is None and self._memo is not None and self._memo[0] == memo_key \
@@ -339,10 +346,10 @@ class Solver:
         unremembered, settled = preferred is None, False
         preferred = q.copy() if preferred is None else \
             qnormalize(np.asarray(preferred, float)[self.bones])
-        world, position, rotation = self._errors(q, self.fk.start(q, self.locations))
+        world, position, rotation = self._errors(q, world)
         current = self._level_errors(world, position, rotation)
         history = [current]
-        best = (q, position, rotation, current)
+        best = (q, world, position, rotation, current)
         iterations, escapes = 0, 0
         while iterations < settings.max_iterations and len(self.joints):
             if self._converged(position, rotation, current):
@@ -359,8 +366,8 @@ class Solver:
             if trial is not None:
                 q, world, position, rotation, current, _ = trial
                 history.append(current)
-                if _compare_levels(current, best[3], 0.0, 0.5 * settings.tolerance) < 0:
-                    best = (q, position, rotation, current)
+                if _compare_levels(current, best[4], 0.0, 0.5 * settings.tolerance) < 0:
+                    best = (q, world, position, rotation, current)
             if blocked or trial is None or self._stalled(history):
                 escaped = self._escape(q, world, position, rotation, escapes) \
                     if escapes < len(_ESCAPE_AIMS) else None
@@ -372,13 +379,30 @@ class Solver:
                 world, position, rotation = self._errors(q)
                 current = self._level_errors(world, position, rotation)
                 history = [current]
-        q, position, rotation, current = best
+        q, world, position, rotation, current = best
+        self._last = (q, world, self.locations)
         full[self.bones] = q
         result = SolveResult(full, iterations, np.linalg.norm(position, axis=1),
                              np.linalg.norm(rotation, axis=1),
                              self._converged(position, rotation, current), history)
         self._memo = (memo_key, q, result) if unremembered and settled else None
         return result
+
+    def _continued(self, start):
+        """``(rotations, FK)`` of the last result when ``start`` (the involved bones' rotations)
+        is that result within ``_SAME_POSE`` (e.g. after a round trip through float32 pose
+        channels) and the pose locations are unchanged: a warm solve then goes on from the exact
+        result, already inside the limits, with its FK (and ``MovingJointsFK``'s offsets, taken
+        from a start whose other bones it shares). Else None."""
+        if self._last is None:
+            return None
+        q, world, locations = self._last
+        same_locations = locations is self.locations or (
+            locations is not None and self.locations is not None
+            and np.array_equal(locations, self.locations))
+        if not same_locations or np.abs(start - q).max() > _SAME_POSE:
+            return None
+        return q, world
 
     def _trial(self, q, step, scale):
         new = self._apply(q, step, scale)

@@ -332,3 +332,25 @@ def test_a_solve_cut_short_resumes_where_it_stopped():
     second = solver.solve(first.rotations)
     assert second.iterations == 1
     assert second.position_errors[0] < first.position_errors[0]
+
+
+def test_a_warm_start_at_the_last_result_continues_from_it_exactly():
+    """A start within float32 rounding of the last result (a round trip through pose channels)
+    continues from the exact result: the same answer as a new solver started from the float64
+    result. A start the user moved further is taken as given and projected onto the limits."""
+    rng = np.random.default_rng(7)
+    model = straight_chain(4)
+    limits = uniform_limits(4)
+    goal = model.tails(model.matrices(random_pose_in_limits(rng, limits)))[3]
+    solver = Solver(model, [Task(3, goal)], limits)
+    first = solver.solve(identity_pose(4))
+    moved_goal = goal + np.array([0.03, -0.02, 0.01])
+    solver.tasks.positions[0] = moved_goal
+    warm = solver.solve(first.rotations.astype(np.float32))
+    fresh = Solver(model, [Task(3, moved_goal)], limits).solve(first.rotations)
+    assert warm.iterations == fresh.iterations
+    np.testing.assert_allclose(warm.rotations, fresh.rotations, rtol=0, atol=1e-9)
+    outside = warm.rotations.copy()
+    outside[1] = qmul(qexp(np.array([0.0, 0.0, 1.2])), outside[1])   # far past its swing limit
+    again = solver.solve(outside)
+    assert limit_violation(again.rotations, limits).max() <= 1e-6
