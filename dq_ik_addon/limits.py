@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .swing_twist import quat_from_swing_twist, swing_twist_params
+from .swing_twist import quat_from_swing_twist, swing_twist_array, swing_twist_params
 
 _NEWTON_ITERATIONS = 64
 _CONVERGED = 4.0 * np.finfo(float).eps
@@ -67,8 +67,9 @@ def _swing_inside(u, v, a, b):
         & ((a > 0.0) | (u <= LOCKED_TOLERANCE)) & ((b > 0.0) | (v <= LOCKED_TOLERANCE))
 
 
-def _closest_on_ellipse(u, v, a, b):
-    """Closest point to ``(u, v)`` (first quadrant, outside) on the ellipse with semi-axes ``a, b > 0``.
+def _closest_on_ellipse(uv, ab):
+    """Closest point to ``uv = (u, v)`` (first quadrant, outside) on the ellipse with semi-axes
+    ``ab = (a, b) > 0``; ``(k, 2)`` arrays.
 
     The point is ``(a²u/(t + a²), b²v/(t + b²))`` where ``t ≥ 0`` solves
     ``(au/(t + a²))² + (bv/(t + b²))² = 1`` (Eberly, "Distance from a point to an ellipse", 2013).
@@ -80,21 +81,25 @@ def _closest_on_ellipse(u, v, a, b):
     outside that a solver step leaves, so Newton ends in one or two steps.  Points on an axis
     and very eccentric ellipses need no special case.
     """
-    c1, c2 = (a * u) ** 2, (b * v) ** 2
-    d1, d2 = a * a, b * b
-    excess = c1 / (d1 * d1) + c2 / (d2 * d2) - 1.0
-    tangent = excess / (2.0 * (c1 / (d1 * d1 * d1) + c2 / (d2 * d2 * d2)))
-    t = np.maximum(np.maximum(a * u - d1, b * v - d2), np.maximum(tangent, 0.0))
-    scale = _CONVERGED * np.maximum(d1, d2)
+    c = (ab * uv) ** 2
+    d = ab * ab
+    excess = (c / (d * d)).dot(_PAIR) - 1.0
+    tangent = excess / (2.0 * (c / (d * d * d)).dot(_PAIR))
+    t = np.maximum(np.maximum.reduce(ab * uv - d, axis=1), np.maximum(tangent, 0.0))
+    scale = _CONVERGED * np.maximum.reduce(d, axis=1)
     for _ in range(_NEWTON_ITERATIONS):
-        f1, f2 = c1 / ((t + d1) * (t + d1)), c2 / ((t + d2) * (t + d2))
-        h = 1.0 / np.sqrt(f1 + f2)
-        dh = (f1 / (t + d1) + f2 / (t + d2)) * (h * h * h)
+        shifted = t[:, None] + d
+        f = c / (shifted * shifted)
+        h = 1.0 / np.sqrt(f.dot(_PAIR))
+        dh = (f / shifted).dot(_PAIR) * (h * h * h)
         step = np.maximum((1.0 - h) / dh, 0.0)
         t = t + step
         if (step <= _CONVERGED * t + scale).all():
             break
-    return d1 * u / (t + d1), d2 * v / (t + d2)
+    return d * uv / (t[:, None] + d)
+
+
+_PAIR = np.ones(2)
 
 
 def project_swing(s_x, s_z, limits):
@@ -105,22 +110,24 @@ def project_swing(s_x, s_z, limits):
     the full ellipse with that quadrant's semi-axes ``(a, b)``; with ``a = 0`` it is
     ``(0, min(|s_z|, b))``, with ``b = 0`` ``(min(|s_x|, a), 0)``.  Ignores ``limits.enabled``.
     """
-    s_x = np.asarray(s_x, dtype=float)
-    s_z = np.asarray(s_z, dtype=float)
+    s_x, s_z = np.broadcast_arrays(np.asarray(s_x, dtype=float), np.asarray(s_z, dtype=float))
     a, b = _semi_axes(s_x, s_z, limits)
-    u, v = np.abs(s_x), np.abs(s_z)
-    return _project_quadrant(s_x, s_z, u, v, a, b, _swing_inside(u, v, a, b))
+    a, b = np.broadcast_to(a, s_x.shape), np.broadcast_to(b, s_x.shape)
+    swing = np.stack([s_x, s_z], axis=-1).reshape(-1, 2)
+    uv = np.abs(swing)
+    projected = _project_quadrant(swing, uv, np.stack([a, b], axis=-1).reshape(-1, 2),
+                                  _swing_inside(uv[:, 0], uv[:, 1], a.ravel(), b.ravel()))
+    return projected[:, 0].reshape(s_x.shape), projected[:, 1].reshape(s_x.shape)
 
 
-def _project_quadrant(s_x, s_z, u, v, a, b, inside):
-    """``project_swing`` given the magnitudes ``u = |s_x|``, ``v = |s_z|``, the semi-axes of
-    their quadrant and which points are inside."""
-    both = (a > 0.0) & (b > 0.0) & ~inside
-    pu, pv = np.minimum(u, a), np.minimum(v, b)
+def _project_quadrant(swing, uv, ab, inside):
+    """``project_swing`` of ``(k, 2)`` swings given their magnitudes ``uv = |swing|``, the
+    semi-axes ``ab`` of their quadrant and which points are inside."""
+    both = np.logical_and.reduce(ab > 0.0, axis=1) & ~inside
+    projected = np.minimum(uv, ab)
     if both.any():
-        pu[both], pv[both] = _closest_on_ellipse(u[both], v[both], a[both], b[both])
-    pu, pv = np.where(inside, u, pu), np.where(inside, v, pv)
-    return np.copysign(pu, s_x), np.copysign(pv, s_z)
+        projected[both] = _closest_on_ellipse(uv[both], ab[both])
+    return np.copysign(np.where(inside[:, None], uv, projected), swing)
 
 
 def limit_violation(q, limits):
@@ -159,45 +166,45 @@ class LimitProjection:
     def __init__(self, limits):
         self.enabled = np.asarray(limits.enabled, dtype=bool)
         self.every_bone = bool(self.enabled.all())
-        self.semi_axes = [(np.asarray(high, dtype=float), -np.asarray(low, dtype=float))
-                          for low, high in ((limits.swing_x_min, limits.swing_x_max),
-                                            (limits.swing_z_min, limits.swing_z_max))]
-        self.inverse_squares = quadrant_inverse_squares(limits)
+        # per joint, the semi-axes (a, b) and their 1/a², 1/b² on the positive / negative sides
+        self.semi_axes = [np.stack([np.asarray(limits.swing_x_max, dtype=float),
+                                    np.asarray(limits.swing_z_max, dtype=float)], axis=-1),
+                          -np.stack([np.asarray(limits.swing_x_min, dtype=float),
+                                     np.asarray(limits.swing_z_min, dtype=float)], axis=-1)]
+        (x_pos, x_neg), (z_pos, z_neg) = quadrant_inverse_squares(limits)
+        self.inverse_squares = np.stack([x_pos, z_pos], axis=-1), np.stack([x_neg, z_neg], axis=-1)
         self.twist = np.asarray(limits.twist_min, dtype=float), \
             np.asarray(limits.twist_max, dtype=float)
         # a free half-axis is bounded by the ellipse test already: only locked ones need the box
-        reach = [np.where(a > 0.0, np.inf, LOCKED_TOLERANCE) for pair in self.semi_axes
-                 for a in pair]
-        self.box = (np.stack([-reach[1], -reach[3], self.twist[0]], axis=-1) - ROUNDING,
-                    np.stack([reach[0], reach[2], self.twist[1]], axis=-1) + ROUNDING)
+        reach = [np.where(side > 0.0, np.inf, LOCKED_TOLERANCE) for side in self.semi_axes]
+        self.box = (np.concatenate([-reach[1], self.twist[0][..., None]], axis=-1) - ROUNDING,
+                    np.concatenate([reach[0], self.twist[1][..., None]], axis=-1) + ROUNDING)
 
     def __call__(self, q):
         """Rotations ``q`` (m,4) projected onto the limits (see ``project_to_limits``)."""
         q = np.asarray(q, dtype=float)
-        s_x, s_z, tau = params = swing_twist_params(q)
-        east, north = s_x >= 0.0, s_z >= 0.0
-        (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
-        ratio = s_x * s_x * np.where(east, x_pos, x_neg) + s_z * s_z * np.where(north, z_pos, z_neg)
-        params = np.stack(params, axis=-1)
+        params = swing_twist_array(q)
+        swing = params[:, :2]
+        positive = swing >= 0.0
+        ratio = (swing * swing * np.where(positive, *self.inverse_squares)).dot(_PAIR)
         low, high = self.box
-        moved = (ratio > 1.0 + 2.0 * ROUNDING) | ((params < low) | (params > high)).any(axis=-1)
+        moved = (ratio > 1.0 + 2.0 * ROUNDING) | np.logical_or.reduce((params < low)
+                                                                      | (params > high), axis=1)
         if not self.every_bone:
             moved &= self.enabled
         if not moved.any():
             return q
         rows = moved.nonzero()[0]
-        (a_pos, a_neg), (b_pos, b_neg) = self.semi_axes
-        s_x, s_z = s_x[rows], s_z[rows]
-        swing = params.take(rows, axis=0)[:, :2]
-        swing_inside = (ratio[rows] <= 1.0) & ((swing >= low[rows, :2])
-                                               & (swing <= high[rows, :2])).all(axis=-1)
-        p_x, p_z = _project_quadrant(s_x, s_z, np.abs(s_x), np.abs(s_z),
-                                     np.where(east[rows], a_pos[rows], a_neg[rows]),
-                                     np.where(north[rows], b_pos[rows], b_neg[rows]),
-                                     swing_inside)
+        swing = swing.take(rows, axis=0)
+        swing_inside = (ratio.take(rows) <= 1.0) & np.logical_and.reduce(
+            (swing >= low[rows, :2]) & (swing <= high[rows, :2]), axis=1)
+        semi_axes = np.where(positive.take(rows, axis=0), self.semi_axes[0].take(rows, axis=0),
+                             self.semi_axes[1].take(rows, axis=0))
+        projected_swing = _project_quadrant(swing, np.abs(swing), semi_axes, swing_inside)
         twist_min, twist_max = self.twist
         projected = quat_from_swing_twist(
-            p_x, p_z, np.minimum(np.maximum(tau[rows], twist_min[rows]), twist_max[rows]))
+            projected_swing[:, 0], projected_swing[:, 1],
+            np.minimum(np.maximum(params[rows, 2], twist_min[rows]), twist_max[rows]))
         same_side = np.einsum('ij,ij->i', projected, q.take(rows, axis=0))
         result = q.copy()
         result[rows] = projected * np.where(same_side < 0.0, -1.0, 1.0)[:, None]

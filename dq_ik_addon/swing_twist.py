@@ -39,11 +39,17 @@ def swing_twist_params(q):
     every term homogeneous in q, so q needs no normalization (``g → 2/r²`` as N → 0). At a
     swing of π (r = 0) τ = 0 and the swing is q itself, as in Blender.
     """
+    params = swing_twist_array(q)
+    return params[..., 0], params[..., 1], params[..., 2]
+
+
+def swing_twist_array(q):
+    """``swing_twist_params`` as one ``(..., 3)`` array."""
     return _swing_twist_terms(q, _QUADRATIC)[0]
 
 
 def _swing_twist_terms(q, table):
-    """``((s_x, s_z, τ), r², A, B, N, g, forms)`` of ``swing_twist_params``, from ``forms`` =
+    """``(params (..., 3), r², A, B, N, g, forms)`` of ``swing_twist_params``, from ``forms`` =
     ``(q ⊗ q) · table``, whose first five columns are the quadratic forms r², A, B, wy, w²
     (``_QUADRATIC``): every term but τ is even in q, and τ = 2 atan2(wy, w²) is 2 atan2(y, w) of
     the canonical ``±q`` (w ≥ 0; q itself where w = 0).
@@ -53,20 +59,24 @@ def _swing_twist_terms(q, table):
     limit 2/r² (``swing_twist_jacobian`` takes that from the series)."""
     q = np.asarray(q, dtype=float)
     forms = (q[..., :, None] * q[..., None, :]).reshape(q.shape[:-1] + (16,)).dot(table)
-    r2, a, b, wy, ww = (forms[..., i] for i in range(5))
+    r2, a, b, wy, ww = forms[..., 0], forms[..., 1], forms[..., 2], forms[..., 3], forms[..., 4]
     n = np.hypot(a, b)
     g = 2.0 * np.arctan2(n, r2) / np.maximum(n, _TINY)
-    s_x, s_z = g * a, g * b
-    tau = 2.0 * np.arctan2(wy, ww)
-    if not (ww > 0.0).all():    # w = 0 (or w² underflows): τ of the canonical q itself
-        canonical = qcanonical(q)
-        tau = np.where(ww > 0.0, tau, 2.0 * np.arctan2(canonical[..., 2], canonical[..., 0]))
+    params = np.empty(q.shape[:-1] + (3,))
+    np.multiply(g[..., None], forms[..., 1:3], out=params[..., :2])
+    np.arctan2(wy, ww, out=params[..., 2])
+    params[..., 2] *= 2.0
+    if (ww > 0.0).all():        # then r² ≥ w² > 0 too: no special case
+        return params, r2, a, b, n, g, forms
+    canonical = qcanonical(q)   # w = 0 (or w² underflows): τ of the canonical q itself
+    params[..., 2] = np.where(ww > 0.0, params[..., 2],
+                              2.0 * np.arctan2(canonical[..., 2], canonical[..., 0]))
     turned = r2 > 0.0
     if not turned.all():    # swing of π: q is the swing, (s_x, s_z) = π (x, z)/‖(x, z)‖
-        x, z = q[..., 1], q[..., 3]
-        half_turn = np.pi / np.maximum(np.hypot(x, z), _TINY)
-        s_x, s_z = np.where(turned, s_x, half_turn * x), np.where(turned, s_z, half_turn * z)
-    return (s_x, s_z, tau), r2, a, b, n, g, forms
+        x_z = q[..., 1::2]
+        half_turn = np.pi / np.maximum(np.hypot(x_z[..., 0], x_z[..., 1]), _TINY)
+        params[..., :2] = np.where(turned[..., None], params[..., :2], half_turn[..., None] * x_z)
+    return params, r2, a, b, n, g, forms
 
 
 _TINY = 1e-300
@@ -114,7 +124,7 @@ def swing_twist_jacobian(q):
     and ``C = [[g + KA², KAB, −2A/(N² + r⁴), 0], [KAB, g + KB², −2B/(N² + r⁴), 0], [0, 0, 0, 1/r²]]``.
     Not defined at a swing of π (r = 0).
     """
-    (s_x, s_z, tau), r2, a, b, n, g, forms = _swing_twist_terms(q, _QUADRATIC_AND_SENSITIVITY)
+    params, r2, a, b, n, g, forms = _swing_twist_terms(q, _QUADRATIC_AND_SENSITIVITY)
     r2 = np.maximum(r2, 1e-100)
     denominator = n * n + r2 * r2
     series = n <= _SERIES * r2
@@ -135,8 +145,6 @@ def swing_twist_jacobian(q):
     chain[..., 0, 2] = pull * a
     chain[..., 1, 2] = pull * b
     chain[..., 2, 3] = 1.0 / r2
-    params = np.empty(shape + (3,))
-    params[..., 0], params[..., 1], params[..., 2] = s_x, s_z, tau
     return params, np.matmul(chain, forms[..., 5:].reshape(shape + (4, 3)))
 
 
