@@ -58,18 +58,20 @@ def joint_block_solution(owner, gradient, slack, joints):
     if owner.size == 0:
         return np.zeros(size), np.eye(size)
     order, shape, stack_at, columns = _joint_blocks(owner.tobytes(), owner.dtype.str)
+    block_entries = _block_entries(columns.tobytes(), columns.dtype.str, size)
     stacked = np.zeros(shape + (3,))
     rhs = np.zeros(shape)
     stacked[stack_at] = gradient.take(order, axis=0)
     rhs[stack_at] = slack.take(order)
     u, s, vt = np.linalg.svd(stacked, full_matrices=False)      # (m,k,r) (m,r) (m,r,3)
     keep = s > LIMIT_RANK_TOLERANCE * np.maximum(1.0, s[:, :1])
-    coefficients = keep * (u * rhs[:, :, None]).sum(axis=1) / np.where(keep, s, 1.0)   # (m,r)
+    coefficients = np.matmul(rhs[:, None, :], u)[:, 0] * np.where(keep, 1.0 / np.where(keep, s, 1.0),
+                                                                 0.0)     # (m,r)
     kept_vt = vt * keep[:, :, None]
     step, projector = np.zeros(size), np.eye(size)
-    step[columns] = (kept_vt * coefficients[:, :, None]).sum(axis=1)
-    projector[columns[:, :, None], columns[:, None, :]] -= np.matmul(np.swapaxes(kept_vt, 1, 2),
-                                                                     kept_vt)
+    step[columns] = np.matmul(coefficients[:, None, :], kept_vt)[:, 0]
+    flat = projector.reshape(-1)
+    flat[block_entries] -= np.matmul(np.swapaxes(kept_vt, 1, 2), kept_vt).reshape(-1)
     return step, projector
 
 
@@ -90,6 +92,14 @@ def _joint_blocks(owner_bytes, dtype):
 
 
 _XYZ = np.arange(3)
+
+
+@functools.lru_cache(maxsize=64)
+def _block_entries(columns_bytes, dtype, size):
+    """Flat indices into a ``size × size`` matrix of the 3×3 diagonal blocks at ``columns``
+    (``_joint_blocks``' (blocks, 3) columns, as bytes), block by block, row-major."""
+    columns = np.frombuffer(columns_bytes, dtype=dtype).reshape(-1, 3).astype(np.int64)
+    return (columns[:, :, None] * size + columns[:, None, :]).ravel()
 
 
 def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion=None,
