@@ -15,7 +15,7 @@ from mathutils.bvhtree import BVHTree
 
 from .armature_bridge import ArmatureError
 
-_TREES = {}          # object name → (geometry key, tree, open)
+_TREES = {}          # object name → (geometry key, tree, open, bounding sphere)
 BUILD_COUNT = [0]    # trees built in this session (for tests and benchmarks)
 _WARNED_OPEN = set()
 
@@ -28,12 +28,23 @@ def collider_objects(obj):
     return [o for o in collection.all_objects if o.type == 'MESH']
 
 
-def _geometry_key(mesh):
-    count = len(mesh.vertices)
-    coords = np.empty(count * 3, dtype=np.float32)     # Blender's storage: a plain copy
+def _vertices(mesh):
+    coords = np.empty(len(mesh.vertices) * 3, dtype=np.float32)     # Blender's storage: a plain copy
     mesh.vertices.foreach_get("co", coords)
-    return count, len(mesh.polygons), float(coords.sum(dtype=np.float64)), \
+    return coords.reshape(-1, 3)
+
+
+def _geometry_key(mesh, coords):
+    return len(coords), len(mesh.polygons), float(coords.sum(dtype=np.float64)), \
         float(np.abs(coords).sum(dtype=np.float64))
+
+
+def _bounding_sphere(coords):
+    """``(centre, radius)`` in local space of a sphere holding every vertex (centred on the
+    bounding box): a point farther than ``d`` from it is farther than ``d`` from the mesh."""
+    coords = coords.astype(np.float64)
+    centre = (coords.min(axis=0) + coords.max(axis=0)) / 2.0
+    return centre, float(np.sqrt(((coords - centre) ** 2).sum(axis=1).max()))
 
 
 def _is_open(mesh):
@@ -54,26 +65,29 @@ def _check_scale(collider):
 
 
 def tree_of(collider, depsgraph):
-    """The cached BVH tree of ``collider`` (local space) and whether its mesh is open."""
+    """The cached BVH tree of ``collider`` (local space), whether its mesh is open, and its
+    bounding sphere ``(centre, radius)``."""
     evaluated = collider.evaluated_get(depsgraph)
     mesh = evaluated.data
     if len(mesh.polygons) == 0:
         raise ArmatureError(f"Collider '{collider.name}' has no faces; give it geometry or take "
                             "it out of the collider collection")
-    key = _geometry_key(mesh)
+    coords = _vertices(mesh)
+    key = _geometry_key(mesh, coords)
     cached = _TREES.get(collider.name)
     if cached is None or cached[0] != key:
         tree = BVHTree.FromObject(evaluated, depsgraph)
         BUILD_COUNT[0] += 1
-        cached = (key, tree, _is_open(mesh))
+        cached = (key, tree, _is_open(mesh), _bounding_sphere(coords))
         _TREES[collider.name] = cached
-    return cached[1], cached[2]
+    return cached[1:]
 
 
 class SceneObstacles:
     """The obstacle query of the solver, in armature space, over every collider of the armature.
 
-    Points farther than their distance bound from a collider's bounding box skip its tree."""
+    Points farther than their distance bound from a collider's bounding box or from its bounding
+    sphere skip its tree."""
 
     def __init__(self, obj, depsgraph, report_warning):
         colliders = collider_objects(obj)
@@ -83,7 +97,7 @@ class SceneObstacles:
         arm = np.array(obj.matrix_world)
         for collider in colliders:
             _check_scale(collider)
-            tree, is_open = tree_of(collider, depsgraph)
+            tree, is_open, (centre, radius) = tree_of(collider, depsgraph)
             if is_open and collider.name not in _WARNED_OPEN:
                 _WARNED_OPEN.add(collider.name)
                 report_warning(f"Collider '{collider.name}' is not a closed mesh: it only blocks "
@@ -94,7 +108,8 @@ class SceneObstacles:
             corners = np.array(collider.evaluated_get(depsgraph).bound_box)
             self.entries.append((tree, to_local[:3, :3].T.copy(), to_local[:3, 3].copy(),
                                  (back[:3, :3] / scale).T.copy(), scale,
-                                 corners.min(axis=0), corners.max(axis=0), is_open))
+                                 corners.min(axis=0), corners.max(axis=0), centre, radius,
+                                 is_open))
         self.count = len(colliders)
         self._evaluated = [c.evaluated_get(depsgraph) for c in colliders]
 
@@ -106,8 +121,8 @@ class SceneObstacles:
         """Signed distance (armature units) and outward normal of the nearest collider surface,
         for points inside a collider or within ``max_distance`` outside it (``inf`` elsewhere).
 
-        Only points within ``max_distance`` of a collider's bounding box are looked at (a point
-        inside is inside the box). A point inside the box is searched up to the nearest box face
+        Only points within ``max_distance`` of both a collider's bounding box and its bounding
+        sphere are looked at (a point inside is inside both). A point inside the box is searched up to the nearest box face
         too: if it is inside a closed mesh, the way out to that face crosses the surface, so its
         true depth is found by that bounded search (an open mesh, which encloses nothing, is
         searched without bound instead when nothing lies within ``max_distance``).
@@ -116,19 +131,26 @@ class SceneObstacles:
         distance = np.full(count, np.inf)
         normal = np.zeros((count, 3))
         bound = np.broadcast_to(np.asarray(max_distance, dtype=float), (count,))
-        for tree, rotation_t, translation, back_t, scale, low, high, is_open in self.entries:
+        for tree, rotation_t, translation, back_t, scale, low, high, centre, radius, is_open \
+                in self.entries:
             local = points.dot(rotation_t) + translation
             beyond = np.maximum(low - local, local - high)      # > 0 on the sides it is out of
             gap = np.maximum(beyond, 0.0)
             reach = bound / scale
-            candidates = (np.einsum('ij,ij->i', gap, gap) <= reach * reach).nonzero()[0]
-            face = -beyond.max(axis=1)                          # > 0: inside the box, by this much
+            from_centre = local - centre
+            candidates = ((np.einsum('ij,ij->i', gap, gap) <= reach * reach)
+                          & (np.einsum('ij,ij->i', from_centre, from_centre)
+                             <= (radius + reach) ** 2)).nonzero()[0]
+            if candidates.size == 0:
+                continue
+            face = -np.maximum.reduce(beyond.take(candidates, axis=0), axis=1)   # > 0: inside the box
             # (a little beyond the face: a box collider's surface is its bounding box)
-            limits = reach if is_open else np.maximum(reach, face * (1.0 + 1e-6) + 1e-9)
+            limits = reach.take(candidates)
+            if not is_open:
+                limits = np.maximum(limits, face * (1.0 + 1e-6) + 1e-9)
             found = []
-            for i, co, limit, boxed in zip(candidates.tolist(), local[candidates].tolist(),
-                                           limits[candidates].tolist(),
-                                           (face[candidates] >= 0.0).tolist()):
+            for i, co, limit, boxed in zip(candidates.tolist(), local.take(candidates, axis=0).tolist(),
+                                           limits.tolist(), (face >= 0.0).tolist()):
                 hit = tree.find_nearest(co, limit)
                 if hit[0] is None and boxed and is_open:
                     hit = tree.find_nearest(co)
