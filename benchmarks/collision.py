@@ -5,9 +5,11 @@ tasks: both feet held where they stand (priority 1) and both hands (priority 2) 
 that pushes the left hand 40 cm forwards and back in 5 cm steps, into a UV sphere of about 20,000
 triangles (the collider) and out again. Each step is solved warm from the previous result with
 the engine ``Solver`` built by ``operators.solve.build_solver`` (what ``dqik.solve`` runs), once
-with the collider collection set and once without; only ``Solver.solve`` is timed (fastest of 3 runs, ``common.fastest_ms``). Reported: the
-median and p90 ms per warm solve, the deepest capsule penetration past the margin (with
-collisions), and how many BVH trees were built over the whole run (the collider is static, so 1).
+with the collider collection set and once without; only ``Solver.solve`` is timed (fastest of 3
+runs, ``common.fastest_ms``, each going on from the previous step's result,
+``common.same_warm_start``). Reported: the median and p90 ms per warm solve, the deepest capsule
+penetration past the margin (with collisions), and how many BVH trees were built over the whole
+run (the collider is static, so 1).
 
 Run from the repository root: ``.venv/bin/python benchmarks/collision.py`` (or ``make bench``).
 """
@@ -75,7 +77,8 @@ def run(kind, dqik, with_collider):
     times, depth = [], 0.0
     for target in hand_goals(obj, tail):
         solver.tasks.positions[hand] = target
-        ms, result = common.fastest_ms(lambda: solver.solve(rotations))
+        ms, result = common.fastest_ms(lambda: solver.solve(rotations),
+                                       common.same_warm_start(solver))
         times.append(ms)
         rotations = result.rotations
         if with_collider:

@@ -29,7 +29,9 @@ Solvers and what is timed:
   channels, so it has no warm start: "warm" is the same solve from rest with nearby targets.
 
 Every timing is the fastest of ``common.REPEATS`` (3) runs of the same solve from the same state
-(``common.fastest_ms``): the machine's other load only adds time.
+(``common.fastest_ms``): the machine's other load only adds time. DQ IK's solver is given back
+the result it remembered before each run (``common.same_warm_start``), so every run of a warm
+solve goes on from the previous step's result as the first one does.
 
 Reach error = distance from the effector's evaluated tail (``PoseBone.matrix`` via ``foreach_get``,
 after writing DQ IK's result) to its target, over all effectors and problems. Limit violation
@@ -180,7 +182,7 @@ def run_dq_solver(b, use_limits):
 
     def solve(targets, start, phase):
         solver.tasks.positions[:] = targets[order]  # new targets for the same tasks
-        ms, result = common.fastest_ms(lambda: solver.solve(start))
+        ms, result = common.fastest_ms(lambda: solver.solve(start), common.same_warm_start(solver))
         out[phase].append(ms)
         out["iterations"].append(result.iterations)
         common.set_rotations(b.obj, result.rotations)
@@ -211,6 +213,10 @@ def timed_update(b, targets, call=None):
 
     def restore():
         common.set_rotations(b.obj, channels)
+
+    cached = b.dqik.operators.solve._SOLVERS.get(b.obj.as_pointer())
+    if cached is not None:    # dqik.solve's solver: every repeat goes on from the last result
+        restore = common.same_warm_start(cached[1], restore)
 
     def solve():
         update()
