@@ -10,7 +10,7 @@ damper of the digests)
 
     nᵀ J_p Δθ ≥ −(d − radius − margin),   i.e.   −nᵀ J_p Δθ ≤ d − radius − margin,
 
-with J_p the positional Jacobian of the point (``jacobian.task_jacobian``). Rows are re-detected
+with J_p the positional Jacobian of the point (``nᵀ J_p`` from ``jacobian.normal_jacobian``). Rows are re-detected
 every iteration, so depths are never stale and a contact leaves as soon as the step moves away.
 A point already inside (negative right-hand side) is pushed out by ``PUSH_OUT`` of its depth per
 iteration, so a pose that starts in penetration leaves it in a few iterations without a jump;
@@ -20,7 +20,7 @@ its tangent plane) all at once, so that contacts settle quadratically, not by ha
 
 import numpy as np
 
-from .jacobian import task_jacobian
+from .jacobian import normal_jacobian
 
 SAMPLES = np.linspace(0.0, 1.0, 3)
 PUSH_OUT = 0.5
@@ -78,9 +78,8 @@ def contact_rows(capsules, world, axes, joints, moves, query, margin, band):
     near = np.isfinite(distance) & (clearance <= band)
     if not near.any():
         return np.zeros((0, size)), np.zeros(0)
-    masks = moves[:, capsules.owner[near]].T
-    j_pos, _ = task_jacobian(axes, world[:, :3, 3], points[near], masks, joints, False)
-    gradient = -np.einsum('pi,pij->pj', normal[near], j_pos)
+    gradient = -normal_jacobian(axes, world[:, :3, 3], points[near], normal[near],
+                                moves[:, capsules.owner[near]].T, joints)
     return gradient, _push_out(clearance[near])
 
 
@@ -176,7 +175,6 @@ def self_contact_rows(pairs, world, axes, joints, moves, margin, band):
     if not near.any():
         return np.zeros((0, size)), np.zeros(0)
     normal = offset[near] / np.maximum(length[near], 1e-12)[:, None]
-    j_a, _ = task_jacobian(axes, heads, p_a[near], moves[:, pairs.a[near]].T, joints, False)
-    j_b, _ = task_jacobian(axes, heads, p_b[near], moves[:, pairs.b[near]].T, joints, False)
-    gradient = -np.einsum('pi,pij->pj', normal, j_a - j_b)
+    gradient = normal_jacobian(axes, heads, p_b[near], normal, moves[:, pairs.b[near]].T, joints) \
+        - normal_jacobian(axes, heads, p_a[near], normal, moves[:, pairs.a[near]].T, joints)
     return gradient, _push_out(clearance[near])

@@ -41,6 +41,28 @@ def task_jacobian(axes, centres, points, joint_masks, joints, orientation=True):
     return j_pos, columns * mask
 
 
+def normal_jacobian(axes, centres, points, normals, joint_masks, joints):
+    """``nᵀ J_p`` (P, 3·len(joints)) of each point p along its unit direction n: the rate of its
+    motion along n, as ``task_jacobian``'s positional rows contracted with n, without forming them.
+
+    By the scalar triple product, ``n · (a_c × (p − c_j)) = a_c · (p × n) − n · (a_c × c_j)``: one
+    (P × 3)·(3 × 3m) product with ``p × n`` and one with the columns' fixed ``a_c × c_j``.
+    """
+    a = axes.take(joints, axis=0)                                 # (m, 3 xyz, 3 axes)
+    m = len(joints)
+    columns = a.transpose(1, 0, 2).reshape(3, 3 * m)              # column 3j+k: a_jk
+    heads = np.repeat(centres.take(joints, axis=0), 3, axis=0)    # (3m, 3): c_j per column
+    mask = np.repeat(joint_masks.take(joints, axis=1), 3, axis=1)  # (P, 3m)
+    moments = _cross(columns.T, heads)                            # (3m, 3): a_c × c_j
+    return (_cross(points, normals).dot(columns) - normals.dot(moments.T)) * mask
+
+
+def _cross(u, v):
+    """Row-wise cross products of two (k, 3) arrays."""
+    return u.take(_NEXT, axis=1) * v.take(_AFTER, axis=1) - u.take(_AFTER, axis=1) * v.take(_NEXT, axis=1)
+
+
+_NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
 _LEVI_CIVITA = np.zeros((3, 3, 3))
 _LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
 _LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0

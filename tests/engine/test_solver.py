@@ -45,6 +45,25 @@ def test_jacobian_matches_central_differences():
             assert np.abs(j_rot[:, :, col] - expected).max() <= 1e-6
 
 
+def test_normal_jacobian_is_the_positional_jacobian_along_the_normals():
+    """Contact rows use ``nᵀ J_p`` from triple products; it equals ``task_jacobian``'s rows
+    contracted with n, for points on any bones (including ones no joint moves)."""
+    from dq_ik_addon.jacobian import normal_jacobian
+    rng = np.random.default_rng(3)
+    model = random_tree(rng, 9)
+    q = random_pose_in_limits(rng, uniform_limits(9))
+    world = model.matrices(q)
+    joints = np.array([0, 2, 3, 5, 8])
+    points = rng.normal(size=(6, 3))
+    normals = rng.normal(size=(6, 3))
+    normals /= np.linalg.norm(normals, axis=1)[:, None]
+    masks = model.descendants_mask()[:, rng.integers(0, 9, 6)].T
+    axes = joint_axes(world, q)
+    j_pos, _ = task_jacobian(axes, world[:, :3, 3], points, masks, joints, False)
+    np.testing.assert_allclose(normal_jacobian(axes, world[:, :3, 3], points, normals, masks, joints),
+                               np.einsum('pi,pij->pj', normals, j_pos), rtol=0, atol=1e-12)
+
+
 def test_orientation_error_takes_the_short_way():
     model = straight_chain(2)
     target = np.array([np.cos(0.2), 0.0, 0.0, np.sin(0.2)])
