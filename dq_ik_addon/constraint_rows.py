@@ -92,8 +92,8 @@ class ConstraintRows:
             gain = (rhs[row] - gradient.dot(step[columns])) / (norm2 + damping * damping * square)
             if block_diagonal:
                 step[columns] += w * gain
-                block -= np.outer(w, w) / norm2
+                block -= w[:, None] * (w / norm2)
             else:
                 step += w * gain
-                projector -= np.outer(w, w) / norm2
+                projector -= w[:, None] * (w / norm2)
         return step, projector
