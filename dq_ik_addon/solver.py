@@ -158,6 +158,7 @@ class Solver:
                             for rows in self.level_rows]
         self._memo = None  # (targets, locations, obstacles; the result's rotations; the result)
         self._last = None  # (the last result's rotations, its FK, the pose locations it had)
+        self._queried = None  # (pose, obstacles, bounds, answer) of the last obstacle query
 
     def retarget(self, tasks, locations=None, obstacles=None):
         """Solve the same tasks (bones, kinds, priorities, weights, chains; in the same order)
@@ -211,7 +212,8 @@ class Solver:
         """Sum of the depths by which capsules sink into obstacles or each other past ``margin``."""
         margin, depth = self.settings.margin, 0.0
         if self.capsules is not None and len(self.capsules):
-            distance, _ = self.obstacles(self.capsules.points(world), self.capsules.radii + margin)
+            distance, _ = self._obstacle_query(world)(self.capsules.points(world),
+                                                      self.capsules.radii + margin)
             depth += np.sum(np.maximum(self.capsules.radii + margin - distance, 0.0))
         if self.pairs is not None:
             depth += np.sum(np.maximum(-pair_clearances(self.pairs, world, margin), 0.0))
@@ -288,7 +290,7 @@ class Solver:
         contacts = []
         if self.capsules is not None:
             contacts.append(contact_rows(self.capsules, world, axes, self.joints, self.moves,
-                                         self.obstacles, self.settings.margin, band))
+                                         self._obstacle_query(world), self.settings.margin, band))
         if self.pairs is not None:
             contacts.append(self_contact_rows(self.pairs, world, axes, self.joints, self.moves,
                                               self.settings.margin, band))
@@ -499,12 +501,27 @@ class Solver:
             new[self.joints] = self.project_to_limits(new[self.joints])
         return new if not np.array_equal(new, q) else None
 
+    def _obstacle_query(self, world):
+        """``obstacles`` for the capsule points at ``world``, answering from its last answer when
+        asked again at the same pose and obstacles for no farther (every caller looks only within
+        its own bounds, so the farther answer serves): an escape's touching test reuses the
+        step's contact detection."""
+        def query(points, max_distance):
+            memo = self._queried
+            if memo is not None and memo[0] is world and memo[1] is self.obstacles \
+                    and np.all(memo[2] >= max_distance):
+                return memo[3]
+            found = self.obstacles(points, max_distance)
+            self._queried = (world, self.obstacles, max_distance, found)
+            return found
+        return query
+
     def _touching(self, world):
         """True when a capsule is within ``_TOUCH`` of an obstacle or of another capsule."""
         margin, touch = self.settings.margin, _TOUCH * self.size
         if self.capsules is not None and len(self.capsules):
             bound = self.capsules.radii + margin + touch
-            distance, _ = self.obstacles(self.capsules.points(world), bound)
+            distance, _ = self._obstacle_query(world)(self.capsules.points(world), bound)
             if np.any(distance <= bound):
                 return True
         return self.pairs is not None and bool(np.any(pair_clearances(self.pairs, world, margin)
