@@ -27,18 +27,15 @@ def task_jacobian(axes, centres, points, joint_masks, joints, orientation=True):
     Returns ``(J_pos, J_rot)``, each (T, 3, 3·len(joints)), columns ordered joint-major (x, y, z);
     ``J_rot`` is None unless ``orientation``.
     """
-    a = axes.take(joints, axis=0)                                 # (m, 3 xyz, 3 axes)
-    t, m = len(points), len(joints)
-    columns = a.transpose(1, 0, 2).reshape(3, 3 * m)              # column 3j+k: a_jk
+    columns, heads, mask = _joint_columns(axes, centres, joint_masks, joints)
+    t, size = len(points), columns.shape[1]
     # a × v = K v with K[i, c, l] = Σ_j ε_ijl a_j (c: the column); a_c × (p − c_j) = K_c p − K_c c_j
     cross = np.einsum('ijl,jc->icl', _LEVI_CIVITA, columns)       # (3, 3m, 3)
-    heads = np.repeat(centres.take(joints, axis=0), 3, axis=0)    # (3m, 3): c_j per column
-    offset = np.einsum('icl,cl->ic', cross, heads)
-    mask = np.repeat(joint_masks.take(joints, axis=1), 3, axis=1)[:, None, :]   # (T, 1, 3m)
-    j_pos = (points.dot(cross.reshape(9 * m, 3).T).reshape(t, 3, 3 * m) - offset) * mask
+    j_pos = (points.dot(cross.reshape(3 * size, 3).T).reshape(t, 3, size)
+             - np.einsum('icl,cl->ic', cross, heads)) * mask[:, None, :]
     if not orientation:
         return j_pos, None
-    return j_pos, columns * mask
+    return j_pos, columns * mask[:, None, :]
 
 
 def normal_jacobian(axes, centres, points, normals, joint_masks, joints):
@@ -48,18 +45,25 @@ def normal_jacobian(axes, centres, points, normals, joint_masks, joints):
     By the scalar triple product, ``n · (a_c × (p − c_j)) = a_c · (p × n) − n · (a_c × c_j)``: one
     (P × 3)·(3 × 3m) product with ``p × n`` and one with the columns' fixed ``a_c × c_j``.
     """
-    a = axes.take(joints, axis=0)                                 # (m, 3 xyz, 3 axes)
-    m = len(joints)
-    columns = a.transpose(1, 0, 2).reshape(3, 3 * m)              # column 3j+k: a_jk
-    heads = np.repeat(centres.take(joints, axis=0), 3, axis=0)    # (3m, 3): c_j per column
-    mask = np.repeat(joint_masks.take(joints, axis=1), 3, axis=1)  # (P, 3m)
+    columns, heads, mask = _joint_columns(axes, centres, joint_masks, joints)
     moments = _cross(columns.T, heads)                            # (3m, 3): a_c × c_j
     return (_cross(points, normals).dot(columns) - normals.dot(moments.T)) * mask
 
 
+def _joint_columns(axes, centres, joint_masks, joints):
+    """What both Jacobians take from the joints, per column: the world axes ``a_c`` as (3, 3m)
+    (column 3j+k: a_jk), each column's joint centre c_j as (3m, 3), and the (T, 3m) mask of the
+    columns that move each point."""
+    a = axes.take(joints, axis=0)                                 # (m, 3 xyz, 3 axes)
+    columns = a.transpose(1, 0, 2).reshape(3, 3 * len(joints))
+    heads = np.repeat(centres.take(joints, axis=0), 3, axis=0)
+    return columns, heads, np.repeat(joint_masks.take(joints, axis=1), 3, axis=1)
+
+
 def _cross(u, v):
     """Row-wise cross products of two (k, 3) arrays."""
-    return u.take(_NEXT, axis=1) * v.take(_AFTER, axis=1) - u.take(_AFTER, axis=1) * v.take(_NEXT, axis=1)
+    return u.take(_NEXT, axis=1) * v.take(_AFTER, axis=1) \
+        - u.take(_AFTER, axis=1) * v.take(_NEXT, axis=1)
 
 
 _NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
