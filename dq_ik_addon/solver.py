@@ -342,7 +342,7 @@ class Solver:
         memo_key = (self.tasks.positions.tobytes(), self.tasks.rotations.tobytes(),
                     None if self.locations is None else self.locations.tobytes(), self.obstacles)
         if preferred is None and self._memo is not None and self._memo[0] == memo_key \
-                and np.allclose(q, self._memo[1], rtol=0.0, atol=_SAME_POSE):
+                and _same_pose(q, self._memo[1]):
             full[self.bones] = self._memo[1]
             return replace(self._memo[2], rotations=full, iterations=0)
         unremembered, settled = preferred is None, False
@@ -402,7 +402,7 @@ class Solver:
         same_locations = locations is self.locations or (
             locations is not None and self.locations is not None
             and np.array_equal(locations, self.locations))
-        if not same_locations or np.abs(start - q).max() > _SAME_POSE:
+        if not same_locations or not _same_pose(start, q):
             return None
         return q, world
 
@@ -573,6 +573,11 @@ def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, sel
     moved = model.descendants_mask()[TaskSet(model, tasks).joint_masks.any(axis=0)].any(axis=0)
     bones |= capsule & (moved | self_collision)
     return model.with_ancestors(np.nonzero(bones)[0])
+
+
+def _same_pose(a, b):
+    """Rotations ``a`` and ``b`` agree within ``_SAME_POSE`` in every quaternion component."""
+    return bool(np.abs(a - b).max(initial=0.0) <= _SAME_POSE)
 
 
 def _predicted(levels, step):
