@@ -66,10 +66,11 @@ class ConstraintRows:
             Δ ← Δ + w (r − g·Δ) / (g·w + μ² ‖g‖²),        P ← P − w wᵀ / (g·w).
 
         A row (numerically) in the span of the active ones, ``g·w ≤ (t ‖g‖)²``, changes nothing.
-        Limit rows: ``t = LIMIT_RANK_TOLERANCE`` (as ``joint_block_solution``), ``μ = 0``. Contact rows, like ``solution``: ``t = _CONTACT_RANK``,
-        ``μ = _CONTACT_DAMPING`` (neighbouring samples' rows are nearly parallel, their
-        right-hand sides need not agree). While P is ``block_diagonal`` (no contact row active),
-        a limit row's update stays in its joint's 3 columns."""
+        Limit rows: ``t = LIMIT_RANK_TOLERANCE`` (as ``joint_block_solution``), ``μ = 0``.
+        Contact rows, like ``solution``: ``t = _CONTACT_RANK``, ``μ = _CONTACT_DAMPING``
+        (neighbouring samples' rows are nearly parallel, their right-hand sides need not agree).
+        While P is ``block_diagonal`` (no contact row active), a limit row's update stays in its
+        joint's 3 columns."""
         step, projector = solution[0].copy(), solution[1].copy()
         for row in np.atleast_1d(added).tolist():
             if row < self.owner.size:

@@ -10,12 +10,13 @@ damper of the digests)
 
     nᵀ J_p Δθ ≥ −(d − radius − margin),   i.e.   −nᵀ J_p Δθ ≤ d − radius − margin,
 
-with J_p the positional Jacobian of the point (``nᵀ J_p`` from ``jacobian.normal_jacobian``). Rows are re-detected
-every iteration, so depths are never stale and a contact leaves as soon as the step moves away.
-A point already inside (negative right-hand side) is pushed out by ``PUSH_OUT`` of its depth per
-iteration, so a pose that starts in penetration leaves it in a few iterations without a jump;
-a shallow one (up to ``SHALLOW``, what the curvature of an obstacle leaves after a step along
-its tangent plane) all at once, so that contacts settle quadratically, not by halves.
+with J_p the positional Jacobian of the point (``nᵀ J_p`` from ``jacobian.normal_jacobian``).
+Rows are re-detected every iteration, so depths are never stale and a contact leaves as soon as
+the step moves away. A point already inside (negative right-hand side) is pushed out by
+``PUSH_OUT`` of its depth per iteration, so a pose that starts in penetration leaves it in a few
+iterations without a jump; a shallow one (up to ``SHALLOW``, what the curvature of an obstacle
+leaves after a step along its tangent plane) all at once, so that contacts settle quadratically,
+not by halves.
 """
 
 import numpy as np

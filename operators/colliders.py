@@ -122,9 +122,9 @@ class SceneObstacles:
         for points inside a collider or within ``max_distance`` outside it (``inf`` elsewhere).
 
         Only points within ``max_distance`` of both a collider's bounding box and its bounding
-        sphere are looked at (a point inside is inside both). A point inside the box is searched up to the nearest box face
-        too: if it is inside a closed mesh, the way out to that face crosses the surface, so its
-        true depth is found by that bounded search (an open mesh, which encloses nothing, is
+        sphere are looked at (a point inside is inside both). A point inside the box is searched up
+        to the nearest box face too: if it is inside a closed mesh, the way out to that face
+        crosses the surface, so its true depth is found by that bounded search (an open mesh, which encloses nothing, is
         searched without bound instead when nothing lies within ``max_distance``).
         """
         count = len(points)
