@@ -11,7 +11,10 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
 4. Joint limits as an active set above every task: start with the equalities only (locked axes,
    penetrating contacts), solve, add the first row the task step runs into (with the rows it
    hits at the same place, ``_first_blocking_row``), solve again (a joint on its limit leaves it
-   as soon as the step points inward, since the set starts afresh every iteration).
+   as soon as the step points inward, since the set starts afresh every iteration). A correction
+   step (every task level within ``_POLISH`` × tolerance) starts from the rows active in the
+   previous iteration that still rest on their bound, and is kept if it meets the tasks to first
+   order (``Solver._step``).
 5. The rest pull ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, with
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
@@ -55,6 +58,10 @@ _TRADE = 0.1
 _TOUCH = 0.01  # a capsule this close (fraction of the chain size) to an obstacle is touching it
 _UNFOLD_ANGLE = 0.15
 _STRAIGHT_COSINE = np.cos(np.radians(2.0))
+# A step is a correction when every task level is within _POLISH × tolerance; it may keep the last
+# active rows when it meets every level to first order within _POLISHED × tolerance
+_POLISH = 1000.0
+_POLISHED = 0.1
 
 
 @dataclass
@@ -239,7 +246,17 @@ class Solver:
                           (np.concatenate(jac), np.concatenate(err)))
         return levels
 
-    def _step(self, world, rotations, position, rotation, preferred):
+    def _step(self, world, rotations, position, rotation, preferred, polish=False):
+        """The steps of this iteration (``prioritized_step``'s list, in joint units) and each task
+        level's predicted error after it.
+
+        With ``polish`` (every task level within ``_POLISH`` × tolerance: the step only corrects
+        the last step's second-order error), the limit rows active at the end of the previous
+        iteration that still rest on their bound (slack ≤ ``RESTING``) join from the start instead
+        of being found again pass by pass. That step is kept when it meets every level to first
+        order (≤ ``_POLISHED`` × tolerance), which is all a correction needs; otherwise the
+        iteration is solved afresh and polishing ends for this solve. A new solve (new targets)
+        always starts afresh, so a joint never stays on its limit just because it was there."""
         axes = joint_axes(world, rotations)
         levels = self._levels(world, axes, position, rotation)
         q = rotations.take(self.joints, axis=0)
@@ -247,32 +264,25 @@ class Solver:
         remaining = np.sqrt(sum(float(err.dot(err)) for _, err in levels))
         weight = self.settings.rest_weight * min(1.0, _PULL_FADE * self.size / max(remaining, 1e-300))
         secondary = weight * pull * self.column_scale
-        damping = self.settings.damping * self.size
-        max_motion = self.settings.max_task_step * self.size
-        max_turn = self.settings.max_joint_step
+        options = (secondary, self.settings.damping * self.size,
+                   self.settings.max_task_step * self.size, self.settings.max_joint_step)
         rows, rhs, pinned = self._constraint_rows(world, rotations, axes)
-        size = 3 * self.joints.size
-        start = rows.solution(pinned, rhs) if rows is not None and pinned.any() else \
-            (np.zeros(size), np.eye(size))
-        steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
         if rows is None:
+            steps = prioritized_step(levels, None, *options)
             return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
-        active = pinned.copy()
-        feasible = start[0]
-        at_feasible = rows.times(feasible)
-        for _ in range(_MAX_ACTIVE_SET_PASSES):
-            at_end = rows.times(steps[-2])
-            blocking, alpha = _first_blocking_row(rhs, active, at_feasible, at_end)
-            if blocking is None:
-                break
-            feasible = feasible + alpha * (steps[-2] - feasible)
-            at_feasible = at_feasible + alpha * (at_end - at_feasible)
-            start = rows.with_rows(start, blocking, rhs, not active[rows.owner.size:].any())
-            active[blocking] = True
-            steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
-        else:
-            steps, at_end = [feasible] * len(steps), at_feasible
-        steps[-1] = steps[-2] + _fit_inside(rows, rhs, at_end, steps[-1] - steps[-2])
+        if polish and self._held is not None:
+            count = rows.owner.size
+            held = np.concatenate([self._held & (rhs[:count] <= RESTING),
+                                   np.zeros(rows.count - count, bool)]) & ~pinned
+            if held.any():
+                steps, active = _active_set_steps(levels, rows, rhs, pinned | held, *options)
+                predicted = _predicted(levels, steps[-2])
+                if (predicted <= _POLISHED * self.settings.tolerance).all():
+                    self._held = active[:count]
+                    return [self.column_scale * y for y in steps], predicted
+                self._polishing = False
+        steps, active = _active_set_steps(levels, rows, rhs, pinned, *options)
+        self._held = active[:rows.owner.size]
         return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
 
     def _constraint_rows(self, world, rotations, axes):
@@ -353,13 +363,16 @@ class Solver:
         history = [current]
         best = (q, world, position, rotation, current)
         iterations, escapes = 0, 0
+        self._held, self._polishing = None, True
         while iterations < settings.max_iterations and len(self.joints):
             if self._converged(position, rotation, current):
                 break
             if settings.time_budget_ms is not None and \
                     (time.perf_counter() - start) * 1e3 >= settings.time_budget_ms:
                 break
-            steps, predicted = self._step(world, q, position, rotation, preferred)
+            polish = self._polishing and bool((current[len(current) - len(self.level_rows):]
+                                               <= _POLISH * settings.tolerance).all())
+            steps, predicted = self._step(world, q, position, rotation, preferred, polish)
             if not np.isfinite(steps[-1]).all():
                 break
             iterations += 1
@@ -378,6 +391,7 @@ class Solver:
                     break
                 escapes += 1
                 q = preferred = escaped
+                self._held = None
                 world, position, rotation = self._errors(q)
                 current = self._level_errors(world, position, rotation)
                 history = [current]
@@ -573,6 +587,31 @@ def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, sel
     moved = model.descendants_mask()[TaskSet(model, tasks).joint_masks.any(axis=0)].any(axis=0)
     bones |= capsule & (moved | self_collision)
     return model.with_ancestors(np.nonzero(bones)[0])
+
+
+def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, max_turn):
+    """``(steps, active)``: ``prioritized_step`` of ``levels`` under the rows ``active`` from the
+    start and those the step runs into (``_first_blocking_row``), and the final active set."""
+    active = active.copy()
+    start = rows.solution(active, rhs) if active.any() else \
+        (np.zeros(3 * rows.joints), np.eye(3 * rows.joints))
+    steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
+    feasible = start[0]
+    at_feasible = rows.times(feasible)
+    for _ in range(_MAX_ACTIVE_SET_PASSES):
+        at_end = rows.times(steps[-2])
+        blocking, alpha = _first_blocking_row(rhs, active, at_feasible, at_end)
+        if blocking is None:
+            break
+        feasible = feasible + alpha * (steps[-2] - feasible)
+        at_feasible = at_feasible + alpha * (at_end - at_feasible)
+        start = rows.with_rows(start, blocking, rhs, not active[rows.owner.size:].any())
+        active[blocking] = True
+        steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
+    else:
+        steps, at_end = [feasible] * len(steps), at_feasible
+    steps[-1] = steps[-2] + _fit_inside(rows, rhs, at_end, steps[-1] - steps[-2])
+    return steps, active
 
 
 def _same_pose(a, b):
