@@ -9,6 +9,9 @@ gives ``d = ±|p − c|`` with the sign of ``(p − c)·n`` — right inside clo
 non-manifold meshes are one-sided by their normals (a warning names them once).
 """
 
+import math
+from typing import NamedTuple
+
 import bpy
 import numpy as np
 from mathutils.bvhtree import BVHTree
@@ -106,10 +109,11 @@ class SceneObstacles:
             back = np.linalg.inv(to_local)
             scale = float(np.cbrt(abs(np.linalg.det(back[:3, :3]))))
             corners = np.array(collider.evaluated_get(depsgraph).bound_box)
-            self.entries.append((tree, to_local[:3, :3].T.copy(), to_local[:3, 3].copy(),
-                                 (back[:3, :3] / scale).T.copy(), scale,
-                                 corners.min(axis=0), corners.max(axis=0), centre, radius,
-                                 is_open))
+            self.entries.append(_Entry(
+                tree, to_local[:3, :3].T.copy(), to_local[:3, 3].copy(),
+                (back[:3, :3] / scale).T.tolist(), scale, corners.min(axis=0).tolist(),
+                corners.max(axis=0).tolist(), back[:3, :3] @ centre + back[:3, 3], scale * radius,
+                is_open))
         self.count = len(colliders)
         self._evaluated = [c.evaluated_get(depsgraph) for c in colliders]
 
@@ -121,58 +125,82 @@ class SceneObstacles:
         """Signed distance (armature units) and outward normal of the nearest collider surface,
         for points inside a collider or within ``max_distance`` outside it (``inf`` elsewhere).
 
-        Only points within ``max_distance`` of both a collider's bounding box and its bounding
-        sphere are looked at (a point inside is inside both). A point inside the box is searched up
+        Only points within ``max_distance`` of both a collider's bounding sphere and its bounding
+        box are looked at (a point inside is inside both). A point inside the box is searched up
         to the nearest box face too: if it is inside a closed mesh, the way out to that face
-        crosses the surface, so its true depth is found by that bounded search (an open mesh, which encloses nothing, is
-        searched without bound instead when nothing lies within ``max_distance``).
+        crosses the surface, so its true depth is found by that bounded search (an open mesh,
+        which encloses nothing, is searched without bound instead when nothing lies within
+        ``max_distance``). The few points near a collider are handled one by one in Python
+        floats: cheaper than array operations on a handful of rows.
         """
         count = len(points)
         distance = np.full(count, np.inf)
         normal = np.zeros((count, 3))
-        bound = np.broadcast_to(np.asarray(max_distance, dtype=float), (count,))
-        for tree, rotation_t, translation, back_t, scale, low, high, centre, radius, is_open \
-                in self.entries:
-            local = points.dot(rotation_t) + translation
-            beyond = np.maximum(low - local, local - high)      # > 0 on the sides it is out of
-            gap = np.maximum(beyond, 0.0)
-            reach = bound / scale
-            from_centre = local - centre
-            candidates = ((np.einsum('ij,ij->i', gap, gap) <= reach * reach)
-                          & (np.einsum('ij,ij->i', from_centre, from_centre)
-                             <= (radius + reach) ** 2)).nonzero()[0]
+        bound = np.asarray(max_distance, dtype=float)
+        if bound.ndim == 0:
+            bound = np.full(count, float(bound))
+        for entry in self.entries:
+            from_centre = points - entry.centre
+            reach = entry.radius + bound
+            candidates = (np.einsum('ij,ij->i', from_centre, from_centre)
+                          <= reach * reach).nonzero()[0]
             if candidates.size == 0:
                 continue
-            face = -np.maximum.reduce(beyond.take(candidates, axis=0), axis=1)   # > 0: inside the box
-            # (a little beyond the face: a box collider's surface is its bounding box)
-            limits = reach.take(candidates)
-            if not is_open:
-                limits = np.maximum(limits, face * (1.0 + 1e-6) + 1e-9)
-            found = []
-            for i, co, limit, boxed in zip(candidates.tolist(), local.take(candidates, axis=0).tolist(),
-                                           limits.tolist(), (face >= 0.0).tolist()):
-                hit = tree.find_nearest(co, limit)
-                if hit[0] is None and boxed and is_open:
-                    hit = tree.find_nearest(co)
-                if hit[0] is not None:
-                    found.append((i, *hit[0], *hit[1], hit[3]))
-            if not found:
-                continue
-            hits = np.array(found)
-            rows = hits[:, 0].astype(np.int64)
-            offset = local.take(rows, axis=0) - hits[:, 1:4]
-            inside = np.einsum('ij,ij->i', offset, hits[:, 4:7]) < 0.0
-            keep = inside | (hits[:, 7] <= reach[rows])
-            rows, offset, inside, hits = rows[keep], offset[keep], inside[keep], hits[keep]
-            signed = np.where(inside, -hits[:, 7], hits[:, 7]) * scale
-            apart = (hits[:, 7] > 1e-12)[:, None]
-            outward = np.where(apart, np.where(inside[:, None], -offset, offset), hits[:, 4:7])
-            outward = outward.dot(back_t)
-            outward /= np.maximum(np.sqrt(np.einsum('ij,ij->i', outward, outward)), 1e-12)[:, None]
-            closer = signed < distance[rows]
-            distance[rows[closer]] = signed[closer]
-            normal[rows[closer]] = outward[closer]
+            local = points.take(candidates, axis=0).dot(entry.rotation_t) + entry.translation
+            limits = (bound.take(candidates) / entry.scale).tolist()
+            for i, co, limit in zip(candidates.tolist(), local.tolist(), limits):
+                found = _nearest(entry, co, limit)
+                if found is not None and found[0] < distance[i]:
+                    distance[i], normal[i] = found
         return distance, normal
+
+
+class _Entry(NamedTuple):
+    """One collider as ``SceneObstacles`` queries it: its tree; armature → local space as
+    ``local = p · rotation_t + translation``; local → armature directions (``back_t``, rows, scale
+    divided out) and the uniform ``scale``; the local bounding box (``low``, ``high``); the
+    bounding sphere's centre (armature space) and radius (armature units); open or closed."""
+
+    tree: object
+    rotation_t: np.ndarray
+    translation: np.ndarray
+    back_t: list
+    scale: float
+    low: list
+    high: list
+    centre: np.ndarray
+    radius: float
+    is_open: bool
+
+
+def _nearest(entry, co, limit):
+    """``(signed distance in armature units, outward normal in armature space)`` of the local
+    point ``co`` (a list) from ``entry``'s surface when inside a closed mesh or within ``limit``
+    (local units) of it, else None; see ``SceneObstacles.__call__``."""
+    (x, y, z), (lx, ly, lz), (hx, hy, hz) = co, entry.low, entry.high
+    gx, gy, gz = max(lx - x, x - hx, 0.0), max(ly - y, y - hy, 0.0), max(lz - z, z - hz, 0.0)
+    if gx * gx + gy * gy + gz * gz > limit * limit:
+        return None
+    face = min(x - lx, hx - x, y - ly, hy - y, z - lz, hz - z)     # ≥ 0: inside the box
+    # (a little beyond the face: a box collider's surface is its bounding box)
+    search = limit if entry.is_open else max(limit, face * (1.0 + 1e-6) + 1e-9)
+    location, face_normal, _, gap = entry.tree.find_nearest(co, search)
+    if location is None and face >= 0.0 and entry.is_open:
+        location, face_normal, _, gap = entry.tree.find_nearest(co)
+    if location is None:
+        return None
+    ox, oy, oz = x - location[0], y - location[1], z - location[2]
+    inside = ox * face_normal[0] + oy * face_normal[1] + oz * face_normal[2] < 0.0
+    if not inside and gap > limit:
+        return None
+    if gap <= 1e-12:
+        ox, oy, oz = face_normal
+    elif inside:
+        ox, oy, oz = -ox, -oy, -oz
+    (a, b, c), (d, e, f), (g, h, k) = entry.back_t
+    nx, ny, nz = ox * a + oy * d + oz * g, ox * b + oy * e + oz * h, ox * c + oy * f + oz * k
+    norm = max(math.sqrt(nx * nx + ny * ny + nz * nz), 1e-12)
+    return (-gap if inside else gap) * entry.scale, (nx / norm, ny / norm, nz / norm)
 
 
 _SKIN_RADII = {}  # (armature name, mesh name, vertex count) → {bone name: radius}
