@@ -20,6 +20,9 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
 6. Backtracking on the step length until the level errors do not get worse in priority order,
    then ``q ← project(exp(½ Δθ) ⊗ q)``, renormalized with ``w ≥ 0``.
+7. The solve ends when every task is met, when no level can progress (``_blocked``: the limits
+   and contacts hold it), or when a contact held a step that did what it predicted and that was
+   under ``_SETTLE`` of each unmet level (``_holds``: the next step would be blocked).
 """
 
 import time
@@ -62,6 +65,7 @@ _STRAIGHT_COSINE = np.cos(np.radians(2.0))
 # active rows when it meets every level to first order within _POLISHED × tolerance
 _POLISH = 1000.0
 _POLISHED = 0.1
+_SETTLE = 5e-3  # a step held by a contact that gains less than this of each unmet level ends the solve
 
 
 @dataclass
@@ -269,6 +273,7 @@ class Solver:
         rows, rhs, pinned = self._constraint_rows(world, rotations, axes)
         if rows is None:
             steps = prioritized_step(levels, None, *options)
+            self._touched = False
             return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
         if polish and self._held is not None:
             count = rows.owner.size
@@ -278,11 +283,12 @@ class Solver:
                 steps, active = _active_set_steps(levels, rows, rhs, pinned | held, *options)
                 predicted = _predicted(levels, steps[-2])
                 if (predicted <= _POLISHED * self.settings.tolerance).all():
-                    self._held = active[:count]
+                    self._held, self._touched = active[:count], bool(active[count:].any())
                     return [self.column_scale * y for y in steps], predicted
                 self._polishing = False
         steps, active = _active_set_steps(levels, rows, rhs, pinned, *options)
         self._held = active[:rows.owner.size]
+        self._touched = bool(active[rows.owner.size:].any())
         return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
 
     def _constraint_rows(self, world, rotations, axes):
@@ -379,8 +385,10 @@ class Solver:
             blocked = self._blocked(current, predicted)
             trial = None if blocked else self._line_search(q, steps, current, predicted)
             if trial is not None:
+                before = current
                 q, world, position, rotation, current, _ = trial
                 history.append(current)
+                blocked = self._holds(before, current, predicted)
                 if _compare_levels(current, best[4], 0.0, 0.5 * settings.tolerance) < 0:
                     best = (q, world, position, rotation, current)
             if blocked or trial is None or self._stalled(history):
@@ -552,6 +560,22 @@ class Solver:
         if not unmet.any() or (len(current) > len(predicted) and current[0] > tol):
             return False
         return bool((predicted[unmet] >= (1.0 - _PROGRESS) * tasks[unmet]).all())
+
+    def _holds(self, before, after, predicted):
+        """True when a contact held the step just taken (``before`` → ``after``) short of an unmet
+        task level, and the step did at least half of what it predicted (``predicted``) yet that
+        was under ``_SETTLE`` of every unmet level's error: the linear model is accurate there
+        and the pose is at the obstacle's constrained optimum to first order, so the next step
+        would be ``_blocked`` (Gauss–Newton on the contact converges superlinearly); it need not
+        be computed."""
+        tol = self.settings.tolerance
+        first = len(before) - len(predicted)
+        unmet = after[first:] > tol
+        if not self._touched or not unmet.any() or after[0] > tol:
+            return False
+        was, now, expected = before[first:][unmet], after[first:][unmet], predicted[unmet]
+        gain = was - expected
+        return bool((gain <= _SETTLE * was).all() and (was - now >= 0.5 * gain).all())
 
     def _stalled(self, history, window=4):
         """Less than 0.1 % progress of the first unmet level over ``window`` iterations."""
