@@ -263,11 +263,7 @@ class Solver:
         always starts afresh, so a joint never stays on its limit just because it was there."""
         axes = joint_axes(world, rotations)
         levels = self._levels(world, axes, position, rotation)
-        q = rotations.take(self.joints, axis=0)
-        pull = 2.0 * qlog(qcanonical(qmul(preferred.take(self.joints, axis=0), qconj(q)))).ravel()
-        remaining = np.sqrt(sum(float(err.dot(err)) for _, err in levels))
-        weight = self.settings.rest_weight * min(1.0, _PULL_FADE * self.size / max(remaining, 1e-300))
-        secondary = weight * pull * self.column_scale
+        secondary = None if preferred is rotations else self._rest_pull(rotations, preferred, levels)
         options = (secondary, self.settings.damping * self.size,
                    self.settings.max_task_step * self.size, self.settings.max_joint_step)
         rows, rhs, pinned = self._constraint_rows(world, rotations, axes)
@@ -290,6 +286,15 @@ class Solver:
         self._held = active[:rows.owner.size]
         self._touched = bool(active[rows.owner.size:].any())
         return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
+
+    def _rest_pull(self, rotations, preferred, levels):
+        """The secondary task ``w · 2 log(q_pref ⊗ q*)`` of step 5 (module docstring), in the scaled
+        joint columns; ``_step`` skips it at the preferred pose itself, where it is 0."""
+        q = rotations.take(self.joints, axis=0)
+        pull = 2.0 * qlog(qcanonical(qmul(preferred.take(self.joints, axis=0), qconj(q)))).ravel()
+        remaining = np.sqrt(sum(float(err.dot(err)) for _, err in levels))
+        weight = self.settings.rest_weight * min(1.0, _PULL_FADE * self.size / max(remaining, 1e-300))
+        return weight * pull * self.column_scale
 
     def _constraint_rows(self, world, rotations, axes):
         """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of
@@ -362,7 +367,7 @@ class Solver:
             full[self.bones] = self._memo[1]
             return replace(self._memo[2], rotations=full, iterations=0)
         unremembered, settled = preferred is None, False
-        preferred = q.copy() if preferred is None else \
+        preferred = q if preferred is None else \
             qnormalize(np.asarray(preferred, float)[self.bones])
         world, position, rotation = self._errors(q, world)
         current = self._level_errors(world, position, rotation)
@@ -634,7 +639,8 @@ def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion,
         steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
     else:
         steps, at_end = [feasible] * len(steps), at_feasible
-    steps[-1] = steps[-2] + _fit_inside(rows, rhs, at_end, steps[-1] - steps[-2])
+    if secondary is not None:
+        steps[-1] = steps[-2] + _fit_inside(rows, rhs, at_end, steps[-1] - steps[-2])
     return steps, active
 
 
