@@ -161,6 +161,7 @@ class Solver:
                 self.pairs = CapsulePairs(self.model, radii, collision, self.moves[self.joints],
                                           self.settings.margin)
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
+        self.level_sums = np.array(self.level_rows, dtype=float)   # (levels, tasks) 0/1
         root_w = np.sqrt(self.tasks.weights)[:, None]
         # per level: its position tasks and rotation tasks, each with √weight (rows of J and e)
         self.level_tasks = [[(kind, np.flatnonzero(rows & has), root_w[rows & has])
@@ -214,10 +215,10 @@ class Solver:
         there are contacts (they rank above every task)."""
         per_task = self.tasks.weights * (np.einsum('ij,ij->i', position, position)
                                          + self.size ** 2 * np.einsum('ij,ij->i', rotation, rotation))
-        levels = [np.sqrt(per_task[rows].sum()) for rows in self.level_rows]
+        levels = np.sqrt(self.level_sums.dot(per_task))
         if self.capsules is not None or self.pairs is not None:
-            levels.insert(0, self._penetration(world))
-        return np.array(levels)
+            return np.concatenate([[self._penetration(world)], levels])
+        return levels
 
     def _penetration(self, world):
         """Sum of the depths by which capsules sink into obstacles or each other past ``margin``."""
@@ -597,8 +598,9 @@ class Solver:
         """Every task within tolerance, and no contact deeper than it."""
         tol = self.settings.tolerance
         contact_ok = self.capsules is None and self.pairs is None or errors[0] <= tol
-        return bool(contact_ok
-                    and np.einsum('ij,ij->i', position, position).max(initial=0.0) < tol * tol
+        if not contact_ok or np.abs(position).max(initial=0.0) >= tol:
+            return False       # (a component past the tolerance: so is the norm)
+        return bool(np.einsum('ij,ij->i', position, position).max(initial=0.0) < tol * tol
                     and np.einsum('ij,ij->i', rotation, rotation).max(initial=0.0) < tol * tol)
 
 
