@@ -82,10 +82,13 @@ class LimitRows:
         in ``q``, the (rows,3) gradient ``S^T c`` over that joint's Δθ, the slack ``d − c · p``
         (≥ 0 inside the limits), and True for the rows of a locked axis (both bounds 0: its two
         opposite rows are one equality, ``S Δθ = −s``, marked on the upper row) that belong in
-        the active set from the start."""
+        the active set from the start. The limited joints' (``joints``) parameters p (k,3) and
+        ``S`` (k,3,3) stay in ``tangent``."""
         if self.joints.size == 0:
+            self.tangent = np.zeros((0, 3)), np.zeros((0, 3, 3))
             return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros(0, bool)
         params, sens = swing_twist_jacobian(q.take(self.joints, axis=0))
+        self.tangent = params, sens
         (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
         self.ellipse[:, 0] = params[:, 0] * np.where(params[:, 0] >= 0.0, x_pos, x_neg)
         self.ellipse[:, 1] = params[:, 1] * np.where(params[:, 1] >= 0.0, z_pos, z_neg)

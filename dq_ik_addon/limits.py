@@ -177,8 +177,31 @@ class LimitProjection:
             np.asarray(limits.twist_max, dtype=float)
         # a free half-axis is bounded by the ellipse test already: only locked ones need the box
         reach = [np.where(side > 0.0, np.inf, LOCKED_TOLERANCE) for side in self.semi_axes]
+        # (s_x, s_z, τ) bounds: the twist range, 0 on a locked half-axis (``retract``); and the box
+        # that the inside test allows, those within LOCKED_TOLERANCE (locked) and ROUNDING
+        self.bounds = tuple(np.concatenate([np.where(side > 0.0, np.inf, 0.0) * sign,
+                                            twist[..., None]], axis=-1)
+                            for side, sign, twist in ((self.semi_axes[1], -1.0, self.twist[0]),
+                                                      (self.semi_axes[0], 1.0, self.twist[1])))
         self.box = (np.concatenate([-reach[1], self.twist[0][..., None]], axis=-1) - ROUNDING,
                     np.concatenate([reach[0], self.twist[1][..., None]], axis=-1) + ROUNDING)
+
+    def retract(self, rows, params):
+        """Unit rotations (k,4), ``w ≥ 0``, of the swing/twist parameters ``params`` (k,3) of the
+        joints ``rows``, brought inside the limits: the twist and the locked half-axes clamped to
+        their bounds, then a swing outside its quarter-ellipse scaled onto it towards the origin
+        (not the closest point, but within the square of the excess of it: for the solver's
+        small steps off a bound it is a retraction like the projection, and needs no Newton)."""
+        low, high = self.bounds
+        params = np.minimum(np.maximum(params, low.take(rows, axis=0)), high.take(rows, axis=0))
+        swing = params[:, :2]
+        positive = swing >= 0.0
+        ratio = (swing * swing * np.where(positive, self.inverse_squares[0].take(rows, axis=0),
+                                          self.inverse_squares[1].take(rows, axis=0))).dot(_PAIR)
+        outside = ratio > 1.0
+        if outside.any():
+            params[:, :2] = swing / np.sqrt(np.where(outside, ratio, 1.0))[:, None]
+        return quat_from_swing_twist(params[:, 0], params[:, 1], params[:, 2])
 
     def __call__(self, q):
         """Rotations ``q`` (m,4) projected onto the limits (see ``project_to_limits``)."""

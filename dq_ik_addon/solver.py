@@ -65,6 +65,7 @@ _STRAIGHT_COSINE = np.cos(np.radians(2.0))
 # active rows when it meets every level to first order within _POLISHED × tolerance
 _POLISH = 1000.0
 _POLISHED = 0.1
+_PARAMETER_SWING = 2.0  # radians: joints swung farther always step by the exponential map
 _SETTLE = 5e-3  # a step held by a contact that gains less than this of each unmet level ends the solve
 
 
@@ -141,6 +142,8 @@ class Solver:
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
         self.limit_rows = None if limits is None else LimitRows(self.limits_of_joints)
         self.project_to_limits = None if limits is None else LimitProjection(self.limits_of_joints)
+        self.retract_limited = None if limits is None else LimitProjection(type(limits)(
+            *(np.asarray(values)[self.limit_rows.joints] for values in self.limits_of_joints))).retract
         # each limit row's joint column scale; its right-hand side is max(slack, floor)
         row_joints, equality = (np.zeros(0, np.int64), np.zeros(0, bool)) if limits is None else \
             (self.limit_rows.joint_of_row, self.limit_rows.equality)
@@ -330,11 +333,44 @@ class Solver:
         return rows, rhs, pinned
 
     def _apply(self, rotations, step, scale):
+        """``rotations`` after the step ``scale · step``, projected onto the limits.
+
+        Joints turn by ``q ← exp(½Δθ) ⊗ q``, except the limited joints the step holds on a limit
+        (an active limit row in ``_held``): those move their swing/twist parameters,
+        ``p ← p + S Δθ`` (this iteration's ``S = ∂p/∂Δθ``, the same motion to first order), so
+        the bounds they rest on, linear in p (twist, locked half-axes, the tangent polygon), hold
+        exactly; the twist and locked half-axes are then clamped and a swing outside the ellipse
+        scaled back onto it (``LimitProjection.retract``). Only what is left outside goes through
+        the projection (Baerlocher §3.7.2), usually nothing: a joint on a limit no longer drifts
+        off it by the exponential map's second-order terms."""
         new = rotations.copy()
         delta = (scale * step).reshape(-1, 3)
-        moved = qcanonical(qnormalize(qmul(qexp(0.5 * delta), rotations.take(self.joints, axis=0))))
-        new[self.joints] = moved if self.limits_of_joints is None else self.project_to_limits(moved)
+        moved = _turned(rotations.take(self.joints, axis=0), delta)
+        if self.limits_of_joints is None:
+            new[self.joints] = moved
+            return new
+        held = self._held_joints()
+        if held.size:
+            params, sens = self.limit_rows.tangent
+            joints = self.limit_rows.joints.take(held)
+            moved[joints] = self.retract_limited(
+                held, params.take(held, axis=0)
+                + np.einsum('kij,kj->ki', sens.take(held, axis=0), delta.take(joints, axis=0)))
+        new[self.joints] = self.project_to_limits(moved)
         return new
+
+    def _held_joints(self):
+        """Indices (into ``limit_rows.joints``) of the limited joints with a limit row active at
+        the end of this iteration's step, swung less than ``_PARAMETER_SWING`` (the parameters
+        are singular at a swing of π)."""
+        rows = self._held
+        if rows is None or not rows.any():
+            return np.zeros(0, np.int64)
+        held = np.zeros(self.limit_rows.joints.size, bool)
+        held[self.limit_rows.owner[rows]] = True
+        swing = self.limit_rows.tangent[0][:, :2]
+        held &= np.einsum('ij,ij->i', swing, swing) <= _PARAMETER_SWING ** 2
+        return held.nonzero()[0]
 
     # -- the loop ---------------------------------------------------------------------------
     def solve(self, rotations, preferred=None):
@@ -644,6 +680,11 @@ def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion,
     if secondary is not None:
         steps[-1] = steps[-2] + _fit_inside(rows, rhs, at_end, steps[-1] - steps[-2])
     return steps, active
+
+
+def _turned(q, delta):
+    """``exp(½Δθ) ⊗ q``, unit length, ``w ≥ 0`` (the left update of DESIGN.md §4)."""
+    return qcanonical(qnormalize(qmul(qexp(0.5 * delta), q)))
 
 
 def _same_pose(a, b):

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dq_ik_addon.limits import LOCKED_TOLERANCE, SwingTwistLimits, limit_violation, project_swing, project_to_limits
+from dq_ik_addon.limits import (LOCKED_TOLERANCE, LimitProjection, SwingTwistLimits, limit_violation,
+                                project_swing, project_to_limits)
 from dq_ik_addon.quaternion import qcanonical, qmul, qnormalize, qrotate, quat_to_rotvec
 from dq_ik_addon.swing_twist import quat_from_swing_twist, swing_twist, swing_twist_params
 
@@ -324,6 +325,39 @@ def test_property_rotation_projection(bounds, quats):
     twist_in = (lim.twist_min <= tau) & (tau <= lim.twist_max)
     moved = np.hypot(o_x - s_x, o_z - s_z)
     np.testing.assert_allclose(moved[twist_in], v[twist_in], atol=1e-9)
+
+
+def test_retract_brings_parameters_inside(rng):
+    """``LimitProjection.retract`` (the solver's update of joints held on a limit): twist and locked
+    half-axes clamped, a swing outside its quarter-ellipse scaled onto it towards the origin, a
+    swing inside kept; the result is inside the limits and the projection leaves it alone."""
+    n = 2000
+    lim = random_limits(rng, n)
+    params = np.stack([rng.uniform(-3.0, 3.0, n), rng.uniform(-3.0, 3.0, n),
+                       rng.uniform(-np.pi, np.pi, n)], axis=-1)
+    params[: n // 2, :2] *= 0.05            # half of them: swings near the centre
+    projection = LimitProjection(lim)
+    rows = rng.permutation(n)[: n // 2]     # a subset of the joints, in any order
+    out = projection.retract(rows, params[rows])
+    sub = subset(lim, rows)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=-1), 1.0, atol=TOL)
+    assert np.all(out[:, 0] >= 0.0)
+    assert np.all(limit_violation(out, sub) <= 1e-12)
+    every = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
+    every[rows] = out
+    np.testing.assert_array_equal(projection(every)[rows], out)
+    o_x, o_z, o_tau = swing_twist_params(out)
+    np.testing.assert_allclose(o_tau, np.clip(params[rows, 2], sub.twist_min, sub.twist_max), atol=1e-12)
+    clamped = np.clip(params[rows, :2], np.stack([np.minimum(sub.swing_x_min, 0), np.minimum(sub.swing_z_min, 0)], -1)
+                      - np.where(np.stack([sub.swing_x_min, sub.swing_z_min], -1) < 0, np.inf, 0.0),
+                      np.stack([sub.swing_x_max, sub.swing_z_max], -1)
+                      + np.where(np.stack([sub.swing_x_max, sub.swing_z_max], -1) > 0, np.inf, 0.0))
+    ratio = ellipse_value(clamped[:, 0], clamped[:, 1], sub)
+    inside = ratio <= 1.0
+    np.testing.assert_allclose(np.stack([o_x, o_z], -1)[inside], clamped[inside], atol=1e-12)
+    scaled = clamped[~inside] / np.sqrt(ratio[~inside])[:, None]
+    np.testing.assert_allclose(np.stack([o_x, o_z], -1)[~inside], scaled, atol=1e-12)
+    assert 0 < inside.sum() < rows.size
 
 
 def test_swing_twist_jacobian_matches_central_differences(rng):
