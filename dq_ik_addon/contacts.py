@@ -51,16 +51,22 @@ class Capsules:
         np.maximum.at(point_radii, parent_tail, point_radii[shared])
         keep = ~shared
         self.owner, self.t, self.radii = owner[keep], t[keep], point_radii[keep]
-        self.model = model
+        self.along = (self.t * model.lengths[self.owner])[:, None]   # distance from the head
+        self._last = None   # (pose, its points)
 
     def __len__(self):
         return self.owner.size
 
     def points(self, world):
-        """(P,3) sample points in armature space."""
-        heads = world[:, :3, 3].take(self.owner, axis=0)
-        tails = self.model.tails(world).take(self.owner, axis=0)
-        return heads + self.t[:, None] * (tails - heads)
+        """(P,3) sample points in armature space, ``head + t · length · y`` (the bone's y axis
+        runs head to tail); the last pose's points are remembered (contacts and penetration ask
+        for the same pose)."""
+        if self._last is not None and self._last[0] is world:
+            return self._last[1]
+        frames = world.take(self.owner, axis=0)
+        points = frames[:, :3, 3] + self.along * frames[:, :3, 1]
+        self._last = (world, points)
+        return points
 
 
 def contact_rows(capsules, world, axes, joints, moves, query, margin, band):
