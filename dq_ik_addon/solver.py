@@ -418,8 +418,8 @@ class Solver:
             if settings.time_budget_ms is not None and \
                     (time.perf_counter() - start) * 1e3 >= settings.time_budget_ms:
                 break
-            polish = self._polishing and bool((current[len(current) - len(self.level_rows):]
-                                               <= _POLISH * settings.tolerance).all())
+            polish = self._polishing and max(current[len(current) - len(self.level_rows):]
+                                             .tolist()) <= _POLISH * settings.tolerance
             steps, predicted = self._step(world, q, position, rotation, preferred, polish)
             if not np.isfinite(steps[-1]).all():
                 break
@@ -597,11 +597,11 @@ class Solver:
         (a constrained optimum, or a local minimum that only an escape leaves), while no contact
         is deeper than the tolerance (pushing out of it is progress too)."""
         tol = self.settings.tolerance
-        tasks = current[len(current) - len(predicted):]
-        unmet = tasks > tol
-        if not unmet.any() or (len(current) > len(predicted) and current[0] > tol):
+        first = len(current) - len(predicted)
+        if first and current[0] > tol:
             return False
-        return bool((predicted[unmet] >= (1.0 - _PROGRESS) * tasks[unmet]).all())
+        unmet = [(p, c) for p, c in zip(predicted.tolist(), current[first:].tolist()) if c > tol]
+        return bool(unmet) and all(p >= (1.0 - _PROGRESS) * c for p, c in unmet)
 
     def _holds(self, before, after, predicted):
         """True when a contact held the step just taken (``before`` → ``after``) short of an unmet
@@ -750,7 +750,7 @@ def _compare_levels(new, old, eps, reached=0.0, trade=0.0):
     order would shrink the step until the lower level crawls.
     """
     lost = 0.0
-    for a, b in zip(new, old):
+    for a, b in zip(new.tolist(), old.tolist()):
         if a < reached and b < reached:
             continue
         if a < b - eps:
