@@ -448,8 +448,8 @@ class Solver:
         q, world, position, rotation, current = best
         self._last = (q, world, self.locations)
         full[self.bones] = q
-        result = SolveResult(full, iterations, np.linalg.norm(position, axis=1),
-                             np.linalg.norm(rotation, axis=1),
+        result = SolveResult(full, iterations, np.sqrt(np.einsum('ij,ij->i', position, position)),
+                             np.sqrt(np.einsum('ij,ij->i', rotation, rotation)),
                              self._converged(position, rotation, current), history)
         self._memo = (memo_key, q, result) if unremembered and settled else None
         return result
@@ -492,12 +492,13 @@ class Solver:
         reached = 0.5 * self.settings.tolerance
         step = steps[-1]
         trial = self._trial(q, step, self._step_scale(step))
-        unmet = (current > self.settings.tolerance).nonzero()[0]
-        expected = np.concatenate([np.zeros(len(current) - len(predicted)), predicted])
-        if unmet.size and (current[unmet[0]] - trial[4][unmet[0]]
-                           < 0.5 * (current[unmet[0]] - expected[unmet[0]])
-                           or _compare_levels(trial[4], current, eps, reached, _TRADE) > 0):
-            first_task_level = max(unmet[0] - (len(current) - len(self.level_rows)), 0)
+        levels = current.tolist()
+        unmet = [k for k, error in enumerate(levels) if error > self.settings.tolerance]
+        expected = [0.0] * (len(levels) - len(predicted)) + predicted.tolist()
+        if unmet and (levels[unmet[0]] - float(trial[4][unmet[0]])
+                      < 0.5 * (levels[unmet[0]] - expected[unmet[0]])
+                      or _compare_levels(trial[4], current, eps, reached, _TRADE) > 0):
+            first_task_level = max(unmet[0] - (len(levels) - len(self.level_rows)), 0)
             for candidate in {len(steps) - 2: steps[-2],
                               first_task_level: steps[first_task_level]}.values():
                 other = self._trial(q, candidate, self._step_scale(candidate))
@@ -694,7 +695,8 @@ def _same_pose(a, b):
 
 def _predicted(levels, step):
     """Each level's error after ``step`` to first order, ``‖e_k − J_k Δ‖``."""
-    return np.array([np.linalg.norm(err - jac.dot(step)) for jac, err in levels])
+    residuals = [err - jac.dot(step) for jac, err in levels]
+    return np.sqrt([residual.dot(residual) for residual in residuals])
 
 
 def _first_blocking_row(slack, active, at_start, at_end):
