@@ -21,7 +21,7 @@ not by halves.
 
 import numpy as np
 
-from .jacobian import normal_jacobian
+from .jacobian import column_mask, normal_jacobian
 
 SAMPLES = np.linspace(0.0, 1.0, 3)
 PUSH_OUT = 0.5
@@ -69,10 +69,11 @@ class Capsules:
         return points
 
 
-def contact_rows(capsules, world, axes, joints, moves, query, margin, band):
+def contact_rows(capsules, world, frame, joints, moves, query, margin, band):
     """``(gradient (rows, 3·len(joints)), slack (rows,))`` of the points within ``margin + band``.
 
-    ``moves`` is the model's (n,n) mask ``[j, i]`` = joint j moves bone i; ``query(points,
+    ``frame`` is ``jacobian.joint_columns`` of the ``joints``; ``moves`` is the model's (n,n) mask
+    ``[j, i]`` = joint j moves bone i; ``query(points,
     max_distance)`` returns the signed distances and outward normals (``inf`` for points outside
     every obstacle and farther than ``max_distance`` from it).
     """
@@ -85,8 +86,8 @@ def contact_rows(capsules, world, axes, joints, moves, query, margin, band):
     near = np.isfinite(distance) & (clearance <= band)
     if not near.any():
         return np.zeros((0, size)), np.zeros(0)
-    gradient = -normal_jacobian(axes, world[:, :3, 3], points[near], normal[near],
-                                moves[:, capsules.owner[near]].T, joints)
+    gradient = -normal_jacobian(*frame, points[near], normal[near],
+                                column_mask(moves[:, capsules.owner[near]].T, joints))
     return gradient, _push_out(clearance[near])
 
 
@@ -167,13 +168,12 @@ def pair_clearances(pairs, world, margin):
     return np.linalg.norm(p_a - p_b, axis=1) - pairs.radii - margin
 
 
-def self_contact_rows(pairs, world, axes, joints, moves, margin, band):
+def self_contact_rows(pairs, world, frame, joints, moves, margin, band):
     """``(gradient, slack)`` rows ``−nᵀ (J_pa − J_pb) Δθ ≤ d − margin`` of the capsule pairs closer
     than ``margin + band``; n points from b's closest point to a's, d = |p_a − p_b| − r_a − r_b."""
     size = 3 * len(joints)
     if len(pairs) == 0:
         return np.zeros((0, size)), np.zeros(0)
-    heads = world[:, :3, 3]
     p_a, p_b = _pair_points(pairs, world)
     offset = p_a - p_b
     length = np.linalg.norm(offset, axis=1)
@@ -182,6 +182,6 @@ def self_contact_rows(pairs, world, axes, joints, moves, margin, band):
     if not near.any():
         return np.zeros((0, size)), np.zeros(0)
     normal = offset[near] / np.maximum(length[near], 1e-12)[:, None]
-    gradient = normal_jacobian(axes, heads, p_b[near], normal, moves[:, pairs.b[near]].T, joints) \
-        - normal_jacobian(axes, heads, p_a[near], normal, moves[:, pairs.a[near]].T, joints)
+    gradient = normal_jacobian(*frame, p_b[near], normal, column_mask(moves[:, pairs.b[near]].T, joints)) \
+        - normal_jacobian(*frame, p_a[near], normal, column_mask(moves[:, pairs.a[near]].T, joints))
     return gradient, _push_out(clearance[near])

@@ -15,19 +15,26 @@ import numpy as np
 from .quaternion import quat_to_matrix
 
 
-def joint_axes(world, rotations):
-    """(n,3,3) world axes of each joint's Δθ: column k is ``a_jk``."""
-    return world[:, :3, :3] @ np.swapaxes(quat_to_matrix(rotations), -1, -2)
+def joint_columns(world, rotations, joints):
+    """``(columns, heads)`` of the joints ``joints``, per Jacobian column (3j+k for a_jk): the world
+    axes ``a_jk = R(M_j) R(q_j)ᵀ e_k`` as (3, 3m) and each column's joint centre c_j as (3m, 3).
+    Computed once per iteration, for the joints only, and shared by every Jacobian below."""
+    frames = world.take(joints, axis=0)
+    axes = frames[:, :3, :3] @ np.swapaxes(quat_to_matrix(rotations.take(joints, axis=0)), -1, -2)
+    return axes.transpose(1, 0, 2).reshape(3, 3 * len(joints)), np.repeat(frames[:, :3, 3], 3, axis=0)
 
 
-def task_jacobian(axes, centres, points, joint_masks, joints, orientation=True):
-    """Position and orientation Jacobians over the variable joints ``joints``.
+def column_mask(joint_masks, joints):
+    """(T, 3m) mask of the columns of ``joints`` that move each point, from its (T, n) mask of the
+    joints that move it."""
+    return np.repeat(joint_masks.take(joints, axis=1), 3, axis=1)
 
-    ``points`` (T,3) are the task points, ``joint_masks`` (T,n) says which joints move which task.
-    Returns ``(J_pos, J_rot)``, each (T, 3, 3·len(joints)), columns ordered joint-major (x, y, z);
-    ``J_rot`` is None unless ``orientation``.
-    """
-    columns, heads, mask = _joint_columns(axes, centres, joint_masks, joints)
+
+def task_jacobian(columns, heads, points, mask, orientation=True):
+    """Position and orientation Jacobians of the (T,3) task ``points`` over the joints of
+    ``columns, heads`` (``joint_columns``), with ``mask`` (``column_mask``) saying which columns
+    move which point. Returns ``(J_pos, J_rot)``, each (T, 3, 3m); ``J_rot`` is None unless
+    ``orientation``."""
     t, size = len(points), columns.shape[1]
     # a × v = K v with K[i, c, l] = Σ_j ε_ijl a_j (c: the column); a_c × (p − c_j) = K_c p − K_c c_j
     cross = np.einsum('ijl,jc->icl', _LEVI_CIVITA, columns)       # (3, 3m, 3)
@@ -38,26 +45,15 @@ def task_jacobian(axes, centres, points, joint_masks, joints, orientation=True):
     return j_pos, columns * mask[:, None, :]
 
 
-def normal_jacobian(axes, centres, points, normals, joint_masks, joints):
-    """``nᵀ J_p`` (P, 3·len(joints)) of each point p along its unit direction n: the rate of its
-    motion along n, as ``task_jacobian``'s positional rows contracted with n, without forming them.
+def normal_jacobian(columns, heads, points, normals, mask):
+    """``nᵀ J_p`` (P, 3m) of each point p along its unit direction n: the rate of its motion along
+    n, as ``task_jacobian``'s positional rows contracted with n, without forming them.
 
     By the scalar triple product, ``n · (a_c × (p − c_j)) = a_c · (p × n) − n · (a_c × c_j)``: one
     (P × 3)·(3 × 3m) product with ``p × n`` and one with the columns' fixed ``a_c × c_j``.
     """
-    columns, heads, mask = _joint_columns(axes, centres, joint_masks, joints)
     moments = _cross(columns.T, heads)                            # (3m, 3): a_c × c_j
     return (_cross(points, normals).dot(columns) - normals.dot(moments.T)) * mask
-
-
-def _joint_columns(axes, centres, joint_masks, joints):
-    """What both Jacobians take from the joints, per column: the world axes ``a_c`` as (3, 3m)
-    (column 3j+k: a_jk), each column's joint centre c_j as (3m, 3), and the (T, 3m) mask of the
-    columns that move each point."""
-    a = axes.take(joints, axis=0)                                 # (m, 3 xyz, 3 axes)
-    columns = a.transpose(1, 0, 2).reshape(3, 3 * len(joints))
-    heads = np.repeat(centres.take(joints, axis=0), 3, axis=0)
-    return columns, heads, np.repeat(joint_masks.take(joints, axis=1), 3, axis=1)
 
 
 def _cross(u, v):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .chain_model import MovingJointsFK
-from .jacobian import joint_axes, task_jacobian
+from .jacobian import column_mask, joint_columns, task_jacobian
 from .limit_constraints import LimitRows
 from .limits import LimitProjection
 from .constraint_rows import ConstraintRows
@@ -137,6 +137,7 @@ class Solver:
         self.joints = np.nonzero(moved)[0]
         self.moved_bones = self.bones[self.joints]
         self.fk = MovingJointsFK(self.model, self.joints)
+        self.task_columns = column_mask(self.tasks.joint_masks, self.joints)
         self.column_scale = np.repeat(np.sqrt(1.0 - stiffness[self.joints]), 3)
         self.limits_of_joints = None if limits is None else type(limits)(
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
@@ -235,14 +236,13 @@ class Solver:
         return float(depth)
 
     # -- one step ---------------------------------------------------------------------------
-    def _levels(self, world, axes, position, rotation):
+    def _levels(self, world, frame, position, rotation):
         """``[(J_k, e_k)]`` per priority level: each task's 3 rows, √weight times its Jacobian
         (joint columns scaled by ``column_scale``) and error; orientation rows in units of
         ``size`` (radians × chain size, comparable to metres)."""
         model, tasks = self.model, self.tasks
         points = model.tails(world).take(tasks.bones, axis=0)
-        jacobians = task_jacobian(axes, world[:, :3, 3], points, tasks.joint_masks, self.joints,
-                                  tasks.has_rotation.any())
+        jacobians = task_jacobian(*frame, points, self.task_columns, tasks.has_rotation.any())
         scales = (self.column_scale, self.column_scale * self.size)
         errors = (position, rotation * self.size)
         levels = []
@@ -265,12 +265,12 @@ class Solver:
         order (≤ ``_POLISHED`` × tolerance), which is all a correction needs; otherwise the
         iteration is solved afresh and polishing ends for this solve. A new solve (new targets)
         always starts afresh, so a joint never stays on its limit just because it was there."""
-        axes = joint_axes(world, rotations)
-        levels = self._levels(world, axes, position, rotation)
+        frame = joint_columns(world, rotations, self.joints)
+        levels = self._levels(world, frame, position, rotation)
         secondary = None if preferred is rotations else self._rest_pull(rotations, preferred, levels)
         options = (secondary, self.settings.damping * self.size,
                    self.settings.max_task_step * self.size, self.settings.max_joint_step)
-        rows, rhs, pinned = self._constraint_rows(world, rotations, axes)
+        rows, rhs, pinned = self._constraint_rows(world, rotations, frame)
         if rows is None:
             steps = prioritized_step(levels, None, *options)
             self._touched = False
@@ -300,7 +300,7 @@ class Solver:
         weight = self.settings.rest_weight * min(1.0, _PULL_FADE * self.size / max(remaining, 1e-300))
         return weight * pull * self.column_scale
 
-    def _constraint_rows(self, world, rotations, axes):
+    def _constraint_rows(self, world, rotations, frame):
         """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of
         the limited joints, contact rows of the capsule points near an obstacle; ``pinned`` marks
         the equalities (locked axes) and penetrating contacts, active from the start."""
@@ -314,10 +314,10 @@ class Solver:
         band = self.settings.contact_band * self.size
         contacts = []
         if self.capsules is not None:
-            contacts.append(contact_rows(self.capsules, world, axes, self.joints, self.moves,
+            contacts.append(contact_rows(self.capsules, world, frame, self.joints, self.moves,
                                          self._obstacle_query(world), self.settings.margin, band))
         if self.pairs is not None:
-            contacts.append(self_contact_rows(self.pairs, world, axes, self.joints, self.moves,
+            contacts.append(self_contact_rows(self.pairs, world, frame, self.joints, self.moves,
                                               self.settings.margin, band))
         limit_rhs = np.maximum(slack, self.limit_rhs_floor)
         if contacts:
