@@ -53,6 +53,22 @@ def test_hand_behind_a_wall_stops_at_the_wall():
     assert np.linalg.norm(tip - goal) <= optimum + 0.01
 
 
+def test_held_by_the_wall_the_solve_ends_without_a_blocked_step(monkeypatch):
+    """Held by the wall, the solve ends once a step along it did what it predicted and that was
+    under ``_SETTLE`` of the error (``Solver._holds``), instead of computing one more step only to
+    find it blocked; solving on until blocked gains no more than that."""
+    import dq_ik_addon.solver as solver_module
+    model = straight_chain(4, 0.5)
+    goal, query = np.array([1.2, 1.4, 0.0]), wall(0.6)
+    settle = solver_module._SETTLE
+    held = solver(model, [Task(3, goal)], query).solve(identity_pose(4))
+    monkeypatch.setattr(solver_module, "_SETTLE", 0.0)
+    onward = solver(model, [Task(3, goal)], query).solve(identity_pose(4))
+    assert held.iterations < onward.iterations
+    assert abs(held.position_errors[0] - onward.position_errors[0]) <= settle * onward.position_errors[0]
+    assert deepest(model, held.rotations, query) >= -1e-3
+
+
 def test_reachable_goal_in_front_of_the_wall_is_reached_without_touching():
     model = straight_chain(4, 0.5)
     goal = np.array([0.3, 1.5, 0.2])

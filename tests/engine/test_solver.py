@@ -373,3 +373,41 @@ def test_a_warm_start_at_the_last_result_continues_from_it_exactly():
     outside[1] = qmul(qexp(np.array([0.0, 0.0, 1.2])), outside[1])   # far past its swing limit
     again = solver.solve(outside)
     assert limit_violation(again.rotations, limits).max() <= 1e-6
+
+
+def test_a_correction_step_starts_from_the_limits_the_last_step_rested_on(monkeypatch):
+    """Warm solves of a branched chain with three tasks near limits: a correction step (every level
+    within ``_POLISH`` × tolerance) that starts from the rows the last step ended on, when it meets
+    the tasks, needs fewer prioritized steps than finding those rows again pass by pass, and
+    reaches the targets inside the limits all the same."""
+    import dq_ik_addon.solver as solver_module
+    steps = [0]
+    counted = solver_module.prioritized_step
+
+    def counting(*args, **kwargs):
+        steps[0] += 1
+        return counted(*args, **kwargs)
+    monkeypatch.setattr(solver_module, "prioritized_step", counting)
+
+    def warm_solves(polish):
+        monkeypatch.setattr(solver_module, "_POLISH", polish)
+        rng = np.random.default_rng(5)
+        model = random_tree(rng, 14)
+        limits = random_limits(rng, 14)
+        leaves = [i for i in range(14) if i not in set(model.parents.tolist())][:3]
+        goals = model.tails(model.matrices(random_pose_in_limits(rng, limits)))[leaves]
+        solver = Solver(model, [Task(int(b), g) for b, g in zip(leaves, goals)], limits)
+        rotations = solver.solve(identity_pose(14)).rotations
+        steps[0], violations, converged = 0, [], []
+        for _ in range(30):
+            solver.tasks.positions[:] = goals + 0.02 * rng.normal(size=goals.shape)
+            result = solver.solve(rotations)
+            rotations = result.rotations
+            violations.append(limit_violation(rotations, limits).max())
+            converged.append(result.converged)
+        return steps[0], max(violations), all(converged)
+
+    polished, violation, reached = warm_solves(solver_module._POLISH)
+    afresh, _, reached_afresh = warm_solves(0.0)
+    assert polished < afresh
+    assert reached and reached_afresh and violation <= 1e-6
