@@ -66,7 +66,7 @@ _STRAIGHT_COSINE = np.cos(np.radians(2.0))
 _POLISH = 1000.0
 _POLISHED = 0.1
 _PARAMETER_SWING = 2.0  # radians: joints swung farther always step by the exponential map
-_SETTLE = 5e-3  # a step held by a contact that gains less than this of each unmet level ends the solve
+_SETTLE = 5e-3  # a solve held by a contact ends when steps can gain less than this of each unmet level
 
 
 @dataclass
@@ -430,7 +430,7 @@ class Solver:
                 before = current
                 q, world, position, rotation, current, _ = trial
                 history.append(current)
-                blocked = self._holds(before, current, predicted)
+                blocked = self._holds(history, before, current, predicted)
                 if _compare_levels(current, best[4], 0.0, 0.5 * settings.tolerance) < 0:
                     best = (q, world, position, rotation, current)
             if blocked or trial is None or self._stalled(history):
@@ -604,13 +604,17 @@ class Solver:
         unmet = [(p, c) for p, c in zip(predicted.tolist(), current[first:].tolist()) if c > tol]
         return bool(unmet) and all(p >= (1.0 - _PROGRESS) * c for p, c in unmet)
 
-    def _holds(self, before, after, predicted):
-        """True when a contact held the step just taken (``before`` → ``after``) short of an unmet
-        task level, and the step did at least half of what it predicted (``predicted``) yet that
-        was under ``_SETTLE`` of every unmet level's error: the linear model is accurate there
-        and the pose is at the obstacle's constrained optimum to first order, so the next step
-        would be ``_blocked`` (Gauss–Newton on the contact converges superlinearly); it need not
-        be computed."""
+    def _holds(self, history, before, after, predicted):
+        """True when a contact held the step just taken (``before`` → ``after``, the last of
+        ``history``) short of an unmet task level, the step did at least half of what it
+        predicted (``predicted``: the linear model is accurate there), and what further steps
+        can still gain is under ``_SETTLE`` of every unmet level's error: either this step's
+        predicted gain already was (the pose is at the obstacle's constrained optimum to first
+        order, so the next step would be ``_blocked``), or the gains shrink geometrically,
+        ``g_k = ρ g_{k−1}``, and their sum ``g_k ρ/(1 − ρ)`` is (Aitken's extrapolation of a
+        linearly converging sequence). The steps that would follow need not be
+        computed: the hand of an arm pressed on an obstacle ends within ``_SETTLE`` of its
+        error from where it would settle."""
         tol = self.settings.tolerance
         first = len(before) - len(predicted)
         unmet = after[first:] > tol
@@ -618,7 +622,17 @@ class Solver:
             return False
         was, now, expected = before[first:][unmet], after[first:][unmet], predicted[unmet]
         gain = was - expected
-        return bool((gain <= _SETTLE * was).all() and (was - now >= 0.5 * gain).all())
+        if not (was - now >= 0.5 * gain).all():
+            return False
+        if (gain <= _SETTLE * was).all():
+            return True
+        if len(history) < 3:
+            return False
+        got, got_before = was - now, history[-3][first:][unmet] - was
+        rate = got / np.where(got_before > 0.0, got_before, np.inf)
+        left = np.where((got_before > 0.0) & (rate < 1.0),
+                        got * rate / (1.0 - np.minimum(rate, 1.0 - 1e-12)), np.inf)
+        return bool((left <= _SETTLE * now).all())
 
     def _stalled(self, history, window=4):
         """Less than 0.1 % progress of the first unmet level over ``window`` iterations."""
