@@ -69,15 +69,15 @@ class Capsules:
         return points
 
 
-def contact_rows(capsules, world, frame, joints, moves, query, margin, band):
-    """``(gradient (rows, 3·len(joints)), slack (rows,))`` of the points within ``margin + band``.
+def contact_rows(capsules, world, frame, columns, query, margin, band):
+    """``(gradient (rows, 3m), slack (rows,))`` of the points within ``margin + band``.
 
-    ``frame`` is ``jacobian.joint_columns`` of the ``joints``; ``moves`` is the model's (n,n) mask
-    ``[j, i]`` = joint j moves bone i; ``query(points,
+    ``frame`` is ``jacobian.joint_columns`` of the joints; ``columns`` the (P, 3m) mask of the
+    columns that move each sample point (``jacobian.column_mask``); ``query(points,
     max_distance)`` returns the signed distances and outward normals (``inf`` for points outside
     every obstacle and farther than ``max_distance`` from it).
     """
-    size = 3 * len(joints)
+    size = columns.shape[1]
     if len(capsules) == 0:
         return np.zeros((0, size)), np.zeros(0)
     points = capsules.points(world)
@@ -86,8 +86,7 @@ def contact_rows(capsules, world, frame, joints, moves, query, margin, band):
     near = np.isfinite(distance) & (clearance <= band)
     if not near.any():
         return np.zeros((0, size)), np.zeros(0)
-    gradient = -normal_jacobian(*frame, points[near], normal[near],
-                                column_mask(moves[:, capsules.owner[near]].T, joints))
+    gradient = -normal_jacobian(*frame, points[near], normal[near], columns[near])
     return gradient, _push_out(clearance[near])
 
 

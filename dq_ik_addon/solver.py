@@ -161,6 +161,8 @@ class Solver:
             if obstacles is not None:  # only capsules the solve can move out of the way
                 moved = self.moves[self.joints].any(axis=0)
                 self.capsules = Capsules(self.model, radii, collision & moved)
+                self.capsule_columns = column_mask(self.moves[:, self.capsules.owner].T,
+                                                   self.joints)
             if self_collision:
                 self.pairs = CapsulePairs(self.model, radii, collision, self.moves[self.joints],
                                           self.settings.margin)
@@ -314,7 +316,7 @@ class Solver:
         band = self.settings.contact_band * self.size
         contacts = []
         if self.capsules is not None:
-            contacts.append(contact_rows(self.capsules, world, frame, self.joints, self.moves,
+            contacts.append(contact_rows(self.capsules, world, frame, self.capsule_columns,
                                          self._obstacle_query(world), self.settings.margin, band))
         if self.pairs is not None:
             contacts.append(self_contact_rows(self.pairs, world, frame, self.joints, self.moves,
