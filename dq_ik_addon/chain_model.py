@@ -172,17 +172,18 @@ class MovingJointsFK:
         anchor = np.where(in_moving, np.arange(n), -1)
         for idx, parent_idx in model.levels:       # parents first: inherit the nearest anchor
             anchor[idx] = np.where(in_moving[idx], idx, anchor[parent_idx])
-        self.anchor = anchor[self.rigid]
-        self.attached = self.anchor >= 0
-        self.offsets = None
+        anchor = anchor[self.rigid]
+        attached = anchor >= 0
+        # rigid bones with an anchor (ride on it) and without (roots of their own: fixed)
+        self.riding, self.anchors = self.rigid[attached], anchor[attached]
+        self.fixed = self.rigid[~attached]
+        self.riding_offsets = self.fixed_matrices = None
 
     def start(self, rotations, locations=None):
         """Full FK of the start pose; keeps each rigid bone's offset from its anchor."""
         world = self.model.matrices(rotations, locations)
-        offsets = world[self.rigid].copy()
-        anchors = self.anchor[self.attached]
-        offsets[self.attached] = np.linalg.inv(world[anchors]) @ offsets[self.attached]
-        self.offsets = offsets
+        self.riding_offsets = np.linalg.inv(world[self.anchors]) @ world[self.riding]
+        self.fixed_matrices = world[self.fixed].copy()
         return world
 
     def __call__(self, rotations, locations=None):
@@ -194,7 +195,7 @@ class MovingJointsFK:
         world[self.moving] = self.part.matrices(
             rotations.take(self.moving, axis=0),
             None if locations is None else locations.take(self.moving, axis=0))
-        world[self.rigid] = self.offsets
-        world[self.rigid[self.attached]] = world.take(self.anchor[self.attached], axis=0) @ \
-            self.offsets[self.attached]
+        if self.fixed.size:
+            world[self.fixed] = self.fixed_matrices
+        world[self.riding] = world.take(self.anchors, axis=0) @ self.riding_offsets
         return world
