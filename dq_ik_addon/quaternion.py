@@ -128,19 +128,21 @@ def quat_to_rotvec(q):
 
 
 def _rotation_table():
-    """(16,9) table R with ``R(q) = (q qᵀ) : R / ‖q‖²``: every entry of the rotation matrix is a
-    quadratic form of q, e.g. ``R_00 = w² + x² − y² − z²``, ``R_01 = 2(xy − wz)``."""
+    """(16,10) table R with ``R(q) = (q qᵀ) : R[:, :9] / ‖q‖²``: every entry of the rotation
+    matrix is a quadratic form of q, e.g. ``R_00 = w² + x² − y² − z²``, ``R_01 = 2(xy − wz)``; the
+    last column is the quadratic form ‖q‖² itself."""
     w, x, y, z = range(4)
     entries = [
         {(w, w): 1, (x, x): 1, (y, y): -1, (z, z): -1}, {(x, y): 2, (w, z): -2}, {(x, z): 2, (w, y): 2},
         {(x, y): 2, (w, z): 2}, {(w, w): 1, (x, x): -1, (y, y): 1, (z, z): -1}, {(y, z): 2, (w, x): -2},
         {(x, z): 2, (w, y): -2}, {(y, z): 2, (w, x): 2}, {(w, w): 1, (x, x): -1, (y, y): -1, (z, z): 1},
+        {(w, w): 1, (x, x): 1, (y, y): 1, (z, z): 1},
     ]
-    table = np.zeros((4, 4, 9))
+    table = np.zeros((4, 4, 10))
     for k, entry in enumerate(entries):
         for (i, j), c in entry.items():
             table[i, j, k] = c
-    return table.reshape(16, 9)
+    return table.reshape(16, 10)
 
 
 _ROTATION = _rotation_table()
@@ -153,14 +155,12 @@ def quat_to_matrix(q):
     the quadratic form ``(q qᵀ) : R``. Equal to ``Quaternion.to_matrix()`` for unit q. Zero q → identity.
     """
     q = np.asarray(q, dtype=float)
-    outer = q[..., :, None] * q[..., None, :]
-    n2 = outer[..., 0, 0] + outer[..., 1, 1] + outer[..., 2, 2] + outer[..., 3, 3]
-    flat = outer.reshape(outer.shape[:-2] + (16,)).dot(_ROTATION)
+    forms = (q[..., :, None] * q[..., None, :]).reshape(q.shape[:-1] + (16,)).dot(_ROTATION)
+    flat, n2 = forms[..., :9], forms[..., 9:]
     if (n2 > 0.0).all():
-        flat = flat / n2[..., None]
+        flat = flat / n2
     else:
-        safe = np.where(n2 > 0.0, n2, 1.0)[..., None]
-        flat = np.where(n2[..., None] > 0.0, flat / safe, _IDENTITY_FLAT)
+        flat = np.where(n2 > 0.0, flat / np.where(n2 > 0.0, n2, 1.0), _IDENTITY_FLAT)
     return flat.reshape(flat.shape[:-1] + (3, 3))
 
 
