@@ -66,11 +66,20 @@ class LimitRows:
         bounds.append(np.ones(local.size))
         equalities.append(np.zeros(local.size, bool))
         self.owner = np.concatenate(owners)
-        self.coefficients = np.concatenate(coefficients)
         self.bounds = np.concatenate(bounds)
         self.equality = np.concatenate(equalities)
         self.joint_of_row = self.joints[self.owner]
-        self.ellipse = self.coefficients[-local.size:]        # a view: rewritten by every call
+        # the coefficients joint by joint, (joints, most rows of one joint, 3) padded with zeros,
+        # so that every row's c · S and c · p come from two batched products; ``rows`` picks each
+        # row (in row order) out of them; the ellipse rows' slots are rewritten by every call
+        order = np.argsort(self.owner, kind="stable")
+        slot = np.empty(self.owner.size, dtype=np.int64)
+        slot[order] = np.arange(order.size) - np.searchsorted(self.owner[order], self.owner[order])
+        self.padded = np.zeros((local.size, int(slot.max(initial=0)) + 1, 3))
+        self.padded[self.owner, slot] = np.concatenate(coefficients)
+        self.rows = self.owner * self.padded.shape[1] + slot
+        self.ellipse_slot = slot[-local.size:]
+        self.local = local
         # c · p is f for the ellipse row's coefficients c = ½∇f, so its gradient is twice S^T c
         self.gradient_factor = np.where(np.arange(self.owner.size) < self.owner.size - local.size,
                                         1.0, 2.0)[:, None]
@@ -90,11 +99,12 @@ class LimitRows:
         params, sens = swing_twist_jacobian(q.take(self.joints, axis=0))
         self.tangent = params, sens
         (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
-        self.ellipse[:, 0] = params[:, 0] * np.where(params[:, 0] >= 0.0, x_pos, x_neg)
-        self.ellipse[:, 1] = params[:, 1] * np.where(params[:, 1] >= 0.0, z_pos, z_neg)
-        gradient = np.einsum('rp,rpk->rk', self.coefficients, sens.take(self.owner, axis=0))
-        slack = self.bounds - np.einsum('rp,rp->r', self.coefficients,
-                                        params.take(self.owner, axis=0))
+        self.padded[self.local, self.ellipse_slot, 0] = \
+            params[:, 0] * np.where(params[:, 0] >= 0.0, x_pos, x_neg)
+        self.padded[self.local, self.ellipse_slot, 1] = \
+            params[:, 1] * np.where(params[:, 1] >= 0.0, z_pos, z_neg)
+        gradient = np.matmul(self.padded, sens).reshape(-1, 3).take(self.rows, axis=0)
+        slack = self.bounds - np.matmul(self.padded, params[:, :, None]).reshape(-1).take(self.rows)
         return self.joint_of_row, gradient * self.gradient_factor, slack, self.equality
 
 
