@@ -169,10 +169,13 @@ class Solver:
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
         self.level_sums = np.array(self.level_rows, dtype=float)   # (levels, tasks) 0/1
         root_w = np.sqrt(self.tasks.weights)[:, None]
-        # per level: its position tasks and rotation tasks, each with √weight (rows of J and e)
-        self.level_tasks = [[(kind, np.flatnonzero(rows & has), root_w[rows & has])
-                             for kind, has in ((0, self.tasks.has_position),
-                                               (1, self.tasks.has_rotation)) if (rows & has).any()]
+        # per level: its position tasks and rotation tasks, each with √weight (rows of e) and
+        # √weight times the column scales (rows of J; orientation rows in units of ``size``)
+        self.level_tasks = [[(kind, np.flatnonzero(rows & has), root_w[rows & has],
+                              root_w[rows & has][:, :, None] * self.column_scale * scale)
+                             for kind, has, scale in ((0, self.tasks.has_position, 1.0),
+                                                      (1, self.tasks.has_rotation, self.size))
+                             if (rows & has).any()]
                             for rows in self.level_rows]
         self._memo = None  # (targets, locations, obstacles; the result's rotations; the result)
         self._last = None  # (the last result's rotations, its FK, the pose locations it had)
@@ -213,15 +216,16 @@ class Solver:
     def _errors(self, rotations, world=None):
         """FK (``world`` if given) and the task errors at ``rotations``."""
         world = self.fk(rotations, self.locations) if world is None else world
-        position, rotation = self.tasks.errors(self.model, world)
+        position, rotation = self.tasks.errors(world)
         return world, position, rotation
 
     def _level_errors(self, world, position, rotation):
         """The error of each priority level, preceded by the total contact penetration when
         there are contacts (they rank above every task)."""
-        per_task = self.tasks.weights * (np.einsum('ij,ij->i', position, position)
-                                         + self.size ** 2 * np.einsum('ij,ij->i', rotation, rotation))
-        levels = np.sqrt(self.level_sums.dot(per_task))
+        squares = np.einsum('ij,ij->i', position, position)
+        if self.tasks.any_rotation:
+            squares = squares + self.size ** 2 * np.einsum('ij,ij->i', rotation, rotation)
+        levels = np.sqrt(self.level_sums.dot(self.tasks.weights * squares))
         if self.capsules is not None or self.pairs is not None:
             return np.concatenate([[self._penetration(world)], levels])
         return levels
@@ -242,16 +246,14 @@ class Solver:
         """``[(J_k, e_k)]`` per priority level: each task's 3 rows, √weight times its Jacobian
         (joint columns scaled by ``column_scale``) and error; orientation rows in units of
         ``size`` (radians × chain size, comparable to metres)."""
-        model, tasks = self.model, self.tasks
-        points = model.tails(world).take(tasks.bones, axis=0)
-        jacobians = task_jacobian(*frame, points, self.task_columns, tasks.has_rotation.any())
-        scales = (self.column_scale, self.column_scale * self.size)
-        errors = (position, rotation * self.size)
+        tasks = self.tasks
+        jacobians = task_jacobian(*frame, tasks.tails(world), self.task_columns, tasks.any_rotation)
+        errors = (position, rotation * self.size if tasks.any_rotation else rotation)
         levels = []
         for parts in self.level_tasks:
-            jac = [(jacobians[kind].take(rows, axis=0) * (root_w[:, :, None] * scales[kind]))
-                   .reshape(-1, self.column_scale.size) for kind, rows, root_w in parts]
-            err = [(errors[kind].take(rows, axis=0) * root_w).ravel() for kind, rows, root_w in parts]
+            jac = [(jacobians[kind].take(rows, axis=0) * row_scale).reshape(-1, self.column_scale.size)
+                   for kind, rows, _, row_scale in parts]
+            err = [(errors[kind].take(rows, axis=0) * root_w).ravel() for kind, rows, root_w, _ in parts]
             levels.append((jac[0], err[0]) if len(parts) == 1 else
                           (np.concatenate(jac), np.concatenate(err)))
         return levels
@@ -654,7 +656,8 @@ class Solver:
         if not contact_ok or np.abs(position).max(initial=0.0) >= tol:
             return False       # (a component past the tolerance: so is the norm)
         return bool(np.einsum('ij,ij->i', position, position).max(initial=0.0) < tol * tol
-                    and np.einsum('ij,ij->i', rotation, rotation).max(initial=0.0) < tol * tol)
+                    and (not self.tasks.any_rotation
+                         or np.einsum('ij,ij->i', rotation, rotation).max(initial=0.0) < tol * tol))
 
 
 def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):

@@ -38,6 +38,9 @@ class TaskSet:
         self.bones = np.array([t.bone for t in tasks], dtype=np.int64)
         self.has_position = np.array([t.target_position is not None for t in tasks], dtype=bool)
         self.has_rotation = np.array([t.target_rotation is not None for t in tasks], dtype=bool)
+        self.every_position, self.any_rotation = bool(self.has_position.all()), \
+            bool(self.has_rotation.any())
+        self.lengths = model.lengths[self.bones][:, None]
         self.positions = np.zeros((count, 3))
         self.rotations = np.tile([1.0, 0.0, 0.0, 0.0], (count, 1))
         self.set_targets(tasks)
@@ -69,12 +72,18 @@ class TaskSet:
     def __len__(self):
         return len(self.tasks)
 
-    def errors(self, model, world):
+    def tails(self, world):
+        """The task bones' tails (T,3) from the pose matrices ``world`` (``ChainModel.tails``)."""
+        frames = world.take(self.bones, axis=0)
+        return frames[:, :3, 3] + frames[:, :3, 1] * self.lengths
+
+    def errors(self, world):
         """Position errors (T,3) (target − tail) and orientation errors (T,3) (short-way rotvec)."""
-        tails = model.tails(world).take(self.bones, axis=0)
-        position = np.where(self.has_position[:, None], self.positions - tails, 0.0)
+        position = self.positions - self.tails(world)
+        if not self.every_position:
+            position = np.where(self.has_position[:, None], position, 0.0)
         rotation = np.zeros_like(position)
-        if self.has_rotation.any():
+        if self.any_rotation:
             rows = self.has_rotation
             bone_rotation = matrix_to_quat(world[self.bones[rows], :3, :3])
             rotation[rows] = quat_to_rotvec(qcanonical(qmul(self.rotations[rows], qconj(bone_rotation))))

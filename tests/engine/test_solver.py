@@ -69,7 +69,7 @@ def test_orientation_error_takes_the_short_way():
     target = np.array([np.cos(0.2), 0.0, 0.0, np.sin(0.2)])
     for sign in (1.0, -1.0):
         tasks = TaskSet(model, [Task(1, None, sign * target)])
-        _, rotation = tasks.errors(model, model.matrices(identity_pose(2)))
+        _, rotation = tasks.errors(model.matrices(identity_pose(2)))
         assert np.allclose(rotation[0], [0, 0, 0.4])
 
 
