@@ -683,13 +683,15 @@ def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion,
     start = rows.solution(active, rhs) if active.any() else \
         (np.zeros(3 * rows.joints), np.eye(3 * rows.joints))
     steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
-    feasible = start[0]
-    at_feasible = rows.times(feasible)
+    feasible, at_feasible = start[0], None      # the feasible point's row values, once needed
     for _ in range(_MAX_ACTIVE_SET_PASSES):
         at_end = rows.times(steps[-2])
-        blocking, alpha = _first_blocking_row(rhs, active, at_feasible, at_end)
-        if blocking is None:
+        over = ~active & (at_end > rhs + _VIOLATION_TOLERANCE)
+        if not over.any():
             break
+        if at_feasible is None:
+            at_feasible = rows.times(feasible)
+        blocking, alpha = _first_blocking_row(rhs, over, at_feasible, at_end)
         feasible = feasible + alpha * (steps[-2] - feasible)
         at_feasible = at_feasible + alpha * (at_end - at_feasible)
         start = rows.with_rows(start, blocking, rhs, not active[rows.owner.size:].any())
@@ -718,9 +720,9 @@ def _predicted(levels, step):
     return np.sqrt([residual.dot(residual) for residual in residuals])
 
 
-def _first_blocking_row(slack, active, at_start, at_end):
-    """The indices of the inactive rows hit first on the segment ``start → end`` and where, or
-    ``(None, 1)``, given the row values ``G·start`` and ``G·end``.
+def _first_blocking_row(slack, over, at_start, at_end):
+    """The indices of the rows hit first on the segment ``start → end`` and where (α), among the
+    inactive rows ``over`` that ``end`` violates, given the row values ``G·start`` and ``G·end``.
 
     Primal active-set rule (Nocedal & Wright §16.5; Baerlocher §5.4.2 adds the limits one at a
     time too): only the first blocking row joins the active set. Adding every row the full step
@@ -731,9 +733,6 @@ def _first_blocking_row(slack, active, at_start, at_end):
     (neighbouring samples of a capsule meeting an obstacle), each of which would otherwise cost a
     pass that barely moves.
     """
-    over = ~active & (at_end > slack + _VIOLATION_TOLERANCE)
-    if not over.any():
-        return None, 1.0
     candidates = over.nonzero()[0]
     room = slack[candidates] - at_start[candidates]
     resting = room <= RESTING
