@@ -180,6 +180,7 @@ class Solver:
         self._memo = None  # (targets, locations, obstacles; the result's rotations; the result)
         self._last = None  # (the last result's rotations, its FK, the pose locations it had)
         self._queried = None  # (pose, obstacles, bounds, answer) of the last obstacle query
+        self._held_for = None  # (the step's active limit rows, the joints _apply retracts)
 
     def retarget(self, tasks, locations=None, obstacles=None):
         """Solve the same tasks (bones, kinds, priorities, weights, chains; in the same order)
@@ -368,13 +369,15 @@ class Solver:
         the end of this iteration's step, swung less than ``_PARAMETER_SWING`` (the parameters
         are singular at a swing of π)."""
         rows = self._held
-        if rows is None or not rows.any():
-            return np.zeros(0, np.int64)
+        if self._held_for is not None and self._held_for[0] is rows:   # this step's, again
+            return self._held_for[1]
         held = np.zeros(self.limit_rows.joints.size, bool)
-        held[self.limit_rows.owner[rows]] = True
-        swing = self.limit_rows.tangent[0][:, :2]
-        held &= np.einsum('ij,ij->i', swing, swing) <= _PARAMETER_SWING ** 2
-        return held.nonzero()[0]
+        if rows is not None:
+            held[self.limit_rows.owner[rows]] = True
+            swing = self.limit_rows.tangent[0][:, :2]
+            held &= np.einsum('ij,ij->i', swing, swing) <= _PARAMETER_SWING ** 2
+        self._held_for = (rows, held.nonzero()[0])
+        return self._held_for[1]
 
     # -- the loop ---------------------------------------------------------------------------
     def solve(self, rotations, preferred=None):
