@@ -33,7 +33,9 @@ _TANGENT_ANGLES = np.linspace(0.0, np.pi / 2, 7)
 class LimitRows:
     """The limit rows of joints with fixed limits (m,), evaluated at any rotations ``q`` (m,4)."""
 
-    def __init__(self, limits):
+    def __init__(self, limits, column_scale=None):
+        """Rows of the enabled joints of ``limits``; ``column_scale`` (m,3), if given, scales each
+        joint's Δθ columns of the gradients (the solver's stiffness weighting)."""
         enabled = np.asarray(limits.enabled, dtype=bool)
         self.joints = np.nonzero(enabled)[0]
         lim = SwingTwistLimits(
@@ -83,6 +85,8 @@ class LimitRows:
         # c · p is f for the ellipse row's coefficients c = ½∇f, so its gradient is twice S^T c
         self.gradient_factor = np.where(np.arange(self.owner.size) < self.owner.size - local.size,
                                         1.0, 2.0)[:, None]
+        if column_scale is not None:
+            self.gradient_factor = self.gradient_factor * column_scale[self.joint_of_row]
         # the ellipse row's 1/a², 1/b² per quadrant side (s ≥ 0, s < 0); 0 on a locked half-axis
         self.inverse_squares = quadrant_inverse_squares(lim)
 

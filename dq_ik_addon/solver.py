@@ -141,15 +141,14 @@ class Solver:
         self.column_scale = np.repeat(np.sqrt(1.0 - stiffness[self.joints]), 3)
         self.limits_of_joints = None if limits is None else type(limits)(
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
-        self.limit_rows = None if limits is None else LimitRows(self.limits_of_joints)
+        self.limit_rows = None if limits is None else \
+            LimitRows(self.limits_of_joints, self.column_scale.reshape(-1, 3))
         self.project_to_limits = None if limits is None else LimitProjection(self.limits_of_joints)
         self.retract_limited = None if limits is None else LimitProjection(type(limits)(
             *(np.asarray(values)[self.limit_rows.joints] for values in self.limits_of_joints))).retract
-        # each limit row's joint column scale; its right-hand side is max(slack, floor)
-        row_joints, equality = (np.zeros(0, np.int64), np.zeros(0, bool)) if limits is None else \
-            (self.limit_rows.joint_of_row, self.limit_rows.equality)
-        self.limit_row_scale = self.column_scale.reshape(-1, 3).take(row_joints, axis=0)
-        self.limit_rhs_floor = np.where(equality, -np.inf, 0.0)
+        # each limit row's right-hand side is max(slack, floor): an equality's may be negative
+        self.limit_rhs_floor = np.where(self.limit_rows.equality, -np.inf, 0.0) \
+            if limits is not None else np.zeros(0)
         self.chain_roots, self.chain_reach = self._chains()
         self.obstacles = obstacles
         self.moves = self.model.descendants_mask()
@@ -315,7 +314,6 @@ class Solver:
             np.zeros(0, bool)
         if self.limits_of_joints is not None:
             owner, gradient, slack, equality = self.limit_rows(rotations.take(self.joints, axis=0))
-            gradient = gradient * self.limit_row_scale
         band = self.settings.contact_band * self.size
         contacts = []
         if self.capsules is not None:
