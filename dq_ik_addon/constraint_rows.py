@@ -20,13 +20,14 @@ _CONTACT_DAMPING = 1e-3
 
 
 class ConstraintRows:
-    """Limit rows (owner, gradient) followed by dense contact rows, over ``3·joints`` columns."""
+    """Limit rows (owner, gradient) followed by dense contact rows (None: none), over ``3·joints``
+    columns."""
 
     def __init__(self, joints, owner, gradient, dense=None):
         self.joints = joints
         self.owner, self.gradient = owner, gradient
-        self.dense = np.zeros((0, 3 * joints)) if dense is None else dense
-        self.count = owner.size + self.dense.shape[0]
+        self.dense = dense
+        self.count = owner.size + (0 if dense is None else dense.shape[0])
 
     def times(self, step):
         """``G Δ`` for every row. Limit rows go joint by joint (an elementwise product, not one
@@ -34,7 +35,9 @@ class ConstraintRows:
         whose thread wake-ups cost more than the arithmetic on a busy machine)."""
         at_owner = step.reshape(-1, 3).take(self.owner, axis=0)
         joint_part = np.einsum('ri,ri->r', self.gradient, at_owner)
-        return np.concatenate([joint_part, self.dense.dot(step)]) if len(self.dense) else joint_part
+        if self.dense is None or not len(self.dense):
+            return joint_part
+        return np.concatenate([joint_part, self.dense.dot(step)])
 
     def solution(self, active, rhs):
         """``(C⁺ r, I − C⁺C)`` of the active rows ``C Δ = r``."""

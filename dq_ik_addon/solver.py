@@ -496,7 +496,8 @@ class Solver:
         eps = self.settings.tolerance * 1e-3
         reached = 0.5 * self.settings.tolerance
         step = steps[-1]
-        trial = self._trial(q, step, self._step_scale(step))
+        scale = self._step_scale(step)
+        trial = self._trial(q, step, scale)
         levels = current.tolist()
         unmet = [k for k, error in enumerate(levels) if error > self.settings.tolerance]
         expected = [0.0] * (len(levels) - len(predicted)) + predicted.tolist()
@@ -506,10 +507,10 @@ class Solver:
             first_task_level = max(unmet[0] - (len(levels) - len(self.level_rows)), 0)
             for candidate in {len(steps) - 2: steps[-2],
                               first_task_level: steps[first_task_level]}.values():
-                other = self._trial(q, candidate, self._step_scale(candidate))
+                candidate_scale = self._step_scale(candidate)
+                other = self._trial(q, candidate, candidate_scale)
                 if _compare_levels(other[4], trial[4], eps, reached, _TRADE) < 0:
-                    step, trial = candidate, other
-        scale = self._step_scale(step)
+                    step, trial, scale = candidate, other, candidate_scale
         for _ in range(_BACKTRACK_STEPS):
             verdict = _compare_levels(trial[4], current, eps, reached, _TRADE)
             if verdict <= 0:
