@@ -42,7 +42,7 @@ class ConstraintRows:
     def solution(self, active, rhs):
         """``(C⁺ r, I − C⁺C)`` of the active rows ``C Δ = r``."""
         limit_active, dense_active = active[:self.owner.size], active[self.owner.size:]
-        if not dense_active.any():
+        if self.dense is None or not dense_active.any():
             return joint_block_solution(self.owner[limit_active], self.gradient[limit_active],
                                         rhs[:self.owner.size][limit_active], self.joints)
         size = 3 * self.joints

@@ -281,8 +281,10 @@ class Solver:
             return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
         if polish and self._held is not None:
             count = rows.owner.size
-            held = np.concatenate([self._held & (rhs[:count] <= RESTING),
-                                   np.zeros(rows.count - count, bool)]) & ~pinned
+            held = self._held & (rhs[:count] <= RESTING)
+            if rows.count > count:
+                held = np.concatenate([held, np.zeros(rows.count - count, bool)])
+            held &= ~pinned
             if held.any():
                 steps, active = _active_set_steps(levels, rows, rhs, pinned | held, *options)
                 predicted = _predicted(levels, steps[-2])
@@ -655,7 +657,7 @@ class Solver:
         """Every task within tolerance, and no contact deeper than it."""
         tol = self.settings.tolerance
         contact_ok = self.capsules is None and self.pairs is None or errors[0] <= tol
-        if not contact_ok or np.abs(position).max(initial=0.0) >= tol:
+        if not contact_ok or np.maximum.reduce(np.abs(position), axis=None) >= tol:
             return False       # (a component past the tolerance: so is the norm)
         return bool(np.einsum('ij,ij->i', position, position).max(initial=0.0) < tol * tol
                     and (not self.tasks.any_rotation
