@@ -72,7 +72,7 @@ class Capsules:
 def contact_rows(capsules, world, frame, columns, query, margin, band):
     """``(gradient (rows, 3m), slack (rows,))`` of the points within ``margin + band``.
 
-    ``frame`` is ``jacobian.joint_columns`` of the joints; ``columns`` the (P, 3m) mask of the
+    ``frame`` is ``jacobian.JointFrames``' columns of the joints; ``columns`` the (P, 3m) mask of the
     columns that move each sample point (``jacobian.column_mask``); ``query(points,
     max_distance)`` returns the signed distances and outward normals (``inf`` for points outside
     every obstacle and farther than ``max_distance`` from it).

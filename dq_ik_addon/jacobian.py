@@ -12,16 +12,28 @@ This equals Bartelink's exp-map derivative at Δθ = 0 (digest §4.6, "equivalen
 
 import numpy as np
 
-from .quaternion import quat_to_matrix
+class JointFrames:
+    """What the Jacobians need of the joints ``joints`` of ``model`` at any pose: per joint the
+    rotation of its pre-rotation frame ``F_j = M_parent · (B_p⁻¹ B_j) · T(l_j)``, i.e.
+    ``R(M_parent) R(B_p⁻¹ B_j)`` (the rest offset's rotation is constant; a root's parent frame is
+    the armature's), equal to ``R(M_j) R(q_j)ᵀ`` without converting the rotations again."""
 
+    def __init__(self, model, joints):
+        self.joints = np.asarray(joints, dtype=np.int64)
+        parents = model.parents[self.joints]
+        self.rooted = parents < 0
+        self.parents = np.where(self.rooted, 0, parents)
+        self.offsets = model.rest_offsets[self.joints, :3, :3]
 
-def joint_columns(world, rotations, joints):
-    """``(columns, heads)`` of the joints ``joints``, per Jacobian column (3j+k for a_jk): the world
-    axes ``a_jk = R(M_j) R(q_j)ᵀ e_k`` as (3, 3m) and each column's joint centre c_j as (3m, 3).
-    Computed once per iteration, for the joints only, and shared by every Jacobian below."""
-    frames = world.take(joints, axis=0)
-    axes = frames[:, :3, :3] @ np.swapaxes(quat_to_matrix(rotations.take(joints, axis=0)), -1, -2)
-    return axes.transpose(1, 0, 2).reshape(3, 3 * len(joints)), np.repeat(frames[:, :3, 3], 3, axis=0)
+    def __call__(self, world):
+        """``(columns, heads)`` per Jacobian column (3j+k for a_jk): the world axes
+        ``a_jk = R(F_j) e_k`` as (3, 3m) and each column's joint centre c_j as (3m, 3)."""
+        parent = world.take(self.parents, axis=0)[:, :3, :3]
+        if self.rooted.any():
+            parent[self.rooted] = np.eye(3)
+        axes = parent @ self.offsets
+        heads = world.take(self.joints, axis=0)[:, :3, 3]
+        return axes.transpose(1, 0, 2).reshape(3, 3 * self.joints.size), np.repeat(heads, 3, axis=0)
 
 
 def column_mask(joint_masks, joints):
@@ -32,7 +44,7 @@ def column_mask(joint_masks, joints):
 
 def task_jacobian(columns, heads, points, mask, orientation=True):
     """Position and orientation Jacobians of the (T,3) task ``points`` over the joints of
-    ``columns, heads`` (``joint_columns``), with ``mask`` (``column_mask``) saying which columns
+    ``columns, heads`` (``JointFrames``), with ``mask`` (``column_mask``) saying which columns
     move which point. Returns ``(J_pos, J_rot)``, each (T, 3, 3m); ``J_rot`` is None unless
     ``orientation``."""
     t, size = len(points), columns.shape[1]

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .chain_model import MovingJointsFK
-from .jacobian import column_mask, joint_columns, task_jacobian
+from .jacobian import JointFrames, column_mask, task_jacobian
 from .limit_constraints import LimitRows
 from .limits import LimitProjection
 from .constraint_rows import ConstraintRows
@@ -138,6 +138,7 @@ class Solver:
         self.moved_bones = self.bones[self.joints]
         self.fk = MovingJointsFK(self.model, self.joints)
         self.task_columns = column_mask(self.tasks.joint_masks, self.joints)
+        self.joint_frames = JointFrames(self.model, self.joints)
         self.column_scale = np.repeat(np.sqrt(1.0 - stiffness[self.joints]), 3)
         self.limits_of_joints = None if limits is None else type(limits)(
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
@@ -269,7 +270,7 @@ class Solver:
         order (≤ ``_POLISHED`` × tolerance), which is all a correction needs; otherwise the
         iteration is solved afresh and polishing ends for this solve. A new solve (new targets)
         always starts afresh, so a joint never stays on its limit just because it was there."""
-        frame = joint_columns(world, rotations, self.joints)
+        frame = self.joint_frames(world)
         levels = self._levels(world, frame, position, rotation)
         secondary = None if preferred is rotations else self._rest_pull(rotations, preferred, levels)
         options = (secondary, self.settings.damping * self.size,

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from chains import (ball, identity_pose, random_limits, random_pose_in_limits, random_tree,
                     straight_chain, uniform_limits)
 from dq_ik_addon import ChainModel
-from dq_ik_addon.jacobian import column_mask, joint_columns, task_jacobian
+from dq_ik_addon.jacobian import JointFrames, column_mask, task_jacobian
 from dq_ik_addon.limits import limit_violation
 from dq_ik_addon.quaternion import qexp, qmul
 from dq_ik_addon.solver import Solver, SolverSettings, solve
@@ -23,7 +23,7 @@ def test_jacobian_matches_central_differences():
     world = model.matrices(q)
     joints = np.arange(9)
     points = model.tails(world)[tasks.bones]
-    j_pos, j_rot = task_jacobian(*joint_columns(world, q, joints), points,
+    j_pos, j_rot = task_jacobian(*JointFrames(model, joints)(world), points,
                                  column_mask(tasks.joint_masks, joints))
     h = 1e-6
     for j in joints:
@@ -58,7 +58,7 @@ def test_normal_jacobian_is_the_positional_jacobian_along_the_normals():
     normals = rng.normal(size=(6, 3))
     normals /= np.linalg.norm(normals, axis=1)[:, None]
     masks = model.descendants_mask()[:, rng.integers(0, 9, 6)].T
-    frame, columns = joint_columns(world, q, joints), column_mask(masks, joints)
+    frame, columns = JointFrames(model, joints)(world), column_mask(masks, joints)
     j_pos, _ = task_jacobian(*frame, points, columns, False)
     np.testing.assert_allclose(normal_jacobian(*frame, points, normals, columns),
                                np.einsum('pi,pij->pj', normals, j_pos), rtol=0, atol=1e-12)
