@@ -76,6 +76,10 @@ class ConstraintRows:
         joint's 3 columns."""
         step, projector = solution[0].copy(), solution[1].copy()
         for row in np.atleast_1d(added).tolist():
+            if row < self.owner.size and block_diagonal:
+                _join_block_row(step, projector, 3 * int(self.owner[row]),
+                                self.gradient[row].tolist(), float(rhs[row]))
+                continue
             if row < self.owner.size:
                 columns = slice(3 * int(self.owner[row]), 3 * int(self.owner[row]) + 3)
                 gradient, rank, damping = self.gradient[row], LIMIT_RANK_TOLERANCE, 0.0
@@ -84,20 +88,31 @@ class ConstraintRows:
                 gradient, rank, damping = self.dense[row - self.owner.size], _CONTACT_RANK, \
                     _CONTACT_DAMPING
             square = float(gradient.dot(gradient))
-            if block_diagonal:
-                block = projector[columns, columns]
-                w = block.dot(gradient)
-                norm2 = float(gradient.dot(w))
-            else:
-                w = projector[:, columns].dot(gradient)
-                norm2 = float(w.dot(w))
+            w = projector[:, columns].dot(gradient)
+            norm2 = float(w.dot(w))
             if norm2 <= rank * rank * square:
                 continue
             gain = (rhs[row] - gradient.dot(step[columns])) / (norm2 + damping * damping * square)
-            if block_diagonal:
-                step[columns] += w * gain
-                block -= w[:, None] * (w / norm2)
-            else:
-                step += w * gain
-                projector -= w[:, None] * (w / norm2)
+            step += w * gain
+            projector -= w[:, None] * (w / norm2)
         return step, projector
+
+
+def _join_block_row(step, projector, first, gradient, rhs):
+    """``ConstraintRows.with_rows`` for one limit row while P is block diagonal: the update stays
+    in its joint's 3 columns from ``first``, ``w = P_b g``, done on Python floats (a 3-vector and
+    a 3×3 block: cheaper than array operations), in place."""
+    block = projector[first:first + 3, first:first + 3]
+    (a, b, c), (d, e, f), (g, h, k) = block.tolist()
+    x, y, z = gradient
+    w = (a * x + b * y + c * z, d * x + e * y + f * z, g * x + h * y + k * z)
+    norm2 = x * w[0] + y * w[1] + z * w[2]
+    if norm2 <= LIMIT_RANK_TOLERANCE * LIMIT_RANK_TOLERANCE * (x * x + y * y + z * z):
+        return
+    s0, s1, s2 = step[first:first + 3].tolist()
+    gain = (rhs - (x * s0 + y * s1 + z * s2)) / norm2
+    step[first:first + 3] = (s0 + w[0] * gain, s1 + w[1] * gain, s2 + w[2] * gain)
+    block[...] = ((a - w[0] * w[0] / norm2, b - w[0] * w[1] / norm2, c - w[0] * w[2] / norm2),
+                  (d - w[1] * w[0] / norm2, e - w[1] * w[1] / norm2, f - w[1] * w[2] / norm2),
+                  (g - w[2] * w[0] / norm2, h - w[2] * w[1] / norm2, k - w[2] * w[2] / norm2))
+
