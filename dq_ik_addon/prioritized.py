@@ -133,12 +133,15 @@ def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion
             removed = None
             continue
         lam2 = min(damping_for(s, damping), float(err.dot(err)))
-        motion = (s / (s * s + lam2)) * u.T.dot(err - jac.dot(step))   # joint motion per direction
+        # joint motion per direction, on Python floats (a level has a dozen directions at most)
+        singular = s.tolist()
+        motion = [sigma / (sigma * sigma + lam2) * along for sigma, along
+                  in zip(singular, u.T.dot(err - jac.dot(step)).tolist())]
         if max_motion is not None:
-            turn = np.abs(motion)
-            largest = float(turn.max())       # s is descending: s[0]·max|motion| bounds them all
-            if largest > max_turn or float(s[0]) * largest > max_motion:
-                motion /= np.maximum(np.maximum(s * turn / max_motion, turn / max_turn), 1.0)
+            largest = max(map(abs, motion))   # s is descending: s[0]·max|motion| bounds them all
+            if largest > max_turn or singular[0] * largest > max_motion:
+                motion = [m / max(sigma * abs(m) / max_motion, abs(m) / max_turn, 1.0)
+                          for m, sigma in zip(motion, singular)]
         step = step + removed.T.dot(motion)
         partial[-1] = step
     if secondary is not None:
