@@ -19,10 +19,11 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
 6. Backtracking on the step length until the level errors do not get worse in priority order,
-   then ``q ← project(exp(½ Δθ) ⊗ q)``, renormalized with ``w ≥ 0``.
+   then ``q ← project(exp(½ Δθ) ⊗ q)``, renormalized with ``w ≥ 0``; joints the step holds on
+   a limit move their swing/twist parameters instead and stay on it exactly (``_apply``).
 7. The solve ends when every task is met, when no level can progress (``_blocked``: the limits
-   and contacts hold it), or when a contact held a step that did what it predicted and that was
-   under ``_SETTLE`` of each unmet level (``_holds``: the next step would be blocked).
+   and contacts hold it), or when a contact held a step that did what it predicted and what
+   further steps can gain is under ``_SETTLE`` of each unmet level (``_holds``).
 """
 
 import time
