@@ -711,8 +711,10 @@ def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion,
 
 
 def _turned(q, delta):
-    """``exp(½Δθ) ⊗ q``, unit length, ``w ≥ 0`` (the left update of DESIGN.md §4)."""
-    return qcanonical(qnormalize(qmul(qexp(0.5 * delta), q)))
+    """``exp(½Δθ) ⊗ q`` with ``w ≥ 0`` (the left update of DESIGN.md §4): a product of unit
+    quaternions, unit to rounding (every consumer is scale-invariant or normalizes: FK's
+    ``quat_to_matrix``, the homogeneous swing/twist terms, the solve's start)."""
+    return qcanonical(qmul(qexp(0.5 * delta), q))
 
 
 def _same_pose(a, b):
