@@ -22,6 +22,14 @@ import numpy as np
 LIMIT_RANK_TOLERANCE = 1e-9  # a joint's limit row this close (relative) to its other rows is dependent
 _GRAM_TOLERANCE = 1e-7
 
+try:
+    # np.linalg.eigh's own generalized ufunc (numpy 1.x and 2.x), called without the wrapper's
+    # argument checks, which cost as much as decomposing a 12×12 Gram matrix; a failed
+    # decomposition gives NaN, which the solver stops on, instead of raising
+    from numpy.linalg._umath_linalg import eigh_lo as _symmetric_eigen
+except ImportError:     # a numpy without it
+    _symmetric_eigen = np.linalg.eigh
+
 
 def rank_truncated_svd(a):
     """Thin SVD of a wide ``a`` (a level's few task rows over every joint column) without the
@@ -32,7 +40,7 @@ def rank_truncated_svd(a):
         u, s, vt = np.linalg.svd(a, full_matrices=False)
         keep = s > _GRAM_TOLERANCE * max(1.0, s[0] if s.size else 0.0)
         return u[:, keep], s[keep], vt[keep]
-    eigenvalues, u = np.linalg.eigh(a.dot(a.T))                  # ascending
+    eigenvalues, u = _symmetric_eigen(a.dot(a.T))                # ascending
     largest = float(eigenvalues[-1]) if eigenvalues.size else 0.0
     first = int(eigenvalues.searchsorted(_GRAM_TOLERANCE ** 2 * max(1.0, largest), 'right'))
     u = u[:, first:][:, ::-1]                                  # the kept ones, descending
