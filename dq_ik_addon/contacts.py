@@ -21,7 +21,7 @@ not by halves.
 
 import numpy as np
 
-from .jacobian import column_mask, normal_jacobian
+from .jacobian import normal_jacobian
 
 SAMPLES = np.linspace(0.0, 1.0, 3)
 PUSH_OUT = 0.5
@@ -167,10 +167,13 @@ def pair_clearances(pairs, world, margin):
     return np.linalg.norm(p_a - p_b, axis=1) - pairs.radii - margin
 
 
-def self_contact_rows(pairs, world, frame, joints, moves, margin, band):
+def self_contact_rows(pairs, world, frame, columns, margin, band):
     """``(gradient, slack)`` rows ``−nᵀ (J_pa − J_pb) Δθ ≤ d − margin`` of the capsule pairs closer
-    than ``margin + band``; n points from b's closest point to a's, d = |p_a − p_b| − r_a − r_b."""
-    size = 3 * len(joints)
+    than ``margin + band``; n points from b's closest point to a's, d = |p_a − p_b| − r_a − r_b.
+    ``columns`` are the (pairs, 3m) masks of the columns that move the a and b bones
+    (``jacobian.column_mask``)."""
+    columns_a, columns_b = columns
+    size = columns_a.shape[1]
     if len(pairs) == 0:
         return np.zeros((0, size)), np.zeros(0)
     p_a, p_b = _pair_points(pairs, world)
@@ -181,6 +184,6 @@ def self_contact_rows(pairs, world, frame, joints, moves, margin, band):
     if not near.any():
         return np.zeros((0, size)), np.zeros(0)
     normal = offset[near] / np.maximum(length[near], 1e-12)[:, None]
-    gradient = normal_jacobian(*frame, p_b[near], normal, column_mask(moves[:, pairs.b[near]].T, joints)) \
-        - normal_jacobian(*frame, p_a[near], normal, column_mask(moves[:, pairs.a[near]].T, joints))
+    gradient = normal_jacobian(*frame, p_b[near], normal, columns_b[near]) \
+        - normal_jacobian(*frame, p_a[near], normal, columns_a[near])
     return gradient, _push_out(clearance[near])

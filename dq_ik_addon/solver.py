@@ -19,7 +19,7 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
 6. Backtracking on the step length until the level errors do not get worse in priority order,
-   then ``q ← project(exp(½ Δθ) ⊗ q)``, renormalized with ``w ≥ 0``; joints the step holds on
+   then ``q ← project(exp(½ Δθ) ⊗ q)`` with ``w ≥ 0`` (unit to rounding); joints the step holds on
    a limit move their swing/twist parameters instead and stay on it exactly (``_apply``).
 7. The solve ends when every task is met, when no level can progress (``_blocked``: the limits
    and contacts hold it), or when a contact held a step that did what it predicted and what
@@ -167,6 +167,8 @@ class Solver:
             if self_collision:
                 self.pairs = CapsulePairs(self.model, radii, collision, self.moves[self.joints],
                                           self.settings.margin)
+                self.pair_columns = tuple(column_mask(self.moves[:, bones].T, self.joints)
+                                          for bones in (self.pairs.a, self.pairs.b))
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
         self.level_sums = np.array(self.level_rows, dtype=float)   # (levels, tasks) 0/1
         root_w = np.sqrt(self.tasks.weights)[:, None]
@@ -324,7 +326,7 @@ class Solver:
             contacts.append(contact_rows(self.capsules, world, frame, self.capsule_columns,
                                          self._obstacle_query(world), self.settings.margin, band))
         if self.pairs is not None:
-            contacts.append(self_contact_rows(self.pairs, world, frame, self.joints, self.moves,
+            contacts.append(self_contact_rows(self.pairs, world, frame, self.pair_columns,
                                               self.settings.margin, band))
         limit_rhs = np.maximum(slack, self.limit_rhs_floor)
         if contacts:
