@@ -9,9 +9,11 @@ active set later updates that solution instead of re-solving it (``with_rows``, 
 update; in the row's 3 columns while only limit rows are active).
 """
 
+import functools
+
 import numpy as np
 
-from .prioritized import LIMIT_RANK_TOLERANCE, joint_block_solution
+from .prioritized import LIMIT_RANK_TOLERANCE
 
 # Contact rows of neighbouring sample points are nearly parallel and their right-hand sides need
 # not agree, so their least-squares solution is damped and nearly dependent rows are dropped.
@@ -42,10 +44,10 @@ class ConstraintRows:
     def solution(self, active, rhs):
         """``(C⁺ r, I − C⁺C)`` of the active rows ``C Δ = r``."""
         limit_active, dense_active = active[:self.owner.size], active[self.owner.size:]
+        size = 3 * self.joints
         if self.dense is None or not dense_active.any():
             return joint_block_solution(self.owner[limit_active], self.gradient[limit_active],
                                         rhs[:self.owner.size][limit_active], self.joints)
-        size = 3 * self.joints
         owner = self.owner[limit_active]
         limit_rows = np.zeros((owner.size, size))
         limit_rows[np.arange(owner.size)[:, None], 3 * owner[:, None] + np.arange(3)] = \
@@ -98,21 +100,66 @@ class ConstraintRows:
         return step, projector
 
 
+def joint_block_solution(owner, gradient, rhs, joints):
+    """``(C⁺ r, I − C⁺C)`` over ``3·joints`` columns for rows that each touch one joint's 3
+    columns (joint limits): C is block diagonal, so each joint's block is solved alone, by
+    ``_greville_block`` row by row from ``(0, I)`` on Python floats (a joint has a few rows: this
+    is cheaper than a batched SVD of the blocks), and written into the arrays at once. Exact
+    while each joint's rows are consistent; a row dependent on the joint's earlier rows is
+    skipped (``with_rows``)."""
+    size = 3 * joints
+    step, projector = np.zeros(size), np.eye(size)
+    if owner.size == 0:
+        return step, projector
+    blocks = {}
+    for joint, row, value in zip(owner.tolist(), gradient.tolist(), rhs.tolist()):
+        block = blocks.get(joint)
+        if block is None:
+            block = blocks[joint] = ([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0])
+        _greville_block(*block, row, value)
+    solved = sorted(blocks)
+    firsts = np.array(solved, dtype=np.int64) * 3
+    step[(firsts[:, None] + _XYZ).ravel()] = [x for joint in solved for x in blocks[joint][1]]
+    projector.reshape(-1)[_block_entries(firsts.tobytes(), size)] = \
+        [x for joint in solved for x in blocks[joint][0]]
+    return step, projector
+
+
+_XYZ = np.arange(3)
+
+
+@functools.lru_cache(maxsize=64)
+def _block_entries(firsts_bytes, size):
+    """Flat indices into a ``size × size`` matrix of the 3×3 diagonal blocks that start at the
+    columns ``firsts`` (int64, as bytes: the same joints every iteration), row-major."""
+    columns = np.frombuffer(firsts_bytes, dtype=np.int64)[:, None] + _XYZ
+    return (columns[:, :, None] * size + columns[:, None, :]).ravel()
+
+
 def _join_block_row(step, projector, first, gradient, rhs):
     """``ConstraintRows.with_rows`` for one limit row while P is block diagonal: the update stays
-    in its joint's 3 columns from ``first``, ``w = P_b g``, done on Python floats (a 3-vector and
-    a 3×3 block: cheaper than array operations), in place."""
+    in its joint's 3 columns from ``first`` (``_greville_block`` on the block, in place)."""
     block = projector[first:first + 3, first:first + 3]
-    (a, b, c), (d, e, f), (g, h, k) = block.tolist()
-    x, y, z = gradient
-    w = (a * x + b * y + c * z, d * x + e * y + f * z, g * x + h * y + k * z)
-    norm2 = x * w[0] + y * w[1] + z * w[2]
-    if norm2 <= LIMIT_RANK_TOLERANCE * LIMIT_RANK_TOLERANCE * (x * x + y * y + z * z):
-        return
-    s0, s1, s2 = step[first:first + 3].tolist()
-    gain = (rhs - (x * s0 + y * s1 + z * s2)) / norm2
-    step[first:first + 3] = (s0 + w[0] * gain, s1 + w[1] * gain, s2 + w[2] * gain)
-    block[...] = ((a - w[0] * w[0] / norm2, b - w[0] * w[1] / norm2, c - w[0] * w[2] / norm2),
-                  (d - w[1] * w[0] / norm2, e - w[1] * w[1] / norm2, f - w[1] * w[2] / norm2),
-                  (g - w[2] * w[0] / norm2, h - w[2] * w[1] / norm2, k - w[2] * w[2] / norm2))
+    flat, part = block.ravel().tolist(), step[first:first + 3].tolist()
+    if _greville_block(flat, part, gradient, rhs):
+        step[first:first + 3] = part
+        block[...] = flat[0:3], flat[3:6], flat[6:9]
 
+
+def _greville_block(block, step, gradient, rhs):
+    """Greville's update (``ConstraintRows.with_rows``) of one joint's 3×3 projector block
+    (9 floats, row-major) and 3-vector step for the row ``gradient · Δ = rhs``, ``w = P_b g``, in
+    place on Python lists; False (nothing changed) for a row dependent on the block's rows."""
+    a, b, c, d, e, f, g, h, k = block
+    x, y, z = gradient
+    w0, w1, w2 = a * x + b * y + c * z, d * x + e * y + f * z, g * x + h * y + k * z
+    norm2 = x * w0 + y * w1 + z * w2
+    if norm2 <= LIMIT_RANK_TOLERANCE * LIMIT_RANK_TOLERANCE * (x * x + y * y + z * z):
+        return False
+    s0, s1, s2 = step
+    gain = (rhs - (x * s0 + y * s1 + z * s2)) / norm2
+    step[:] = s0 + w0 * gain, s1 + w1 * gain, s2 + w2 * gain
+    v0, v1, v2 = w0 / norm2, w1 / norm2, w2 / norm2
+    block[:] = (a - w0 * v0, b - w0 * v1, c - w0 * v2, d - w1 * v0, e - w1 * v1, f - w1 * v2,
+                g - w2 * v0, h - w2 * v1, k - w2 * v2)
+    return True

@@ -15,8 +15,6 @@ capped by the level's squared error ``‖e_k‖²`` as in Sugihara's Levenberg�
 T-RO 2011), so the damping fades as a reachable task converges and steps become Gauss–Newton.
 """
 
-import functools
-
 import numpy as np
 
 LIMIT_RANK_TOLERANCE = 1e-9  # a joint's limit row this close (relative) to its other rows is dependent
@@ -56,66 +54,12 @@ def damping_for(singular_values, epsilon):
     return 0.0 if smallest >= epsilon else epsilon ** 2 * (1.0 - (smallest / epsilon) ** 2)
 
 
-def joint_block_solution(owner, gradient, slack, joints):
-    """``(C⁺ r, I − C⁺C)`` for rows that each touch one joint's 3 columns (joint limits).
-
-    C is block diagonal, so its pseudo-inverse is the per-joint 3×3 one: one batched SVD of the
-    (joints, k, 3) stack of each joint's rows replaces an SVD of the whole (rows, 3·joints) C.
-    """
-    size = 3 * joints
-    if owner.size == 0:
-        return np.zeros(size), np.eye(size)
-    order, shape, stack_at, columns = _joint_blocks(owner.tobytes(), owner.dtype.str)
-    block_entries = _block_entries(columns.tobytes(), columns.dtype.str, size)
-    stacked = np.zeros(shape + (3,))
-    rhs = np.zeros(shape)
-    stacked[stack_at] = gradient.take(order, axis=0)
-    rhs[stack_at] = slack.take(order)
-    u, s, vt = np.linalg.svd(stacked, full_matrices=False)      # (m,k,r) (m,r) (m,r,3)
-    keep = s > LIMIT_RANK_TOLERANCE * np.maximum(1.0, s[:, :1])
-    coefficients = np.matmul(rhs[:, None, :], u)[:, 0] * np.where(keep, 1.0 / np.where(keep, s, 1.0),
-                                                                 0.0)     # (m,r)
-    kept_vt = vt * keep[:, :, None]
-    step, projector = np.zeros(size), np.eye(size)
-    step[columns] = np.matmul(coefficients[:, None, :], kept_vt)[:, 0]
-    flat = projector.reshape(-1)
-    flat[block_entries] -= np.matmul(np.swapaxes(kept_vt, 1, 2), kept_vt).reshape(-1)
-    return step, projector
-
-
-@functools.lru_cache(maxsize=64)
-def _joint_blocks(owner_bytes, dtype):
-    """How ``joint_block_solution`` stacks rows of the joints ``owner`` (as bytes: an iteration's
-    pinned rows are the same every iteration, so this is computed once): the rows' order, the
-    stack's (joints with rows, most rows of one joint) shape, each sorted row's (block, slot)
-    and each block's 3 columns."""
-    owner = np.frombuffer(owner_bytes, dtype=dtype)
-    order = np.argsort(owner, kind="stable")
-    owner = owner[order]
-    slot = np.arange(owner.size) - np.searchsorted(owner, owner)
-    starts = slot == 0
-    block = np.cumsum(starts) - 1
-    shape = (int(starts.sum()), int(slot.max()) + 1)
-    return order, shape, (block, slot), 3 * owner[starts][:, None] + _XYZ
-
-
-_XYZ = np.arange(3)
-
-
-@functools.lru_cache(maxsize=64)
-def _block_entries(columns_bytes, dtype, size):
-    """Flat indices into a ``size × size`` matrix of the 3×3 diagonal blocks at ``columns``
-    (``_joint_blocks``' (blocks, 3) columns, as bytes), block by block, row-major."""
-    columns = np.frombuffer(columns_bytes, dtype=dtype).reshape(-1, 3).astype(np.int64)
-    return (columns[:, :, None] * size + columns[:, None, :]).ravel()
-
-
 def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion=None,
                      max_turn=np.inf):
     """The steps Δ_1 … Δ_K, Δ for ``levels`` = [(J_k, e_k), ...] in priority order.
 
     Returns a list: the cumulative step after each level, then the full step with the secondary
-    criterion. ``start`` = (C⁺ r, I − C⁺C) of the hard constraints (``joint_block_solution``);
+    criterion. ``start`` = (C⁺ r, I − C⁺C) of the hard constraints (``ConstraintRows.solution``);
     ``secondary`` z is projected into the remaining null space;
     ``damping`` is ε = λ_max of every level, in J's units.
 

@@ -239,7 +239,7 @@ def test_fuzz_limits_are_never_exceeded(seed, n, tasks, obstacle, self_collision
 
 
 def test_joint_block_solution_equals_the_full_pseudo_inverse():
-    from dq_ik_addon.prioritized import joint_block_solution
+    from dq_ik_addon.constraint_rows import joint_block_solution
     rng = np.random.default_rng(4)
     owner = np.array([2, 0, 2, 3, 2, 0])
     gradient = rng.normal(size=(6, 3))
@@ -257,9 +257,8 @@ def test_joint_block_solution_equals_the_full_pseudo_inverse():
 
 def test_adding_limit_rows_one_at_a_time_equals_solving_them_together():
     """Greville's rank-one updates (``ConstraintRows.with_rows``) give the same
-    ``(C⁺ r, I − C⁺C)`` as the batched per-joint solution, a dependent row included."""
-    from dq_ik_addon.constraint_rows import ConstraintRows
-    from dq_ik_addon.prioritized import joint_block_solution
+    ``(C⁺ r, I − C⁺C)`` as solving the rows together, a dependent row included."""
+    from dq_ik_addon.constraint_rows import ConstraintRows, joint_block_solution
     rng = np.random.default_rng(5)
     owner = np.array([2, 0, 2, 3, 2, 0])
     gradient = rng.normal(size=(6, 3))
