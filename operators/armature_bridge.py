@@ -10,7 +10,7 @@ import bpy
 import numpy as np
 
 from ..dq_ik_addon import ChainModel
-from ..dq_ik_addon.euler import EULER_ORDERS, euler_to_quat, quat_to_euler
+from ..dq_ik_addon.euler import euler_to_quat, quat_to_euler
 from ..dq_ik_addon.quaternion import (
     qcanonical,
     qnormalize,
@@ -107,9 +107,14 @@ def _rotation_modes(pose_bones):
     """Every pose bone's ``rotation_mode`` identifier, read as enum values with one ``foreach_get``
     (a Python loop over the bones' ``rotation_mode`` costs ~0.6 µs a bone)."""
     values = _get(pose_bones, "rotation_mode", 1, dtype=np.int32)
-    identifier = {item.value: item.identifier
-                  for item in bpy.types.PoseBone.bl_rna.properties["rotation_mode"].enum_items}
-    return np.array([identifier[value] for value in values.tolist()])
+    if not _MODE_IDENTIFIERS:
+        _MODE_IDENTIFIERS.update(
+            (item.value, item.identifier)
+            for item in bpy.types.PoseBone.bl_rna.properties["rotation_mode"].enum_items)
+    return np.array([_MODE_IDENTIFIERS[value] for value in values.tolist()])
+
+
+_MODE_IDENTIFIERS = {}  # rotation_mode enum value → identifier, read from RNA once
 
 
 class PoseArrays:
@@ -122,48 +127,50 @@ class PoseArrays:
         self.axis_angle = _get(pose_bones, "rotation_axis_angle", 4)
         self.location = _get(pose_bones, "location", 3)
         self.modes = _rotation_modes(pose_bones)
+        # the rotation modes other than quaternion in use, each with its bones
+        self.other_modes = {mode: self.modes == mode
+                            for mode in sorted(set(self.modes.tolist()) - {'QUATERNION'})}
         self.changed = set()  # the channels set_rotations changed, the only ones write() writes
-        if not all(np.isfinite(a).all() for a in (self.quaternion, self.euler,
-                                                   self.axis_angle, self.location)):
+        if not np.isfinite(np.concatenate([self.quaternion.ravel(), self.euler.ravel(),
+                                           self.axis_angle.ravel(), self.location.ravel()])).all():
             raise ArmatureError(f"'{obj.name}' has NaN or infinite pose values; "
                                 "clear the pose of the affected bones (Alt+R, Alt+G)")
 
     def rotations(self):
         """(n,4) unit quaternions relative to rest, converted from each bone's rotation mode."""
         q = qnormalize(self.quaternion)
-        for order in EULER_ORDERS:
-            rows = self.modes == order
-            if rows.any():
-                q[rows] = euler_to_quat(self.euler[rows], order)
-        rows = self.modes == 'AXIS_ANGLE'
-        if rows.any():
-            aa = self.axis_angle[rows]
-            q[rows] = quat_from_axis_angle(aa[:, 1:], aa[:, 0])
+        for mode, rows in self.other_modes.items():
+            if mode == 'AXIS_ANGLE':
+                aa = self.axis_angle[rows]
+                q[rows] = quat_from_axis_angle(aa[:, 1:], aa[:, 0])
+            else:
+                q[rows] = euler_to_quat(self.euler[rows], mode)
         return q
 
     def set_rotations(self, rotations, rows=None):
         """Store new rotations in each bone's own mode (only ``rows``, default all)."""
         rows_mask = np.ones(len(self.modes), dtype=bool) if rows is None else rows
         q = np.asarray(rotations, dtype=np.float64)
-        keep_sign = np.sign(np.einsum('ij,ij->i', q, self.quaternion))
-        quat_rows = rows_mask & (self.modes == 'QUATERNION')
-        if quat_rows.any():
-            self.quaternion[quat_rows] = q[quat_rows] * np.where(keep_sign[quat_rows] < 0, -1.0,
-                                                                 1.0)[:, None]
-            self.changed.add("rotation_quaternion")
-        for order in EULER_ORDERS:
-            sel = rows_mask & (self.modes == order)
-            if sel.any():
-                self.euler[sel] = quat_to_euler(q[sel], order, compat=self.euler[sel])
+        quat_rows = rows_mask.copy()
+        for mode, sel in self.other_modes.items():
+            quat_rows &= ~sel
+            sel = rows_mask & sel
+            if not sel.any():
+                continue
+            if mode == 'AXIS_ANGLE':
+                self.changed.add("rotation_axis_angle")
+                rotvec = quat_to_rotvec(qcanonical(q[sel]))
+                angle = np.linalg.norm(rotvec, axis=1)
+                axis = np.where(angle[:, None] > 1e-12,
+                                rotvec / np.maximum(angle, 1e-300)[:, None], self.axis_angle[sel, 1:])
+                self.axis_angle[sel] = np.column_stack([angle, axis])
+            else:
+                self.euler[sel] = quat_to_euler(q[sel], mode, compat=self.euler[sel])
                 self.changed.add("rotation_euler")
-        sel = rows_mask & (self.modes == 'AXIS_ANGLE')
-        if sel.any():
-            self.changed.add("rotation_axis_angle")
-            rotvec = quat_to_rotvec(qcanonical(q[sel]))
-            angle = np.linalg.norm(rotvec, axis=1)
-            axis = np.where(angle[:, None] > 1e-12, rotvec / np.maximum(angle, 1e-300)[:, None],
-                            self.axis_angle[sel, 1:])
-            self.axis_angle[sel] = np.column_stack([angle, axis])
+        if quat_rows.any():     # the sign of the current value kept, so keyed curves do not flip
+            keep_sign = np.einsum('ij,ij->i', q[quat_rows], self.quaternion[quat_rows])
+            self.quaternion[quat_rows] = q[quat_rows] * np.where(keep_sign < 0, -1.0, 1.0)[:, None]
+            self.changed.add("rotation_quaternion")
 
     def write(self, obj):
         """Write the rotation channels ``set_rotations`` changed with ``foreach_set`` (locations

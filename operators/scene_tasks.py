@@ -5,6 +5,8 @@ Targets are brought into armature space with ``armature.matrix_world⁻¹ · tar
 solves the same as one at the origin. Target orientations drop any scale.
 """
 
+import operator
+
 import numpy as np
 
 from ..dq_ik_addon.limits import SwingTwistLimits
@@ -15,8 +17,9 @@ _LIMIT_FIELDS = ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
                  "twist_min", "twist_max")
 
 
-def target_matrix(obj, settings):
-    """The task's goal in armature space (mathutils Matrix), or None with the reason."""
+def target_matrix(to_armature, settings):
+    """The task's goal in armature space (mathutils Matrix; ``to_armature`` is the armature's
+    ``matrix_world⁻¹``), or None with the reason."""
     target = settings.target
     if target is None:
         return None, "has no target"
@@ -28,7 +31,7 @@ def target_matrix(obj, settings):
         if bone is None:
             return None, f"targets bone '{settings.subtarget}', which '{target.name}' does not have"
         world = world @ bone.matrix
-    return obj.matrix_world.inverted_safe() @ world, None
+    return to_armature @ world, None
 
 
 def read_tasks(obj, model):
@@ -37,14 +40,14 @@ def read_tasks(obj, model):
     Like every reader here it walks ``obj.pose.bones`` in order, which is the order of
     ``model.names`` (``armature_bridge.read_model``)."""
     tasks, names, warnings = [], [], []
-    for i, (name, pose_bone) in enumerate(zip(model.names, obj.pose.bones)):
-        settings = pose_bone.dqik
-        if not settings.use_target:
-            continue
+    pose_bones = obj.pose.bones
+    to_armature = obj.matrix_world.inverted_safe()
+    for i in [i for i, pose_bone in enumerate(pose_bones) if pose_bone.dqik.use_target]:
+        name, settings = model.names[i], pose_bones[i].dqik
         if not (settings.use_position or settings.use_rotation):
             warnings.append(f"{name}: neither position nor rotation is enabled; skipped")
             continue
-        matrix, problem = target_matrix(obj, settings)
+        matrix, problem = target_matrix(to_armature, settings)
         if matrix is None:
             warnings.append(f"{name} {problem}; skipped")
             continue
@@ -63,14 +66,15 @@ def read_tasks(obj, model):
 def read_limits(obj, model, bones=None):
     """SwingTwistLimits of every bone (disabled where ``use_limits`` is off); with ``bones``
     (indices) only those are read, the others are left disabled."""
-    values = np.zeros((len(_LIMIT_FIELDS), len(model)))
-    enabled = np.zeros(len(model), dtype=bool)
+    values = np.zeros((len(model), len(_LIMIT_FIELDS) + 1))
     pose_bones = obj.pose.bones
-    for i in range(len(model)) if bones is None else bones.tolist():
-        settings = pose_bones[i].dqik
-        enabled[i] = settings.use_limits
-        values[:, i] = [getattr(settings, f) for f in _LIMIT_FIELDS]
-    return SwingTwistLimits(*values, enabled)
+    indices = range(len(model)) if bones is None else bones.tolist()
+    if len(indices):
+        values[indices] = [_limit_settings(pose_bones[i].dqik) for i in indices]
+    return SwingTwistLimits(*values.T[1:], values[:, 0] > 0.5)
+
+
+_limit_settings = operator.attrgetter("use_limits", *_LIMIT_FIELDS)
 
 
 def read_stiffness(obj, bones=None):
@@ -78,8 +82,9 @@ def read_stiffness(obj, bones=None):
     read and the others are 0)."""
     pose_bones = obj.pose.bones
     stiffness = np.zeros(len(pose_bones))
-    for i in range(len(pose_bones)) if bones is None else bones.tolist():
-        stiffness[i] = pose_bones[i].dqik.stiffness
+    indices = range(len(pose_bones)) if bones is None else bones.tolist()
+    if len(indices):
+        stiffness[indices] = [pose_bones[i].dqik.stiffness for i in indices]
     return stiffness
 
 
