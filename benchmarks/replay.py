@@ -8,7 +8,12 @@ engine changes by instruction count (not a benchmark table; timings on a busy ma
 
 The second ``perf`` line builds the solver and solves the first target cold but replays nothing:
 subtract its count and divide by the printed number of warm solves. Set
-``OPENBLAS_NUM_THREADS=1`` for both. ``run`` imports only numpy and this repository's engine
+``OPENBLAS_NUM_THREADS=1`` for both. Instruction counts miss what LAPACK's small decompositions
+cost (a batched 3×3 SVD runs few instructions slowly), so time a change too, on a quiet machine:
+
+    .venv/bin/python benchmarks/replay.py time problems.pkl basic-root   # fastest of 7 replays
+
+``run`` and ``time`` import only numpy and this repository's engine
 (``dq_ik_addon``), so it measures the working tree without building the extension. Problems:
 ``basic-root``, ``basic-limb``, ``human-root`` (4 effectors, HUMANOID limits, targets moving
 ≤ 5 cm per step, as in ``solve.py``) and ``basic-collision``, ``human-collision`` (``collision.py``'s
@@ -19,10 +24,12 @@ import dataclasses
 import os
 import pickle
 import sys
+import time
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TIMED_RUNS = 7
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 
@@ -93,14 +100,17 @@ def run(path, name, setup_only):
         solver.tasks.positions[rows] = goals[0]
         rotations = solver.solve(np.tile([1.0, 0.0, 0.0, 0.0], (len(model), 1))).rotations
         goals = goals[1:]
-    iterations = 0
+    iterations, started = 0, time.perf_counter()
     if not setup_only:
         for goal in goals:
             solver.tasks.positions[rows] = goal
             result = solver.solve(rotations)
             rotations, iterations = result.rotations, iterations + result.iterations
+    elapsed = time.perf_counter() - started
     print(f"{name}: setup only, {len(goals)} warm solves not replayed" if setup_only else
-          f"{name}: {len(goals)} warm solves, {iterations} iterations")
+          f"{name}: {len(goals)} warm solves, {iterations} iterations, "
+          f"{elapsed / len(goals) * 1e3:.3f} ms per warm solve")
+    return elapsed / len(goals)
 
 
 if __name__ == "__main__":
@@ -109,5 +119,8 @@ if __name__ == "__main__":
         dump(sys.argv[2])
     elif len(sys.argv) >= 4 and sys.argv[1] == "run":
         run(sys.argv[2], sys.argv[3], "--setup" in sys.argv[4:])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "time":
+        best = min(run(sys.argv[2], sys.argv[3], False) for _ in range(TIMED_RUNS))
+        print(f"{sys.argv[3]}: fastest of {TIMED_RUNS} replays {best * 1e3:.3f} ms per warm solve")
     else:
         sys.exit(__doc__)
