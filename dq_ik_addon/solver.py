@@ -18,6 +18,8 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
 5. The rest pull ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, with
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
+   Correction steps carry none: they only take back the last step's second-order error, and
+   their minimum-norm step already stays nearest where it starts.
 6. Backtracking on the step length until the level errors do not get worse in priority order,
    then ``q ← project(exp(½ Δθ) ⊗ q)`` with ``w ≥ 0`` (unit to rounding); joints the step holds on
    a limit move their swing/twist parameters instead and stay on it exactly (``_apply``).
@@ -272,10 +274,12 @@ class Solver:
         of being found again pass by pass. That step is kept when it meets every level to first
         order (≤ ``_POLISHED`` × tolerance), which is all a correction needs; otherwise the
         iteration is solved afresh and polishing ends for this solve. A new solve (new targets)
-        always starts afresh, so a joint never stays on its limit just because it was there."""
+        always starts afresh, so a joint never stays on its limit just because it was there.
+        A polish step has no rest pull (module docstring, step 5)."""
         frame = self.joint_frames(world)
         levels = self._levels(world, frame, position, rotation)
-        secondary = None if preferred is rotations else self._rest_pull(rotations, preferred, levels)
+        secondary = None if preferred is rotations or polish else \
+            self._rest_pull(rotations, preferred, levels)
         options = (secondary, self.settings.damping * self.size,
                    self.settings.max_task_step * self.size, self.settings.max_joint_step)
         rows, rhs, pinned = self._constraint_rows(world, rotations, frame)
@@ -303,7 +307,8 @@ class Solver:
 
     def _rest_pull(self, rotations, preferred, levels):
         """The secondary task ``w · 2 log(q_pref ⊗ q*)`` of step 5 (module docstring), in the scaled
-        joint columns; ``_step`` skips it at the preferred pose itself, where it is 0."""
+        joint columns; ``_step`` skips it at the preferred pose itself, where it is 0, and in
+        polish steps."""
         q = rotations.take(self.joints, axis=0)
         pull = 2.0 * qlog(qcanonical(qmul(preferred.take(self.joints, axis=0), qconj(q)))).ravel()
         remaining = np.sqrt(sum(float(err.dot(err)) for _, err in levels))

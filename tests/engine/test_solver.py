@@ -9,7 +9,7 @@ from chains import (ball, identity_pose, random_limits, random_pose_in_limits, r
 from dq_ik_addon import ChainModel
 from dq_ik_addon.jacobian import JointFrames, column_mask, task_jacobian
 from dq_ik_addon.limits import limit_violation
-from dq_ik_addon.quaternion import qexp, qmul
+from dq_ik_addon.quaternion import qconj, qexp, qlog, qmul
 from dq_ik_addon.solver import Solver, SolverSettings, solve
 from dq_ik_addon.tasks import Task, TaskSet
 
@@ -175,6 +175,26 @@ def test_stiffness_one_locks_and_stiffer_moves_less():
     angle = lambda q: 2 * np.arccos(min(1.0, abs(q[0])))
     assert angle(stiff.rotations[0]) < angle(soft.rotations[0])
     assert stiff.position_errors[0] < 1e-5
+
+
+@pytest.mark.parametrize("seed", range(11, 16))
+def test_rest_pull_keeps_the_redundant_freedom_near_the_preferred_pose(seed):
+    """The lowest level pulls the null space towards ``preferred`` (``rest_weight``): a redundant
+    arm reaching the same target from the rest pose ends nearer that pose with the pull than
+    without it, and the task is met either way (the pull ranks below every task)."""
+    model = straight_chain(4)
+    rng = np.random.default_rng(seed)
+    preferred = random_pose_in_limits(rng, uniform_limits(4))
+    goal = model.tails(model.matrices(random_pose_in_limits(rng, uniform_limits(4))))[3]
+
+    def distance_to_preferred(rest_weight):
+        result = solve(model, identity_pose(4), [Task(3, goal)], preferred=preferred,
+                       settings=SolverSettings(rest_weight=rest_weight, max_iterations=300))
+        assert result.position_errors[0] < 1e-5
+        turn = qmul(preferred, qconj(result.rotations))
+        return np.linalg.norm(2 * qlog(turn * np.sign(turn[:, :1])))
+
+    assert distance_to_preferred(0.5) < 0.9 * distance_to_preferred(0.0)
 
 
 def test_degenerate_inputs_never_give_nan():
