@@ -100,7 +100,7 @@ def test_limit_on_its_boundary_does_not_stop_the_others():
     assert limit_violation(result.rotations, limits).max() <= 1e-6
 
 
-def _conflict(priority_a, priority_b):
+def _conflict(priority_a, priority_b, weight_a=1.0, weight_b=1.0):
     """Two tails of a branching rig pulled apart: both cannot be met."""
     rest = np.tile(np.eye(4), (3, 1, 1))
     rest[1, 1, 3] = 1.0
@@ -111,8 +111,8 @@ def _conflict(priority_a, priority_b):
     # both tails sit at distance 2 from the root's head, on the same point: only one goal can be met
     goal_a = 2.0 * np.array([np.sin(0.5), np.cos(0.5), 0.0])
     goal_b = 2.0 * np.array([-np.sin(0.5), np.cos(0.5), 0.0])
-    tasks = [Task(1, goal_a, priority=priority_a, chain_count=2),
-             Task(2, goal_b, priority=priority_b, chain_count=2)]
+    tasks = [Task(1, goal_a, priority=priority_a, weight=weight_a, chain_count=2),
+             Task(2, goal_b, priority=priority_b, weight=weight_b, chain_count=2)]
     stiff = np.array([0.0, 1.0, 1.0])  # only the shared root may move: a true conflict
     return solve(model, identity_pose(3), tasks, stiffness=stiff,
                  settings=SolverSettings(max_iterations=300)), model
@@ -131,6 +131,38 @@ def test_same_level_gives_the_weighted_compromise():
     a, b = result.position_errors
     assert a > 1e-3 and b > 1e-3
     assert abs(a - b) < 1e-4  # equal weights, symmetric problem: the middle
+
+
+def test_a_heavier_task_wins_more_of_a_same_level_conflict():
+    """Within a level the tasks' weights set the compromise: weighted least squares over the one
+    shared joint puts the root's turn φ at (3·0.5 − 0.5)/4 = 0.25 rad for weights 3 and 1, so
+    the tails miss by 2·2·sin(0.125) and 2·2·sin(0.375) (chords of a radius-2 circle)."""
+    result, _ = _conflict(1, 1, weight_a=3.0, weight_b=1.0)
+    a, b = result.position_errors
+    assert a == pytest.approx(4 * np.sin(0.125), rel=0.02)
+    assert b == pytest.approx(4 * np.sin(0.375), rel=0.02)
+
+
+@pytest.mark.parametrize("reach", [0.0, 1.3])
+def test_a_scaled_rig_is_solved_with_the_same_rotations(reach):
+    """Damping, step clamps and contact bands are fractions of the chain size: a rig and its
+    target 100 times larger (with the tolerance, in metres, 100 times larger) give the same
+    rotations, iteration for iteration; for a target in reach (FK of an in-limit pose) and for one
+    1.3 times the chain's length away, where the stretched chain is near singular and damped."""
+    limits = uniform_limits(5)
+    pose = random_pose_in_limits(np.random.default_rng(12), limits)
+    results = []
+    for scale in (1.0, 100.0):
+        model = straight_chain(5, length=scale)
+        goal = model.tails(model.matrices(pose))[4]
+        if reach:
+            goal = goal / np.linalg.norm(goal) * reach * 5 * scale
+        results.append(solve(model, identity_pose(5), [Task(4, goal)], limits=limits,
+                             settings=SolverSettings(tolerance=1e-5 * scale, max_iterations=200)))
+    small, large = results
+    assert reach or (small.position_errors[0] < 1e-5 and large.position_errors[0] < 1e-3)
+    assert small.iterations == large.iterations
+    np.testing.assert_allclose(small.rotations, large.rotations, atol=1e-9)
 
 
 def test_priority_secondary_task_uses_the_remaining_freedom():
@@ -256,6 +288,26 @@ def test_fuzz_limits_are_never_exceeded(seed, n, tasks, obstacle, self_collision
     for pose in (result.rotations, again.rotations):
         assert np.isfinite(pose).all()
         assert limit_violation(pose[moved], solver.limits_of_joints).max(initial=0) <= 1e-6
+
+
+def test_each_singular_direction_of_a_level_step_is_clamped_alone():
+    """``prioritized_step``'s clamp (``max_task_step``, ``max_joint_step``): along each singular
+    direction of a level the predicted task motion is at most ``max_motion`` and the joint motion
+    at most ``max_turn``; directions within both keep their damped least-squares motion."""
+    from dq_ik_addon.prioritized import prioritized_step
+    rng = np.random.default_rng(8)
+    jac = rng.normal(size=(6, 12)) * np.array([3.0, 2.0, 1.0, 0.5, 0.2, 0.05])[:, None]
+    err = rng.normal(size=6)
+    u, s, vt = np.linalg.svd(jac, full_matrices=False)
+    free = prioritized_step([(jac, err)])[-1]
+    clamped = prioritized_step([(jac, err)], max_motion=0.5, max_turn=4.0)[-1]
+    free_motion, motion = u.T.dot(jac.dot(free)), u.T.dot(jac.dot(clamped))
+    assert np.all(np.abs(motion) <= 0.5 + 1e-12)
+    assert np.all(np.abs(vt.dot(clamped)) <= 4.0 + 1e-12)
+    within = (np.abs(free_motion) <= 0.5) & (np.abs(vt.dot(free)) <= 4.0)
+    assert within.any() and not within.all()
+    np.testing.assert_allclose(motion[within], free_motion[within], rtol=1e-9)
+    assert np.all(np.sign(motion) == np.sign(free_motion))
 
 
 def test_joint_block_solution_equals_the_full_pseudo_inverse():
