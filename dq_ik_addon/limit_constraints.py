@@ -89,6 +89,17 @@ class LimitRows:
             self.gradient_factor = self.gradient_factor * column_scale[self.joint_of_row]
         # the ellipse row's 1/a², 1/b² per quadrant side (s ≥ 0, s < 0); 0 on a locked half-axis
         self.inverse_squares = quadrant_inverse_squares(lim)
+        # a joint that turns about one axis only (``turning_axes``) keeps the rows of its free
+        # parameter: those of its locked ones would be 0 over its one column, and its ellipse
+        # degenerates to the tangent rows' bounds of the free one
+        locked = _locked_parameters(lim)
+        single = locked.sum(axis=1) >= 2
+        support = np.concatenate(coefficients) != 0.0
+        keep = ~single[self.owner] | (support & ~locked[self.owner]).any(axis=1)
+        self.owner, self.bounds, self.equality, self.joint_of_row, self.rows, \
+            self.gradient_factor = (values[keep] for values in (
+                self.owner, self.bounds, self.equality, self.joint_of_row, self.rows,
+                self.gradient_factor))
 
     def __call__(self, q):
         """``(owner, gradient, slack, equality)`` at rotations ``q``: the index of each row's joint
@@ -110,6 +121,26 @@ class LimitRows:
         gradient = np.matmul(self.padded, sens).reshape(-1, 3).take(self.rows, axis=0)
         slack = self.bounds - np.matmul(self.padded, params[:, :, None]).reshape(-1).take(self.rows)
         return self.joint_of_row, gradient * self.gradient_factor, slack, self.equality
+
+
+def turning_axes(limits):
+    """(m,3) per joint and Δθ axis (x, y, z): 0 for the axes a joint cannot turn about because its
+    limits lock every swing/twist parameter but one (both bounds 0), else 1. Such a joint, a knee
+    for one, stays on ``q = exp(½ s e_k)`` (k: the free parameter's axis, x for s_x, z for s_z,
+    y for τ) exactly when Δθ has only that component, since ``exp(½ δ e_k) ⊗ exp(½ s e_k)`` is
+    ``exp(½ (s + δ) e_k)``: the solver then zeroes the other two columns instead of holding two
+    equality rows on them. Disabled joints and joints with two or more free parameters get 1."""
+    locked = _locked_parameters(limits) & np.asarray(limits.enabled, dtype=bool)[:, None]
+    single = locked.sum(axis=1) >= 2
+    return np.where(single[:, None], ~locked, True)[:, [0, 2, 1]].astype(float)
+
+
+def _locked_parameters(limits):
+    """(m,3) per joint: (s_x, s_z, τ) locked, both of its bounds 0."""
+    return np.stack([(np.asarray(low) >= 0.0) & (np.asarray(high) <= 0.0)
+                     for low, high in ((limits.swing_x_min, limits.swing_x_max),
+                                       (limits.swing_z_min, limits.swing_z_max),
+                                       (limits.twist_min, limits.twist_max))], axis=1)
 
 
 _QUADRANTS = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]])

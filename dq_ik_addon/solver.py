@@ -7,7 +7,9 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
 2. Jacobians of the tasks over the joints any task may move; orientation rows are scaled by the
    chain size L so that metres and radians weigh alike; rows weighted by √weight within a level.
    Each level's predicted motion is clamped to ``max_task_step`` (§5.2, see ``prioritized_step``).
-3. Joint stiffness as a weighted minimum norm: ``Δθ = W^½ y`` with ``W = diag(1 − stiffness)``.
+3. Joint stiffness as a weighted minimum norm: ``Δθ = W^½ y`` with ``W = diag(1 − stiffness)``;
+   a joint whose limits leave one swing/twist parameter free (a knee) turns about that axis
+   alone, its other two columns zeroed in W (``limit_constraints.turning_axes``).
 4. Joint limits as an active set above every task: start with the equalities only (locked axes,
    penetrating contacts), solve, add the first row the task step runs into (with the rows it
    hits at the same place, ``_first_blocking_row``), solve again (a joint on its limit leaves it
@@ -35,7 +37,7 @@ import numpy as np
 
 from .chain_model import MovingJointsFK
 from .jacobian import JointFrames, column_mask, task_jacobian
-from .limit_constraints import LimitRows
+from .limit_constraints import LimitRows, turning_axes
 from .limits import LimitProjection
 from .constraint_rows import ConstraintRows
 from .contacts import (MIN_RADIUS, CapsulePairs, Capsules, contact_rows, pair_clearances,
@@ -142,9 +144,11 @@ class Solver:
         self.fk = MovingJointsFK(self.model, self.joints)
         self.task_columns = column_mask(self.tasks.joint_masks, self.joints)
         self.joint_frames = JointFrames(self.model, self.joints)
-        self.column_scale = np.repeat(np.sqrt(1.0 - stiffness[self.joints]), 3)
         self.limits_of_joints = None if limits is None else type(limits)(
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
+        self.column_scale = np.sqrt(1.0 - stiffness[self.joints])[:, None] * (
+            1.0 if limits is None else turning_axes(self.limits_of_joints))
+        self.column_scale = np.broadcast_to(self.column_scale, (self.joints.size, 3)).ravel()
         self.limit_rows = None if limits is None else \
             LimitRows(self.limits_of_joints, self.column_scale.reshape(-1, 3))
         self.project_to_limits = None if limits is None else LimitProjection(self.limits_of_joints)
