@@ -16,7 +16,8 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    as soon as the step points inward, since the set starts afresh every iteration). A correction
    step (every task level within ``_POLISH`` × tolerance) starts from the rows active in the
    previous iteration that still rest on their bound, and is kept if it meets the tasks to first
-   order (``Solver._step``).
+   order (``Solver._step``). A correction within ``_CHORD`` × tolerance first tries a chord step
+   instead: the last step's Jacobians and active rows with the new errors (``Solver._chord``).
 5. The rest pull ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, with
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
@@ -44,7 +45,7 @@ from .contacts import (MIN_RADIUS, CapsulePairs, Capsules, contact_rows, pair_cl
                        self_contact_rows)
 from .prioritized import prioritized_step
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
-from .swing_twist import quat_from_swing_twist, swing_twist_params
+from .swing_twist import quat_from_swing_twist, swing_twist_array, swing_twist_params
 from .tasks import TaskSet
 
 _MAX_ACTIVE_SET_PASSES = 24
@@ -71,6 +72,12 @@ _STRAIGHT_COSINE = np.cos(np.radians(2.0))
 _POLISH = 1000.0
 _POLISHED = 0.1
 _PARAMETER_SWING = 2.0  # radians: joints swung farther always step by the exponential map
+# A correction step with every level within _CHORD × tolerance first tries the last step's
+# Jacobians (a chord step); it is kept when it takes the first unmet level to _CHORD_GAIN of its
+# error or less, and the next one tries it again while it takes it to _CHORD_RATE or less
+_CHORD = 30.0
+_CHORD_GAIN = 0.5
+_CHORD_RATE = 0.25
 _SETTLE = 5e-3  # a solve held by a contact ends when steps can gain less than this of each unmet level
 
 
@@ -252,21 +259,26 @@ class Solver:
         return float(depth)
 
     # -- one step ---------------------------------------------------------------------------
-    def _levels(self, world, frame, position, rotation):
+    def _levels(self, world, frame, position, rotation, level_jacobians=None):
         """``[(J_k, e_k)]`` per priority level: each task's 3 rows, √weight times its Jacobian
         (joint columns scaled by ``column_scale``) and error; orientation rows in units of
-        ``size`` (radians × chain size, comparable to metres)."""
+        ``size`` (radians × chain size, comparable to metres). With ``level_jacobians`` (the
+        J_k of an earlier call) those are paired with the errors instead."""
         tasks = self.tasks
-        jacobians = task_jacobian(*frame, tasks.tails(world), self.task_columns, tasks.any_rotation)
         errors = (position, rotation * self.size if tasks.any_rotation else rotation)
-        levels = []
+        level_errors = []
         for parts in self.level_tasks:
-            jac = [(jacobians[kind].take(rows, axis=0) * row_scale).reshape(-1, self.column_scale.size)
-                   for kind, rows, _, row_scale in parts]
             err = [(errors[kind].take(rows, axis=0) * root_w).ravel() for kind, rows, root_w, _ in parts]
-            levels.append((jac[0], err[0]) if len(parts) == 1 else
-                          (np.concatenate(jac), np.concatenate(err)))
-        return levels
+            level_errors.append(err[0] if len(parts) == 1 else np.concatenate(err))
+        if level_jacobians is None:
+            jacobians = task_jacobian(*frame, tasks.tails(world), self.task_columns,
+                                      tasks.any_rotation)
+            level_jacobians = []
+            for parts in self.level_tasks:
+                jac = [(jacobians[kind].take(rows, axis=0) * row_scale).reshape(
+                    -1, self.column_scale.size) for kind, rows, _, row_scale in parts]
+                level_jacobians.append(jac[0] if len(parts) == 1 else np.concatenate(jac))
+        return list(zip(level_jacobians, level_errors))
 
     def _step(self, world, rotations, position, rotation, preferred, polish=False):
         """The steps of this iteration (``prioritized_step``'s list, in joint units) and each task
@@ -290,6 +302,7 @@ class Solver:
         if rows is None:
             steps = prioritized_step(levels, None, *options)
             self._touched = False
+            self._chord_basis = ([jac for jac, _ in levels], None)
             return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
         if polish and self._held is not None:
             count = rows.owner.size
@@ -298,16 +311,56 @@ class Solver:
                 held = np.concatenate([held, np.zeros(rows.count - count, bool)])
             held &= ~pinned
             if held.any():
-                steps, active = _active_set_steps(levels, rows, rhs, pinned | held, *options)
+                steps, active, projector = _active_set_steps(levels, rows, rhs, pinned | held,
+                                                             *options)
                 predicted = _predicted(levels, steps[-2])
                 if (predicted <= _POLISHED * self.settings.tolerance).all():
                     self._held, self._touched = active[:count], bool(active[count:].any())
+                    self._chord_basis = ([jac for jac, _ in levels], projector)
                     return [self.column_scale * y for y in steps], predicted
                 self._polishing = False
-        steps, active = _active_set_steps(levels, rows, rhs, pinned, *options)
+        steps, active, projector = _active_set_steps(levels, rows, rhs, pinned, *options)
         self._held = active[:rows.owner.size]
         self._touched = bool(active[rows.owner.size:].any())
+        self._chord_basis = ([jac for jac, _ in levels], projector)
         return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
+
+    def _chord(self, q, position, rotation, current):
+        """The accepted chord step from ``q`` as ``(q, world, position, rotation, errors)``, or
+        None (then the iteration takes a full step).
+
+        The chord (simplified Newton) method reuses the last full step's linearization, its
+        Jacobians and the projector of its active rows (``_chord_basis``), with the errors at
+        ``q`` (Kelley, Iterative Methods for Linear and Nonlinear Equations, §5.4; Deuflhard,
+        Newton Methods for Nonlinear Problems, §2.1.4): it converges linearly, at a rate of the
+        order of the last step's length, so it is tried only on a correction whose every level is
+        within ``_CHORD`` × tolerance, where one chord usually meets the tolerance and costs about
+        half an iteration (no Jacobian, limit rows or active set). It is kept when it takes the
+        first unmet level to ``_CHORD_GAIN`` of its error or less without making any level worse,
+        and the basis is kept for the next correction while it gets to ``_CHORD_RATE`` or less.
+        The held joints stay on their limits as in a full step (``_apply``); the step carries no
+        rest pull. Not used with contacts, whose rows change with every step."""
+        tol = self.settings.tolerance
+        if self._chord_basis is None or self.capsules is not None or self.pairs is not None \
+                or max(current.tolist()) > _CHORD * tol:
+            return None
+        jacobians, projector = self._chord_basis
+        self._chord_basis = None
+        levels = self._levels(None, None, position, rotation, jacobians)
+        start = None if projector is None else (np.zeros(projector.shape[0]), projector)
+        options = (self.settings.damping * self.size, self.settings.max_task_step * self.size,
+                   self.settings.max_joint_step)
+        step = self.column_scale * prioritized_step(levels, start, None, *options)[-1]
+        new = self._apply(q, step, 1.0, current_parameters=True)
+        world, position, rotation = self._errors(new)
+        errors = self._level_errors(world, position, rotation)
+        unmet = [k for k, error in enumerate(current.tolist()) if error > tol]
+        gain = float(errors[unmet[0]]) / float(current[unmet[0]]) if unmet else 0.0
+        if gain > _CHORD_GAIN or _compare_levels(errors, current, tol * 1e-3, 0.5 * tol) >= 0:
+            return None
+        if gain <= _CHORD_RATE:
+            self._chord_basis = (jacobians, projector)
+        return new, world, position, rotation, errors
 
     def _rest_pull(self, rotations, preferred, levels):
         """The secondary task ``w · 2 log(q_pref ⊗ q*)`` of step 5 (module docstring), in the scaled
@@ -350,7 +403,7 @@ class Solver:
             return None, None, None
         return rows, rhs, pinned
 
-    def _apply(self, rotations, step, scale):
+    def _apply(self, rotations, step, scale, current_parameters=False):
         """``rotations`` after the step ``scale · step``, projected onto the limits.
 
         Joints turn by ``q ← exp(½Δθ) ⊗ q``, except the limited joints the step holds on a limit
@@ -360,7 +413,8 @@ class Solver:
         exactly; the twist and locked half-axes are then clamped and a swing outside the ellipse
         scaled back onto it (``LimitProjection.retract``). Only what is left outside goes through
         the projection (Baerlocher §3.7.2), usually nothing: a joint on a limit no longer drifts
-        off it by the exponential map's second-order terms."""
+        off it by the exponential map's second-order terms. With ``current_parameters`` (a chord
+        step, from a pose after this iteration's) p is evaluated at ``rotations``."""
         new = rotations.copy()
         delta = (scale * step).reshape(-1, 3)
         moved = _turned(rotations.take(self.joints, axis=0), delta)
@@ -371,8 +425,10 @@ class Solver:
         if held.size:
             params, sens = self.limit_rows.tangent
             joints = self.limit_rows.joints.take(held)
+            params = swing_twist_array(rotations.take(self.joints.take(joints), axis=0)) \
+                if current_parameters else params.take(held, axis=0)
             moved[joints] = self.retract_limited(
-                held, params.take(held, axis=0)
+                held, params
                 + np.einsum('kij,kj->ki', sens.take(held, axis=0), delta.take(joints, axis=0)))
         new[self.joints] = self.project_to_limits(moved)
         return new
@@ -431,7 +487,7 @@ class Solver:
         history = [current]
         best = (q, world, position, rotation, current)
         iterations, escapes = 0, 0
-        self._held, self._polishing = None, True
+        self._held, self._polishing, self._chord_basis = None, True, None
         while iterations < settings.max_iterations and len(self.joints):
             if self._converged(position, rotation, current):
                 break
@@ -440,6 +496,14 @@ class Solver:
                 break
             polish = self._polishing and max(current[len(current) - len(self.level_rows):]
                                              .tolist()) <= _POLISH * settings.tolerance
+            chorded = self._chord(q, position, rotation, current) if polish else None
+            if chorded is not None:
+                iterations += 1
+                q, world, position, rotation, current = chorded
+                history.append(current)
+                if _compare_levels(current, best[4], 0.0, 0.5 * settings.tolerance) < 0:
+                    best = chorded
+                continue
             steps, predicted = self._step(world, q, position, rotation, preferred, polish)
             if not np.isfinite(steps[-1]).all():
                 break
@@ -461,7 +525,7 @@ class Solver:
                     break
                 escapes += 1
                 q = preferred = escaped
-                self._held = None
+                self._held = self._chord_basis = None
                 world, position, rotation = self._errors(q)
                 current = self._level_errors(world, position, rotation)
                 history = [current]
@@ -694,8 +758,9 @@ def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, sel
 
 
 def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, max_turn):
-    """``(steps, active)``: ``prioritized_step`` of ``levels`` under the rows ``active`` from the
-    start and those the step runs into (``_first_blocking_row``), and the final active set."""
+    """``(steps, active, projector)``: ``prioritized_step`` of ``levels`` under the rows ``active``
+    from the start and those the step runs into (``_first_blocking_row``), the final active set
+    and the null-space projector of its rows."""
     active = active.copy()
     start = rows.solution(active, rhs) if active.any() else \
         (np.zeros(3 * rows.joints), np.eye(3 * rows.joints))
@@ -718,7 +783,7 @@ def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion,
         steps, at_end = [feasible] * len(steps), at_feasible
     if secondary is not None:
         steps[-1] = steps[-2] + _fit_inside(rows, rhs, at_end, steps[-1] - steps[-2])
-    return steps, active
+    return steps, active, start[1]
 
 
 def _turned(q, delta):

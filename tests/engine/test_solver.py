@@ -9,7 +9,7 @@ from chains import (ball, identity_pose, random_limits, random_pose_in_limits, r
 from dq_ik_addon import ChainModel
 from dq_ik_addon.jacobian import JointFrames, column_mask, task_jacobian
 from dq_ik_addon.limits import limit_violation
-from dq_ik_addon.quaternion import qconj, qexp, qlog, qmul
+from dq_ik_addon.quaternion import qconj, qexp, qlog, qmul, qnormalize
 from dq_ik_addon.solver import Solver, SolverSettings, solve
 from dq_ik_addon.tasks import Task, TaskSet
 
@@ -419,6 +419,43 @@ def test_turning_axes_zero_the_locked_axes_of_one_parameter_joints():
                               np.array([True] * 5 + [False]))
     np.testing.assert_array_equal(turning_axes(limits), [[1, 0, 0], [0, 0, 1], [0, 1, 0],
                                                          [0, 0, 0], [1, 1, 1], [1, 1, 1]])
+
+
+def test_small_corrections_reuse_the_last_linearization(monkeypatch):
+    """Chord steps (``Solver._chord``): along a warm path, corrections within ``_CHORD`` ×
+    tolerance reuse the last step's Jacobians instead of a full step (Jacobian, limit rows,
+    active set); the solves still meet the tolerance and keep the limits, with fewer full steps
+    than without chords."""
+    from dq_ik_addon import solver as solver_module
+    model = straight_chain(4, 0.5)
+    limits = uniform_limits(4, swing=1.0, twist=0.5)
+    rng = np.random.default_rng(21)
+    poses = [random_pose_in_limits(rng, limits, scale=0.7) for _ in range(3)]
+    path = [model.tails(model.matrices(qnormalize((1 - t) * a + t * b)))[3]
+            for a, b in zip(poses, poses[1:]) for t in np.linspace(0, 1, 12)[1:]]
+    counts = {}
+    step, chord = Solver._step, Solver._chord
+
+    def counted(method, key):
+        def spy(self, *args, **kwargs):
+            result = method(self, *args, **kwargs)
+            counts[key] = counts.get(key, 0) + (result is not None)
+            return result
+        return spy
+    for label, bound in (("chords", solver_module._CHORD), ("full steps only", 0.0)):
+        monkeypatch.setattr(solver_module, "_CHORD", bound)
+        monkeypatch.setattr(Solver, "_step", counted(step, (label, "full")))
+        monkeypatch.setattr(Solver, "_chord", counted(chord, (label, "chord")))
+        solver = Solver(model, [Task(3, path[0])], limits)
+        q = identity_pose(4)
+        for goal in path:
+            solver.tasks.positions[0] = goal
+            result = solver.solve(q)
+            assert result.converged and result.position_errors[0] < 1e-5
+            assert limit_violation(result.rotations, limits).max() <= 1e-6
+            q = result.rotations
+    assert counts[("chords", "chord")] > 0 and counts.get(("full steps only", "chord"), 0) == 0
+    assert counts[("chords", "full")] < counts[("full steps only", "full")]
 
 
 def test_a_settled_unreachable_solve_is_not_repeated():
