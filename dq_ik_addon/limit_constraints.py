@@ -101,7 +101,7 @@ class LimitRows:
                 self.owner, self.bounds, self.equality, self.joint_of_row, self.rows,
                 self.gradient_factor))
 
-    def __call__(self, q):
+    def __call__(self, q, terms=None):
         """``(owner, gradient, slack, equality)`` at rotations ``q``: the index of each row's joint
         in ``q``, the (rows,3) gradient ``S^T c`` over that joint's Δθ, the slack ``d − c · p``
         (≥ 0 inside the limits), and True for the rows of a locked axis (both bounds 0: its two
@@ -111,7 +111,7 @@ class LimitRows:
         if self.joints.size == 0:
             self.tangent = np.zeros((0, 3)), np.zeros((0, 3, 3))
             return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros(0, bool)
-        params, sens = swing_twist_jacobian(q.take(self.joints, axis=0))
+        params, sens = swing_twist_jacobian(q.take(self.joints, axis=0)) if terms is None else terms
         self.tangent = params, sens
         (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
         self.padded[self.local, self.ellipse_slot, 0] = \

@@ -203,10 +203,12 @@ class LimitProjection:
             params[:, :2] = swing / np.sqrt(np.where(outside, ratio, 1.0))[:, None]
         return quat_from_swing_twist(params[:, 0], params[:, 1], params[:, 2])
 
-    def __call__(self, q):
-        """Rotations ``q`` (m,4) projected onto the limits (see ``project_to_limits``)."""
+    def __call__(self, q, params=None):
+        """Rotations ``q`` (m,4) projected onto the limits (see ``project_to_limits``); ``q``
+        itself when every rotation is inside. ``params``: their ``swing_twist_array`` if known
+        (only the enabled joints' are read)."""
         q = np.asarray(q, dtype=float)
-        params = swing_twist_array(q)
+        params = swing_twist_array(q) if params is None else params
         swing = params[:, :2]
         positive = swing >= 0.0
         ratio = (swing * swing * np.where(positive, *self.inverse_squares)).dot(_PAIR)

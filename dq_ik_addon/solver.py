@@ -45,7 +45,8 @@ from .contacts import (MIN_RADIUS, CapsulePairs, Capsules, contact_rows, pair_cl
                        self_contact_rows)
 from .prioritized import prioritized_step
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
-from .swing_twist import quat_from_swing_twist, swing_twist_array, swing_twist_params
+from .swing_twist import (quat_from_swing_twist, swing_twist_array, swing_twist_jacobian,
+                          swing_twist_params)
 from .tasks import TaskSet
 
 _MAX_ACTIVE_SET_PASSES = 24
@@ -197,6 +198,9 @@ class Solver:
         self._last = None  # (the last result's rotations, its FK, the pose locations it had)
         self._queried = None  # (pose, obstacles, bounds, answer) of the last obstacle query
         self._held_for = None  # (the step's active limit rows, the joints _apply retracts)
+        # (rotations, their limited joints' (params, S)) of the last ``_apply``: the next limit
+        # rows at that very pose (the next iteration's, or the next solve's that goes on from it)
+        self._limit_terms = None
 
     def retarget(self, tasks, locations=None, obstacles=None):
         """Solve the same tasks (bones, kinds, priorities, weights, chains; in the same order)
@@ -381,7 +385,10 @@ class Solver:
         owner, gradient, slack, equality = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0), \
             np.zeros(0, bool)
         if self.limits_of_joints is not None:
-            owner, gradient, slack, equality = self.limit_rows(rotations.take(self.joints, axis=0))
+            known = self._limit_terms
+            owner, gradient, slack, equality = self.limit_rows(
+                rotations.take(self.joints, axis=0),
+                known[1] if known is not None and known[0] is rotations else None)
         band = self.settings.contact_band * self.size
         contacts = []
         if self.capsules is not None:
@@ -430,7 +437,14 @@ class Solver:
             moved[joints] = self.retract_limited(
                 held, params
                 + np.einsum('kij,kj->ki', sens.take(held, axis=0), delta.take(joints, axis=0)))
-        new[self.joints] = self.project_to_limits(moved)
+        # the limited joints' parameters and S at the new pose serve the projection's inside test
+        # and, if the pose is kept as it is, the next iteration's limit rows
+        terms = swing_twist_jacobian(moved.take(self.limit_rows.joints, axis=0))
+        params = np.zeros((len(self.joints), 3))
+        params[self.limit_rows.joints] = terms[0]
+        projected = self.project_to_limits(moved, params)
+        new[self.joints] = projected
+        self._limit_terms = (new, terms) if projected is moved else None
         return new
 
     def _held_joints(self):
