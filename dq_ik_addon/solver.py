@@ -154,9 +154,9 @@ class Solver:
         self.joint_frames = JointFrames(self.model, self.joints)
         self.limits_of_joints = None if limits is None else type(limits)(
             *(np.asarray(field_values)[self.moved_bones] for field_values in limits))
-        self.column_scale = np.sqrt(1.0 - stiffness[self.joints])[:, None] * (
-            1.0 if limits is None else turning_axes(self.limits_of_joints))
-        self.column_scale = np.broadcast_to(self.column_scale, (self.joints.size, 3)).ravel()
+        axes = np.ones((self.joints.size, 3)) if limits is None else \
+            turning_axes(self.limits_of_joints)
+        self.column_scale = (np.sqrt(1.0 - stiffness[self.joints])[:, None] * axes).ravel()
         self.limit_rows = None if limits is None else \
             LimitRows(self.limits_of_joints, self.column_scale.reshape(-1, 3))
         self.project_to_limits = None if limits is None else LimitProjection(self.limits_of_joints)
@@ -300,8 +300,7 @@ class Solver:
         levels = self._levels(world, frame, position, rotation)
         secondary = None if preferred is rotations or polish else \
             self._rest_pull(rotations, preferred, levels)
-        options = (secondary, self.settings.damping * self.size,
-                   self.settings.max_task_step * self.size, self.settings.max_joint_step)
+        options = (secondary, *self._step_limits())
         rows, rhs, pinned = self._constraint_rows(world, rotations, frame)
         if rows is None:
             steps = prioritized_step(levels, None, *options)
@@ -329,6 +328,13 @@ class Solver:
         self._chord_basis = ([jac for jac, _ in levels], projector)
         return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
 
+    def _step_limits(self):
+        """``prioritized_step``'s damping ε and task-motion clamp (fractions of the chain size)
+        and joint-motion clamp."""
+        settings = self.settings
+        return (settings.damping * self.size, settings.max_task_step * self.size,
+                settings.max_joint_step)
+
     def _chord(self, q, position, rotation, current):
         """The accepted chord step from ``q`` as ``(q, world, position, rotation, errors)``, or
         None (then the iteration takes a full step).
@@ -352,9 +358,7 @@ class Solver:
         self._chord_basis = None
         levels = self._levels(None, None, position, rotation, jacobians)
         start = None if projector is None else (np.zeros(projector.shape[0]), projector)
-        options = (self.settings.damping * self.size, self.settings.max_task_step * self.size,
-                   self.settings.max_joint_step)
-        step = self.column_scale * prioritized_step(levels, start, None, *options)[-1]
+        step = self.column_scale * prioritized_step(levels, start, None, *self._step_limits())[-1]
         new = self._apply(q, step, 1.0, current_parameters=True)
         world, position, rotation = self._errors(new)
         errors = self._level_errors(world, position, rotation)
