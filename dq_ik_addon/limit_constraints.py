@@ -107,7 +107,8 @@ class LimitRows:
         (≥ 0 inside the limits), and True for the rows of a locked axis (both bounds 0: its two
         opposite rows are one equality, ``S Δθ = −s``, marked on the upper row) that belong in
         the active set from the start. The limited joints' (``joints``) parameters p (k,3) and
-        ``S`` (k,3,3) stay in ``tangent``."""
+        ``S`` (k,3,3) stay in ``tangent``; ``terms`` gives them when already known
+        (``swing_twist_jacobian`` of those joints' rotations)."""
         if self.joints.size == 0:
             self.tangent = np.zeros((0, 3)), np.zeros((0, 3, 3))
             return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros(0, bool)
