@@ -16,7 +16,7 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    as soon as the step points inward, since the set starts afresh every iteration). A correction
    step (every task level within ``_POLISH`` × tolerance) starts from the rows active in the
    previous iteration that still rest on their bound, and is kept if it meets the tasks to first
-   order (``Solver._step``). A correction within ``_CHORD`` × tolerance first tries a chord step
+   order (``Solver._polish_steps``). A correction within ``_CHORD`` × tolerance first tries a chord step
    instead: the last step's Jacobians and active rows with the new errors (``Solver._chord``).
 5. The rest pull ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, with
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
@@ -45,8 +45,7 @@ from .contacts import (MIN_RADIUS, CapsulePairs, Capsules, contact_rows, pair_cl
                        self_contact_rows)
 from .prioritized import prioritized_step
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
-from .swing_twist import (quat_from_swing_twist, swing_twist_array, swing_twist_jacobian,
-                          swing_twist_params)
+from .swing_twist import quat_from_swing_twist, swing_twist_jacobian, swing_twist_params
 from .tasks import TaskSet
 
 _MAX_ACTIVE_SET_PASSES = 24
@@ -286,47 +285,56 @@ class Solver:
 
     def _step(self, world, rotations, position, rotation, preferred, polish=False):
         """The steps of this iteration (``prioritized_step``'s list, in joint units) and each task
-        level's predicted error after it.
-
-        With ``polish`` (every task level within ``_POLISH`` × tolerance: the step only corrects
-        the last step's second-order error), the limit rows active at the end of the previous
-        iteration that still rest on their bound (slack ≤ ``RESTING``) join from the start instead
-        of being found again pass by pass. That step is kept when it meets every level to first
-        order (≤ ``_POLISHED`` × tolerance), which is all a correction needs; otherwise the
-        iteration is solved afresh and polishing ends for this solve. A new solve (new targets)
-        always starts afresh, so a joint never stays on its limit just because it was there.
-        A polish step has no rest pull (module docstring, step 5)."""
+        level's predicted error after it. A ``polish`` step (every task level within ``_POLISH``
+        × tolerance) first tries the last active rows (``_polish_steps``) and has no rest pull
+        (module docstring, step 5). The levels' Jacobians and the final active rows' projector
+        stay in ``_chord_basis``."""
         frame = self.joint_frames(world)
         levels = self._levels(world, frame, position, rotation)
         secondary = None if preferred is rotations or polish else \
             self._rest_pull(rotations, preferred, levels)
         options = (secondary, *self._step_limits())
         rows, rhs, pinned = self._constraint_rows(world, rotations, frame)
+        predicted = None
         if rows is None:
-            steps = prioritized_step(levels, None, *options)
+            steps, projector = prioritized_step(levels, None, *options), None
             self._touched = False
-            self._chord_basis = ([jac for jac, _ in levels], None)
-            return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
-        if polish and self._held is not None:
-            count = rows.owner.size
-            held = self._held & (rhs[:count] <= RESTING)
-            if rows.count > count:
-                held = np.concatenate([held, np.zeros(rows.count - count, bool)])
-            held &= ~pinned
-            if held.any():
-                steps, active, projector = _active_set_steps(levels, rows, rhs, pinned | held,
-                                                             *options)
-                predicted = _predicted(levels, steps[-2])
-                if (predicted <= _POLISHED * self.settings.tolerance).all():
-                    self._held, self._touched = active[:count], bool(active[count:].any())
-                    self._chord_basis = ([jac for jac, _ in levels], projector)
-                    return [self.column_scale * y for y in steps], predicted
-                self._polishing = False
-        steps, active, projector = _active_set_steps(levels, rows, rhs, pinned, *options)
-        self._held = active[:rows.owner.size]
-        self._touched = bool(active[rows.owner.size:].any())
+        else:
+            polished = self._polish_steps(levels, rows, rhs, pinned, options) if polish else None
+            if polished is not None:
+                steps, active, projector, predicted = polished
+            else:
+                steps, active, projector = _active_set_steps(levels, rows, rhs, pinned, *options)
+            self._held = active[:rows.owner.size]
+            self._touched = bool(active[rows.owner.size:].any())
         self._chord_basis = ([jac for jac, _ in levels], projector)
-        return [self.column_scale * y for y in steps], _predicted(levels, steps[-2])
+        if predicted is None:
+            predicted = _predicted(levels, steps[-2])
+        return [self.column_scale * y for y in steps], predicted
+
+    def _polish_steps(self, levels, rows, rhs, pinned, options):
+        """``(steps, active, projector, predicted)`` of a correction step that starts from the
+        limit rows active at the end of the previous iteration that still rest on their bound
+        (slack ≤ ``RESTING``) instead of finding them again pass by pass, or None. The step is
+        kept when it meets every level to first order (≤ ``_POLISHED`` × tolerance), which is
+        all a correction needs; otherwise the iteration is solved afresh and polishing ends for
+        this solve. A new solve (new targets) always starts afresh, so a joint never stays on its
+        limit just because it was there."""
+        if self._held is None:
+            return None
+        count = rows.owner.size
+        held = self._held & (rhs[:count] <= RESTING)
+        if rows.count > count:
+            held = np.concatenate([held, np.zeros(rows.count - count, bool)])
+        held &= ~pinned
+        if not held.any():
+            return None
+        steps, active, projector = _active_set_steps(levels, rows, rhs, pinned | held, *options)
+        predicted = _predicted(levels, steps[-2])
+        if (predicted <= _POLISHED * self.settings.tolerance).all():
+            return steps, active, projector, predicted
+        self._polishing = False
+        return None
 
     def _step_limits(self):
         """``prioritized_step``'s damping ε and task-motion clamp (fractions of the chain size)
@@ -389,10 +397,8 @@ class Solver:
         owner, gradient, slack, equality = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0), \
             np.zeros(0, bool)
         if self.limits_of_joints is not None:
-            known = self._limit_terms
             owner, gradient, slack, equality = self.limit_rows(
-                rotations.take(self.joints, axis=0),
-                known[1] if known is not None and known[0] is rotations else None)
+                rotations.take(self.joints, axis=0), self._limited_terms(rotations))
         band = self.settings.contact_band * self.size
         contacts = []
         if self.capsules is not None:
@@ -435,9 +441,10 @@ class Solver:
         held = self._held_joints()
         if held.size:
             params, sens = self.limit_rows.tangent
+            if current_parameters:
+                params = self._limited_terms(rotations)[0]
             joints = self.limit_rows.joints.take(held)
-            params = swing_twist_array(rotations.take(self.joints.take(joints), axis=0)) \
-                if current_parameters else params.take(held, axis=0)
+            params = params.take(held, axis=0)
             moved[joints] = self.retract_limited(
                 held, params
                 + np.einsum('kij,kj->ki', sens.take(held, axis=0), delta.take(joints, axis=0)))
@@ -450,6 +457,16 @@ class Solver:
         new[self.joints] = projected
         self._limit_terms = (new, terms) if projected is moved else None
         return new
+
+    def _limited_terms(self, rotations):
+        """The limited joints' swing/twist parameters and S at ``rotations``
+        (``swing_twist_jacobian``): those the last ``_apply`` found when it made this very pose,
+        else computed."""
+        known = self._limit_terms
+        if known is not None and known[0] is rotations:
+            return known[1]
+        return swing_twist_jacobian(rotations.take(self.joints.take(self.limit_rows.joints),
+                                                   axis=0))
 
     def _held_joints(self):
         """Indices (into ``limit_rows.joints``) of the limited joints with a limit row active at
