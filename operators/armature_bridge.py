@@ -127,7 +127,8 @@ class PoseArrays:
         self.axis_angle = _get(pose_bones, "rotation_axis_angle", 4)
         self.location = _get(pose_bones, "location", 3)
         self.modes = _rotation_modes(pose_bones)
-        # the rotation modes other than quaternion in use, each with its bones
+        # the quaternion bones, and the other rotation modes in use, each with its bones
+        self.quaternion_rows = self.modes == 'QUATERNION'
         self.other_modes = {mode: self.modes == mode
                             for mode in sorted(set(self.modes.tolist()) - {'QUATERNION'})}
         self.changed = set()  # the channels set_rotations changed, the only ones write() writes
@@ -151,9 +152,7 @@ class PoseArrays:
         """Store new rotations in each bone's own mode (only ``rows``, default all)."""
         rows_mask = np.ones(len(self.modes), dtype=bool) if rows is None else rows
         q = np.asarray(rotations, dtype=np.float64)
-        quat_rows = rows_mask.copy()
         for mode, sel in self.other_modes.items():
-            quat_rows &= ~sel
             sel = rows_mask & sel
             if not sel.any():
                 continue
@@ -167,6 +166,7 @@ class PoseArrays:
             else:
                 self.euler[sel] = quat_to_euler(q[sel], mode, compat=self.euler[sel])
                 self.changed.add("rotation_euler")
+        quat_rows = rows_mask & self.quaternion_rows
         if quat_rows.any():     # the sign of the current value kept, so keyed curves do not flip
             keep_sign = np.einsum('ij,ij->i', q[quat_rows], self.quaternion[quat_rows])
             self.quaternion[quat_rows] = q[quat_rows] * np.where(keep_sign < 0, -1.0, 1.0)[:, None]
