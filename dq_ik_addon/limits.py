@@ -102,6 +102,13 @@ def _closest_on_ellipse(uv, ab):
 _PAIR = np.ones(2)
 
 
+def _ellipse_ratio(swing, positive_side, negative_side):
+    """``(s_x/a)² + (s_z/b)²`` of (k,2) swings, with each quadrant's ``1/a², 1/b²`` taken from the
+    (k,2) ``positive_side`` or ``negative_side`` by the swing's signs
+    (``quadrant_inverse_squares``)."""
+    return (swing * swing * np.where(swing >= 0.0, positive_side, negative_side)).dot(_PAIR)
+
+
 def project_swing(s_x, s_z, limits):
     """Closest point of the quarter-ellipse swing set to ``(s_x, s_z)`` (Euclidean, radians).
 
@@ -195,9 +202,7 @@ class LimitProjection:
         low, high = self.bounds
         params = np.minimum(np.maximum(params, low.take(rows, axis=0)), high.take(rows, axis=0))
         swing = params[:, :2]
-        positive = swing >= 0.0
-        ratio = (swing * swing * np.where(positive, self.inverse_squares[0].take(rows, axis=0),
-                                          self.inverse_squares[1].take(rows, axis=0))).dot(_PAIR)
+        ratio = _ellipse_ratio(swing, *(side.take(rows, axis=0) for side in self.inverse_squares))
         outside = ratio > 1.0
         if outside.any():
             params[:, :2] = swing / np.sqrt(np.where(outside, ratio, 1.0))[:, None]
@@ -210,8 +215,7 @@ class LimitProjection:
         q = np.asarray(q, dtype=float)
         params = swing_twist_array(q) if params is None else params
         swing = params[:, :2]
-        positive = swing >= 0.0
-        ratio = (swing * swing * np.where(positive, *self.inverse_squares)).dot(_PAIR)
+        ratio = _ellipse_ratio(swing, *self.inverse_squares)
         low, high = self.box
         moved = (ratio > 1.0 + 2.0 * ROUNDING) | np.logical_or.reduce((params < low)
                                                                       | (params > high), axis=1)
@@ -223,7 +227,7 @@ class LimitProjection:
         swing = swing.take(rows, axis=0)
         swing_inside = (ratio.take(rows) <= 1.0) & np.logical_and.reduce(
             (swing >= low[rows, :2]) & (swing <= high[rows, :2]), axis=1)
-        semi_axes = np.where(positive.take(rows, axis=0), self.semi_axes[0].take(rows, axis=0),
+        semi_axes = np.where(swing >= 0.0, self.semi_axes[0].take(rows, axis=0),
                              self.semi_axes[1].take(rows, axis=0))
         projected_swing = _project_quadrant(swing, np.abs(swing), semi_axes, swing_inside)
         twist_min, twist_max = self.twist
