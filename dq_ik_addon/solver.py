@@ -370,8 +370,8 @@ class Solver:
         new = self._apply(q, step, 1.0, current_parameters=True)
         world, position, rotation = self._errors(new)
         errors = self._level_errors(world, position, rotation)
-        unmet = [k for k, error in enumerate(current.tolist()) if error > tol]
-        gain = float(errors[unmet[0]]) / float(current[unmet[0]]) if unmet else 0.0
+        first = _first_unmet(current, tol)
+        gain = 0.0 if first is None else float(errors[first]) / float(current[first])
         if gain > _CHORD_GAIN or _compare_levels(errors, current, tol * 1e-3, 0.5 * tol) >= 0:
             return None
         if gain <= _CHORD_RATE:
@@ -613,12 +613,12 @@ class Solver:
         scale = self._step_scale(step)
         trial = self._trial(q, step, scale)
         levels = current.tolist()
-        unmet = [k for k, error in enumerate(levels) if error > self.settings.tolerance]
+        first = _first_unmet(current, self.settings.tolerance)
         expected = [0.0] * (len(levels) - len(predicted)) + predicted.tolist()
-        if unmet and (levels[unmet[0]] - float(trial[4][unmet[0]])
-                      < 0.5 * (levels[unmet[0]] - expected[unmet[0]])
-                      or _compare_levels(trial[4], current, eps, reached, _TRADE) > 0):
-            first_task_level = max(unmet[0] - (len(levels) - len(self.level_rows)), 0)
+        if first is not None and (levels[first] - float(trial[4][first])
+                                  < 0.5 * (levels[first] - expected[first])
+                                  or _compare_levels(trial[4], current, eps, reached, _TRADE) > 0):
+            first_task_level = max(first - (len(levels) - len(self.level_rows)), 0)
             for candidate in {len(steps) - 2: steps[-2],
                               first_task_level: steps[first_task_level]}.values():
                 candidate_scale = self._step_scale(candidate)
@@ -759,11 +759,8 @@ class Solver:
         if len(history) <= window:
             return False
         old, new = history[-window - 1], history[-1]
-        unmet = (old > self.settings.tolerance).nonzero()[0]
-        if unmet.size == 0:
-            return False
-        first = unmet[0]
-        return bool(new[first] > 0.999 * old[first])
+        first = _first_unmet(old, self.settings.tolerance)
+        return first is not None and bool(new[first] > 0.999 * old[first])
 
     def _converged(self, position, rotation, errors):
         """Every task within tolerance, and no contact deeper than it."""
@@ -826,6 +823,11 @@ def _turned(q, delta):
     quaternions, unit to rounding (every consumer is scale-invariant or normalizes: FK's
     ``quat_to_matrix``, the homogeneous swing/twist terms, the solve's start)."""
     return qcanonical(qmul(qexp(0.5 * delta), q))
+
+
+def _first_unmet(errors, tolerance):
+    """The index of the first level in ``errors`` (priority order) above ``tolerance``, or None."""
+    return next((k for k, error in enumerate(errors.tolist()) if error > tolerance), None)
 
 
 def _same_pose(a, b):
