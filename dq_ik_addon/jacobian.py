@@ -57,6 +57,52 @@ def task_jacobian(columns, heads, points, mask, orientation=True):
     return j_pos, columns * mask[:, None, :]
 
 
+def chain_order(joint_masks, descendants, joints):
+    """``(chain (T,m), ancestors (T,m,m))`` as floats for ``second_order_motion``: which of
+    ``joints`` move each task (from its (T,n) ``joint_masks``), and ``ancestors[t, j, i]`` = 1
+    when joint i is a proper ancestor of joint j and both are in task t's chain (from the model's
+    ``descendants_mask``)."""
+    chain = joint_masks.take(joints, axis=1)
+    above = descendants[np.ix_(joints, joints)].T & ~np.eye(joints.size, dtype=bool)
+    return chain.astype(float), (above[None] & chain[:, None, :] & chain[:, :, None]).astype(float)
+
+
+def second_order_motion(columns, heads, points, delta, chain, ancestors, rotation=None):
+    """The second-order terms ``(s_pos, s_rot)`` (T,3) of the task errors' change under the joint
+    step ``delta`` (m,3), so that ``e(Δ) = e − J Δ − s + O(‖Δ‖³)``; ``s_rot`` is None unless the
+    orientation errors ``rotation`` are given.
+
+    Each joint turns everything below it about its head ``c_j`` by the world rotation vector
+    ``v_j = Σ_k a_jk Δθ_jk`` (the columns of ``JointFrames``), and the turns compose from the
+    root down as rotations about the start pose's axes, ``p(Δ) = G_1 ⋯ G_n p`` with
+    ``G_j x = c_j + exp([v_j]×)(x − c_j)`` (the left update of DESIGN.md §4 conjugated into
+    world space). Expanding ``exp([v]×) = I + [v]× + ½[v]×²`` and the product to second order:
+
+        p(Δ) = p + Σ_j v_j × r_j + Σ_j (½ v_j + Σ_{i<j} v_i) × (v_j × r_j),    r_j = p − c_j,
+
+    with ``i < j`` the ancestors of j in the task's chain (``ancestors[t, j, i]``; ``chain[t, j]``
+    marks the chain's joints). The orientation turns by ``ω + ½ Σ_{i<j} v_i × v_j``, ``ω = Σ_j v_j``
+    (Baker–Campbell–Hausdorff, ``log(e^X e^Y) = X + Y + ½[X, Y] + …``), and its error
+    ``log(exp(e) exp(−ω'))`` loses a further ``½ e × ω``. These are the terms Chebyshev's method
+    adds to Newton's (Traub, Iterative Methods for the Solution of Equations, 1964, §5.4;
+    Ortega & Rheinboldt §7): a step solved for ``J Δ = e − s(Δ)`` leaves a third-order error.
+    """
+    t, m = chain.shape
+    turns = np.einsum('ijk,jk->ji', columns.reshape(3, m, 3), delta)          # v_j (m,3)
+    above = ancestors.dot(turns)                                                # Σ_{i<j} v_i (T,m,3)
+    lever = above + 0.5 * turns                                                 # W_tj
+    # W × (v × r) = v (W·r) − r (W·v), with r = p − c_j, summed over the chain's joints
+    along_turn = np.einsum('tjk,jk->tj', lever, turns) * chain                  # W·v
+    along_arm = (np.einsum('tjk,tk->tj', lever, points)
+                 - np.einsum('tjk,jk->tj', lever, heads[::3])) * chain          # W·r
+    s_pos = along_arm.dot(turns) - points * along_turn.sum(axis=1)[:, None] \
+        + along_turn.dot(heads[::3])
+    if rotation is None:
+        return s_pos, None
+    bracket = _cross(above.reshape(-1, 3), np.broadcast_to(turns, (t, m, 3)).reshape(-1, 3))
+    return s_pos, 0.5 * (bracket.reshape(t, m, 3).sum(axis=1) + _cross(rotation, chain.dot(turns)))
+
+
 def normal_jacobian(columns, heads, points, normals, mask):
     """``nᵀ J_p`` (P, 3m) of each point p along its unit direction n: the rate of its motion along
     n, as ``task_jacobian``'s positional rows contracted with n, without forming them.

@@ -54,6 +54,64 @@ def damping_for(singular_values, epsilon):
     return 0.0 if smallest >= epsilon else epsilon ** 2 * (1.0 - (smallest / epsilon) ** 2)
 
 
+class PrioritizedBasis:
+    """What a prioritized step takes of the Jacobians alone, so that steps for other errors (a
+    chord step, a second-order correction) reuse it: per level k the thin SVD
+    ``J̃_k = J_k P_{k−1} = U Σ Vᵀ`` (``rank_truncated_svd``) and the projectors
+    ``P_k = P_{k−1} − J̃_k⁺ J̃_k = P_{k−1} − V Vᵀ``, from ``P_0`` the hard constraints' null-space
+    projector (I without them). The recursion is linear in the errors given these (Baerlocher
+    §5.3.6–5.3.9), except for the damping and the clamps, which ``steps`` applies per call."""
+
+    def __init__(self, jacobians, projector=None):
+        size = jacobians[0].shape[1]
+        projector = np.eye(size) if projector is None else projector
+        self.levels = []        # (J_k, U, σ as a list, Vᵀ) or None for a level with no rank left
+        removed = None          # the last level's Vᵀ, not yet taken from the projector
+        for jac in jacobians:
+            if jac.shape[0] == 0:
+                self.levels.append(None)
+                continue
+            if removed is not None:
+                projector = projector - removed.T.dot(removed)
+            u, s, removed = rank_truncated_svd(jac.dot(projector))
+            if s.size == 0:
+                removed = None
+                self.levels.append(None)
+                continue
+            self.levels.append((jac, u, s, removed))
+        self.projector, self.removed = projector, removed   # P_K = projector − removedᵀ removed
+
+    def steps(self, errors, start=None, secondary=None, damping=0.0, max_motion=None,
+              max_turn=np.inf):
+        """``prioritized_step``'s list for the errors ``errors`` (one per level) from the hard
+        constraints' particular solution ``start`` (``C⁺ r``; None: 0)."""
+        step = np.zeros(self.projector.shape[0]) if start is None else start
+        partial = []
+        for level, err in zip(self.levels, errors):
+            partial.append(step)
+            if level is None:
+                continue
+            jac, u, s, removed = level
+            lam2 = min(damping_for(s, damping), float(err.dot(err)))
+            # joint motion per direction, on Python floats (a level has a dozen directions at most)
+            singular = s.tolist()
+            motion = [sigma / (sigma * sigma + lam2) * along for sigma, along
+                      in zip(singular, u.T.dot(err - jac.dot(step)).tolist())]
+            if max_motion is not None:
+                largest = max(map(abs, motion))   # s is descending: s[0]·max|motion| bounds all
+                if largest > max_turn or singular[0] * largest > max_motion:
+                    motion = [m / max(sigma * abs(m) / max_motion, abs(m) / max_turn, 1.0)
+                              for m, sigma in zip(motion, singular)]
+            step = step + removed.T.dot(motion)
+            partial[-1] = step
+        if secondary is not None:
+            pulled = self.projector.dot(secondary)
+            if self.removed is not None:           # (P − VᵀV) z without forming it
+                pulled = pulled - self.removed.T.dot(self.removed.dot(pulled))
+            step = step + pulled
+        return partial + [step]
+
+
 def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion=None,
                      max_turn=np.inf):
     """The steps Δ_1 … Δ_K, Δ for ``levels`` = [(J_k, e_k), ...] in priority order.
@@ -69,36 +127,8 @@ def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion
     the error of a level as a whole; clamping per direction, as Buss & Kim's selectively damped
     least squares do, keeps an unreachable component along a singular direction, such as a
     stretched arm's, from shrinking the components the chain can still realize).
+    ``PrioritizedBasis`` holds the decompositions, to reuse with other errors.
     """
-    size = levels[0][0].shape[1]
-    step, projector = (np.zeros(size), np.eye(size)) if start is None else start
-    partial, removed = [], None    # removed: the last level's Vᵀ, not yet taken from the projector
-    for jac, err in levels:
-        partial.append(step)
-        if jac.shape[0] == 0:
-            continue
-        if removed is not None:
-            projector = projector - removed.T.dot(removed)
-        projected = jac.dot(projector)
-        u, s, removed = rank_truncated_svd(projected)
-        if s.size == 0:
-            removed = None
-            continue
-        lam2 = min(damping_for(s, damping), float(err.dot(err)))
-        # joint motion per direction, on Python floats (a level has a dozen directions at most)
-        singular = s.tolist()
-        motion = [sigma / (sigma * sigma + lam2) * along for sigma, along
-                  in zip(singular, u.T.dot(err - jac.dot(step)).tolist())]
-        if max_motion is not None:
-            largest = max(map(abs, motion))   # s is descending: s[0]·max|motion| bounds them all
-            if largest > max_turn or singular[0] * largest > max_motion:
-                motion = [m / max(sigma * abs(m) / max_motion, abs(m) / max_turn, 1.0)
-                          for m, sigma in zip(motion, singular)]
-        step = step + removed.T.dot(motion)
-        partial[-1] = step
-    if secondary is not None:
-        pulled = projector.dot(secondary)
-        if removed is not None:           # (P − VᵀV) z without forming it
-            pulled = pulled - removed.T.dot(removed.dot(pulled))
-        step = step + pulled
-    return partial + [step]
+    basis = PrioritizedBasis([jac for jac, _ in levels], None if start is None else start[1])
+    return basis.steps([err for _, err in levels], None if start is None else start[0],
+                       secondary, damping, max_motion, max_turn)

@@ -6,7 +6,8 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    rigidly on their nearest moving ancestor) and the task errors.
 2. Jacobians of the tasks over the joints any task may move; orientation rows are scaled by the
    chain size L so that metres and radians weigh alike; rows weighted by √weight within a level.
-   Each level's predicted motion is clamped to ``max_task_step`` (§5.2, see ``prioritized_step``).
+   Each level's predicted motion is clamped to ``max_task_step`` (§5.2, see
+   ``prioritized.prioritized_step``).
 3. Joint stiffness as a weighted minimum norm: ``Δθ = W^½ y`` with ``W = diag(1 − stiffness)``;
    a joint whose limits leave one swing/twist parameter free (a knee) turns about that axis
    alone, its other two columns zeroed in W (``limit_constraints.turning_axes``).
@@ -37,13 +38,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .chain_model import MovingJointsFK
-from .jacobian import JointFrames, column_mask, task_jacobian
+from .jacobian import JointFrames, chain_order, column_mask, second_order_motion, task_jacobian
 from .limit_constraints import LimitRows, turning_axes
 from .limits import LimitProjection
 from .constraint_rows import ConstraintRows
 from .contacts import (MIN_RADIUS, CapsulePairs, Capsules, contact_rows, pair_clearances,
                        self_contact_rows)
-from .prioritized import prioritized_step
+from .prioritized import PrioritizedBasis
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
 from .swing_twist import quat_from_swing_twist, swing_twist_jacobian, swing_twist_params
 from .tasks import TaskSet
@@ -167,6 +168,7 @@ class Solver:
         self.chain_roots, self.chain_reach = self._chains()
         self.obstacles = obstacles
         self.moves = self.model.descendants_mask()
+        self.chain_order = chain_order(self.tasks.joint_masks, self.moves, self.joints)
         self.capsules = self.pairs = None
         if obstacles is not None or self_collision:
             radii = np.asarray(radii, dtype=np.float64)[self.bones]
@@ -262,33 +264,36 @@ class Solver:
         return float(depth)
 
     # -- one step ---------------------------------------------------------------------------
-    def _levels(self, world, frame, position, rotation, level_jacobians=None):
+    def _levels(self, world, frame, position, rotation):
         """``[(J_k, e_k)]`` per priority level: each task's 3 rows, √weight times its Jacobian
-        (joint columns scaled by ``column_scale``) and error; orientation rows in units of
-        ``size`` (radians × chain size, comparable to metres). With ``level_jacobians`` (the
-        J_k of an earlier call) those are paired with the errors instead."""
+        (joint columns scaled by ``column_scale``) and error (``_task_errors``)."""
         tasks = self.tasks
-        errors = (position, rotation * self.size if tasks.any_rotation else rotation)
+        jacobians = task_jacobian(*frame, tasks.tails(world), self.task_columns,
+                                  tasks.any_rotation)
+        level_jacobians = []
+        for parts in self.level_tasks:
+            jac = [(jacobians[kind].take(rows, axis=0) * row_scale).reshape(
+                -1, self.column_scale.size) for kind, rows, _, row_scale in parts]
+            level_jacobians.append(jac[0] if len(parts) == 1 else np.concatenate(jac))
+        return list(zip(level_jacobians, self._task_errors(position, rotation)))
+
+    def _task_errors(self, position, rotation):
+        """``e_k`` per priority level: each task's 3 rows times √weight, orientation rows in
+        units of ``size`` (radians × chain size, comparable to metres)."""
+        errors = (position, rotation * self.size if self.tasks.any_rotation else rotation)
         level_errors = []
         for parts in self.level_tasks:
             err = [(errors[kind].take(rows, axis=0) * root_w).ravel() for kind, rows, root_w, _ in parts]
             level_errors.append(err[0] if len(parts) == 1 else np.concatenate(err))
-        if level_jacobians is None:
-            jacobians = task_jacobian(*frame, tasks.tails(world), self.task_columns,
-                                      tasks.any_rotation)
-            level_jacobians = []
-            for parts in self.level_tasks:
-                jac = [(jacobians[kind].take(rows, axis=0) * row_scale).reshape(
-                    -1, self.column_scale.size) for kind, rows, _, row_scale in parts]
-                level_jacobians.append(jac[0] if len(parts) == 1 else np.concatenate(jac))
-        return list(zip(level_jacobians, level_errors))
+        return level_errors
 
     def _step(self, world, rotations, position, rotation, preferred, polish=False):
-        """The steps of this iteration (``prioritized_step``'s list, in joint units) and each task
-        level's predicted error after it. A ``polish`` step (every task level within ``_POLISH``
-        × tolerance) first tries the last active rows (``_polish_steps``) and has no rest pull
-        (module docstring, step 5). The levels' Jacobians and the final active rows' projector
-        stay in ``_chord_basis``."""
+        """The steps of this iteration (``prioritized_step``'s list, in joint units), each task
+        level's predicted error after it, and the full step with its second-order correction
+        (``_corrected``; None when there is none). A ``polish`` step (every task level within
+        ``_POLISH`` × tolerance) first tries the last active rows (``_polish_steps``) and has no
+        rest pull (module docstring, step 5). The levels' Jacobians and the final active rows'
+        solution, and the ``PrioritizedBasis`` of both stays in ``_chord_basis``."""
         frame = self.joint_frames(world)
         levels = self._levels(world, frame, position, rotation)
         secondary = None if preferred is rotations or polish else \
@@ -297,23 +302,42 @@ class Solver:
         rows, rhs, pinned = self._constraint_rows(world, rotations, frame)
         predicted = None
         if rows is None:
-            steps, projector = prioritized_step(levels, None, *options), None
+            start, basis = None, PrioritizedBasis([jac for jac, _ in levels])
+            steps = basis.steps([err for _, err in levels], None, *options)
             self._touched = False
         else:
             polished = self._polish_steps(levels, rows, rhs, pinned, options) if polish else None
             if polished is not None:
-                steps, active, projector, predicted = polished
+                steps, active, start, basis, predicted = polished
             else:
-                steps, active, projector = _active_set_steps(levels, rows, rhs, pinned, *options)
+                steps, active, start, basis = _active_set_steps(levels, rows, rhs, pinned,
+                                                                *options)
             self._held = active[:rows.owner.size]
             self._touched = bool(active[rows.owner.size:].any())
-        self._chord_basis = ([jac for jac, _ in levels], projector)
+        self._chord_basis = basis
         if predicted is None:
             predicted = _predicted(levels, steps[-2])
-        return [self.column_scale * y for y in steps], predicted
+        corrected = None if secondary is not None or polish or basis is None \
+            or max(predicted.tolist()) > self.settings.tolerance else \
+            self._corrected(world, frame, position, rotation, steps[-1], basis, start)
+        return [self.column_scale * y for y in steps], predicted, corrected
+
+    def _corrected(self, world, frame, position, rotation, step, basis, start):
+        """The step (joint units) of Chebyshev's method: ``step`` solved again, with the same
+        Jacobians and active rows, for the errors less their second-order change under it
+        (``second_order_motion``), so that it leaves a third-order error instead of Newton's
+        second-order one; or None when a level's step is clamped (``max_task_step``), since a
+        clamped step is not Newton's. A warm solve's first step then usually lands within a
+        chord step's reach (``_chord``) or meets the tolerance outright."""
+        s_pos, s_rot = second_order_motion(
+            *frame, self.tasks.tails(world), (self.column_scale * step).reshape(-1, 3),
+            *self.chain_order, rotation if self.tasks.any_rotation else None)
+        errors = self._task_errors(position - s_pos, rotation if s_rot is None else rotation - s_rot)
+        return self.column_scale * basis.steps(errors, None if start is None else start[0], None,
+                                               *self._step_limits())[-1]
 
     def _polish_steps(self, levels, rows, rhs, pinned, options):
-        """``(steps, active, projector, predicted)`` of a correction step that starts from the
+        """``(steps, active, start, basis, predicted)`` of a correction step that starts from the
         limit rows active at the end of the previous iteration that still rest on their bound
         (slack ≤ ``RESTING``) instead of finding them again pass by pass, or None. The step is
         kept when it meets every level to first order (≤ ``_POLISHED`` × tolerance), which is
@@ -329,10 +353,10 @@ class Solver:
         held &= ~pinned
         if not held.any():
             return None
-        steps, active, projector = _active_set_steps(levels, rows, rhs, pinned | held, *options)
+        steps, active, start, basis = _active_set_steps(levels, rows, rhs, pinned | held, *options)
         predicted = _predicted(levels, steps[-2])
         if (predicted <= _POLISHED * self.settings.tolerance).all():
-            return steps, active, projector, predicted
+            return steps, active, start, basis, predicted
         self._polishing = False
         return None
 
@@ -347,13 +371,13 @@ class Solver:
         """The accepted chord step from ``q`` as ``(q, world, position, rotation, errors)``, or
         None (then the iteration takes a full step).
 
-        The chord (simplified Newton) method reuses the last full step's linearization, its
-        Jacobians and the projector of its active rows (``_chord_basis``), with the errors at
-        ``q`` (Kelley, Iterative Methods for Linear and Nonlinear Equations, §5.4; Deuflhard,
+        The chord (simplified Newton) method reuses the last full step's linearization, the
+        decompositions of its Jacobians under its active rows (``_chord_basis``), with the errors
+        at ``q`` (Kelley, Iterative Methods for Linear and Nonlinear Equations, §5.4; Deuflhard,
         Newton Methods for Nonlinear Problems, §2.1.4): it converges linearly, at a rate of the
         order of the last step's length, so it is tried only on a correction whose every level is
         within ``_CHORD`` × tolerance, where one chord usually meets the tolerance and costs about
-        half an iteration (no Jacobian, limit rows or active set). It is kept when it takes the
+        a third of an iteration (no Jacobian, limit rows, active set or decomposition). It is kept when it takes the
         first unmet level to ``_CHORD_GAIN`` of its error or less without making any level worse,
         and the basis is kept for the next correction while it gets to ``_CHORD_RATE`` or less.
         The held joints stay on their limits as in a full step (``_apply``); the step carries no
@@ -362,11 +386,9 @@ class Solver:
         if self._chord_basis is None or self.capsules is not None or self.pairs is not None \
                 or max(current.tolist()) > _CHORD * tol:
             return None
-        jacobians, projector = self._chord_basis
-        self._chord_basis = None
-        levels = self._levels(None, None, position, rotation, jacobians)
-        start = None if projector is None else (np.zeros(projector.shape[0]), projector)
-        step = self.column_scale * prioritized_step(levels, start, None, *self._step_limits())[-1]
+        basis, self._chord_basis = self._chord_basis, None
+        step = self.column_scale * basis.steps(self._task_errors(position, rotation), None, None,
+                                               *self._step_limits())[-1]
         new = self._apply(q, step, 1.0, current_parameters=True)
         world, position, rotation = self._errors(new)
         errors = self._level_errors(world, position, rotation)
@@ -375,7 +397,7 @@ class Solver:
         if gain > _CHORD_GAIN or _compare_levels(errors, current, tol * 1e-3, 0.5 * tol) >= 0:
             return None
         if gain <= _CHORD_RATE:
-            self._chord_basis = (jacobians, projector)
+            self._chord_basis = basis
         return new, world, position, rotation, errors
 
     def _rest_pull(self, rotations, preferred, levels):
@@ -539,12 +561,13 @@ class Solver:
                 if _compare_levels(current, best[4], 0.0, 0.5 * settings.tolerance) < 0:
                     best = chorded
                 continue
-            steps, predicted = self._step(world, q, position, rotation, preferred, polish)
+            steps, predicted, corrected = self._step(world, q, position, rotation, preferred,
+                                                     polish)
             if not np.isfinite(steps[-1]).all():
                 break
             iterations += 1
             blocked = self._blocked(current, predicted)
-            trial = None if blocked else self._line_search(q, steps, current, predicted)
+            trial = None if blocked else self._line_search(q, steps, current, predicted, corrected)
             if trial is not None:
                 before = current
                 q, world, position, rotation, current, _ = trial
@@ -594,12 +617,13 @@ class Solver:
         world, position, rotation = self._errors(new)
         return new, world, position, rotation, self._level_errors(world, position, rotation)
 
-    def _line_search(self, q, steps, current, predicted):
+    def _line_search(self, q, steps, current, predicted, corrected=None):
         """The accepted trial ``(q, world, position, rotation, errors, verdict)`` or None.
 
         ``steps`` holds the step truncated after each level and the full step with the rest pull;
         ``predicted`` the task levels' errors after it to first order (contacts: none left).
-        The full step is kept while it achieves at least half of the first unmet level's predicted
+        The ``corrected`` step (``_corrected``), if any, is tried first, then the full step; each is
+        kept when it achieves at least half of the first unmet level's predicted
         reduction (the ratio test of trust-region methods, Nocedal & Wright §4.1) and makes no
         level worse. Otherwise the lower levels are what spoils it (their null-space
         motion disturbs the higher levels to second order, e.g. a hand pressing on a curved
@@ -609,15 +633,23 @@ class Solver:
         """
         eps = self.settings.tolerance * 1e-3
         reached = 0.5 * self.settings.tolerance
-        step = steps[-1]
-        scale = self._step_scale(step)
-        trial = self._trial(q, step, scale)
         levels = current.tolist()
         first = _first_unmet(current, self.settings.tolerance)
         expected = [0.0] * (len(levels) - len(predicted)) + predicted.tolist()
-        if first is not None and (levels[first] - float(trial[4][first])
-                                  < 0.5 * (levels[first] - expected[first])
-                                  or _compare_levels(trial[4], current, eps, reached, _TRADE) > 0):
+
+        def kept(errors):
+            return first is None or (
+                levels[first] - float(errors[first]) >= 0.5 * (levels[first] - expected[first])
+                and _compare_levels(errors, current, eps, reached, _TRADE) <= 0)
+
+        if corrected is not None and self._step_scale(corrected) == 1.0:
+            trial = self._trial(q, corrected, 1.0)
+            if kept(trial[4]):
+                return (*trial, _compare_levels(trial[4], current, eps, reached, _TRADE))
+        step = steps[-1]
+        scale = self._step_scale(step)
+        trial = self._trial(q, step, scale)
+        if not kept(trial[4]):
             first_task_level = max(first - (len(levels) - len(self.level_rows)), 0)
             for candidate in {len(steps) - 2: steps[-2],
                               first_task_level: steps[first_task_level]}.values():
@@ -790,13 +822,17 @@ def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, sel
 
 
 def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, max_turn):
-    """``(steps, active, projector)``: ``prioritized_step`` of ``levels`` under the rows ``active``
-    from the start and those the step runs into (``_first_blocking_row``), the final active set
-    and the null-space projector of its rows."""
+    """``(steps, active, start, basis)``: ``prioritized_step`` of ``levels`` under the rows
+    ``active`` from the start and those the step runs into (``_first_blocking_row``), the final
+    active set, the solution ``(C⁺ r, I − C⁺C)`` of its rows and the ``PrioritizedBasis`` of the
+    levels under them (None when the passes ran out and the step is the last feasible point)."""
     active = active.copy()
     start = rows.solution(active, rhs) if active.any() else \
         (np.zeros(3 * rows.joints), np.eye(3 * rows.joints))
-    steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
+    jacobians, errors = [jac for jac, _ in levels], [err for _, err in levels]
+    limits = (secondary, damping, max_motion, max_turn)
+    basis = PrioritizedBasis(jacobians, start[1])
+    steps = basis.steps(errors, start[0], *limits)
     feasible, at_feasible = start[0], None      # the feasible point's row values, once needed
     for _ in range(_MAX_ACTIVE_SET_PASSES):
         at_end = rows.times(steps[-2])
@@ -810,12 +846,13 @@ def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion,
         at_feasible = at_feasible + alpha * (at_end - at_feasible)
         start = rows.with_rows(start, blocking, rhs, not active[rows.owner.size:].any())
         active[blocking] = True
-        steps = prioritized_step(levels, start, secondary, damping, max_motion, max_turn)
+        basis = PrioritizedBasis(jacobians, start[1])
+        steps = basis.steps(errors, start[0], *limits)
     else:
-        steps, at_end = [feasible] * len(steps), at_feasible
+        steps, at_end, basis = [feasible] * len(steps), at_feasible, None
     if secondary is not None:
         steps[-1] = steps[-2] + _fit_inside(rows, rhs, at_end, steps[-1] - steps[-2])
-    return steps, active, start[1]
+    return steps, active, start, basis
 
 
 def _turned(q, delta):

@@ -45,6 +45,46 @@ def test_jacobian_matches_central_differences():
             assert np.abs(j_rot[:, :, col] - expected).max() <= 1e-6
 
 
+def test_second_order_motion_leaves_a_third_order_error():
+    """``e(Δ) = e − J Δ − s(Δ) + O(‖Δ‖³)`` for position and orientation tasks, one of them on a
+    chain that stops short of the root: halving the step divides what is left by 8 (by 4 without
+    ``s``). The orientation targets are the bones' own orientations: at e ≠ 0 the orientation
+    error's linear model (the angular velocity) is itself only first-order exact."""
+    from dq_ik_addon.jacobian import chain_order, second_order_motion
+    from dq_ik_addon.quaternion import matrix_to_quat
+    rng = np.random.default_rng(7)
+    model = random_tree(rng, 9)
+    q = random_pose_in_limits(rng, uniform_limits(9))
+    world = model.matrices(q)
+    own = [matrix_to_quat(world[bone, :3, :3]) for bone in (8, 5)]
+    tasks = TaskSet(model, [Task(8, rng.normal(size=3), own[0], chain_count=3),
+                            Task(5, rng.normal(size=3), own[1])])
+    joints = np.array([j for j in range(9) if tasks.joint_masks[:, j].any()])
+    frame = JointFrames(model, joints)(world)
+    points = model.tails(world)[tasks.bones]
+    j_pos, j_rot = task_jacobian(*frame, points, column_mask(tasks.joint_masks, joints))
+    position, rotation = tasks.errors(world)
+    chain, ancestors = chain_order(tasks.joint_masks, model.descendants_mask(), joints)
+    direction = rng.normal(size=(joints.size, 3))
+
+    def residuals(size, task):     # the task's own chain turns (the others' joints: not its model)
+        delta = size * direction * chain[task][:, None]
+        moved = q.copy()
+        moved[joints] = qmul(qexp(0.5 * delta), q[joints])
+        new_position, new_rotation = tasks.errors(model.matrices(moved))
+        s_pos, s_rot = second_order_motion(*frame, points, delta, chain, ancestors, rotation)
+        linear = (position - j_pos.dot(delta.ravel()), rotation - j_rot.dot(delta.ravel()))
+        return np.array([np.abs(new - lin)[task].max() for new, lin in
+                         zip((new_position, new_rotation, new_position, new_rotation),
+                             (*linear, linear[0] - s_pos, linear[1] - s_rot))])
+
+    for task in range(len(tasks)):
+        coarse, fine = residuals(2e-2, task), residuals(1e-2, task)
+        np.testing.assert_allclose(coarse[:2] / fine[:2], 4.0, rtol=0.05)
+        np.testing.assert_allclose(coarse[2:] / fine[2:], 8.0, rtol=0.1)
+        assert (fine[2:] < 0.05 * fine[:2]).all()
+
+
 def test_normal_jacobian_is_the_positional_jacobian_along_the_normals():
     """Contact rows use ``nᵀ J_p`` from triple products; it equals ``task_jacobian``'s rows
     contracted with n, for points on any bones (including ones no joint moves)."""
@@ -512,16 +552,16 @@ def test_a_warm_start_at_the_last_result_continues_from_it_exactly():
 def test_a_correction_step_starts_from_the_limits_the_last_step_rested_on(monkeypatch):
     """Warm solves of a branched chain with three tasks near limits: a correction step (every level
     within ``_POLISH`` × tolerance) that starts from the rows the last step ended on, when it meets
-    the tasks, needs fewer prioritized steps than finding those rows again pass by pass, and
-    reaches the targets inside the limits all the same."""
+    the tasks, needs fewer prioritized decompositions (one per active-set pass) than finding those
+    rows again pass by pass, and reaches the targets inside the limits all the same."""
     import dq_ik_addon.solver as solver_module
     steps = [0]
-    counted = solver_module.prioritized_step
+    counted = solver_module.PrioritizedBasis
 
     def counting(*args, **kwargs):
         steps[0] += 1
         return counted(*args, **kwargs)
-    monkeypatch.setattr(solver_module, "prioritized_step", counting)
+    monkeypatch.setattr(solver_module, "PrioritizedBasis", counting)
 
     def warm_solves(polish):
         monkeypatch.setattr(solver_module, "_POLISH", polish)
@@ -545,3 +585,55 @@ def test_a_correction_step_starts_from_the_limits_the_last_step_rested_on(monkey
     afresh, _, reached_afresh = warm_solves(0.0)
     assert polished < afresh
     assert reached and reached_afresh and violation <= 1e-6
+
+
+def test_second_order_corrections_take_fewer_full_steps(monkeypatch):
+    """Chebyshev's correction (``Solver._corrected``): along a warm path of a branched chain with
+    two tasks, a first step solved for the errors less their second-order change lands close
+    enough for a chord step or the tolerance, so the solves take fewer full steps than Newton's
+    steps alone; they still meet the tolerance and keep the limits."""
+    rng = np.random.default_rng(4)
+    model = random_tree(rng, 10)
+    limits = random_limits(rng, 10)
+    leaves = [i for i in range(10) if i not in set(model.parents.tolist())][:2]
+    poses = [random_pose_in_limits(rng, limits, scale=0.6) for _ in range(3)]
+    path = [model.tails(model.matrices(qnormalize((1 - t) * a + t * b)))[leaves]
+            for a, b in zip(poses, poses[1:]) for t in np.linspace(0, 1, 12)[1:]]
+    counts = {}
+    step, corrected = Solver._step, Solver._corrected
+
+    def counted_step(self, *args, **kwargs):
+        counts[label] = counts.get(label, 0) + 1
+        return step(self, *args, **kwargs)
+    monkeypatch.setattr(Solver, "_step", counted_step)
+    for label, correct in (("corrected", corrected), ("Newton", lambda *args: None)):
+        monkeypatch.setattr(Solver, "_corrected", correct)
+        solver = Solver(model, [Task(int(b), g) for b, g in zip(leaves, path[0])], limits)
+        q = solver.solve(identity_pose(10)).rotations
+        counts[label] = 0
+        for goals in path:
+            solver.tasks.positions[:] = goals
+            result = solver.solve(q)
+            assert result.converged and result.position_errors.max() < 1e-5
+            assert limit_violation(result.rotations, limits).max() <= 1e-6
+            q = result.rotations
+    assert counts["corrected"] < counts["Newton"]
+
+
+def test_a_prioritized_basis_gives_the_step_of_any_errors():
+    """``PrioritizedBasis.steps`` with new errors (a chord, a correction) is ``prioritized_step``
+    of the same Jacobians and constraints with those errors, damping and clamps included."""
+    from dq_ik_addon.prioritized import PrioritizedBasis, prioritized_step
+    rng = np.random.default_rng(8)
+    jacobians = [rng.normal(size=(6, 12)), rng.normal(size=(3, 12)), rng.normal(size=(3, 12))]
+    rows = rng.normal(size=(2, 12))
+    projector = np.eye(12) - np.linalg.pinv(rows).dot(rows)
+    start = (np.linalg.pinv(rows).dot(rng.normal(size=2)), projector)
+    basis = PrioritizedBasis(jacobians, projector)
+    for scale in (1e-3, 1.0, 10.0):
+        errors = [scale * rng.normal(size=jac.shape[0]) for jac in jacobians]
+        pull = rng.normal(size=12)
+        expected = prioritized_step(list(zip(jacobians, errors)), start, pull, 0.5, 2.0, 1.0)
+        got = basis.steps(errors, start[0], pull, 0.5, 2.0, 1.0)
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
