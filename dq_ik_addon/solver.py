@@ -79,6 +79,10 @@ _PARAMETER_SWING = 2.0  # radians: joints swung farther always step by the expon
 _CHORD = 30.0
 _CHORD_GAIN = 0.5
 _CHORD_RATE = 0.25
+# The first step of a solve is corrected to second order (``Solver._corrected``) when its linear
+# model takes every task level to within _LINEAR of its error (or the tolerance): a step that
+# limits or clamps hold short of that is no Newton step to correct
+_LINEAR = 0.05
 _SETTLE = 5e-3  # a solve held by a contact ends when steps can gain less than this of each unmet level
 
 
@@ -317,8 +321,10 @@ class Solver:
         self._chord_basis = basis
         if predicted is None:
             predicted = _predicted(levels, steps[-2])
-        corrected = None if secondary is not None or polish or basis is None \
-            or max(predicted.tolist()) > self.settings.tolerance else \
+        tol = self.settings.tolerance
+        linear = all(p <= max(tol, _LINEAR * float(np.sqrt(err.dot(err))))
+                     for p, (_, err) in zip(predicted.tolist(), levels))
+        corrected = None if secondary is not None or polish or basis is None or not linear else \
             self._corrected(world, frame, position, rotation, steps[-1], basis, start)
         return [self.column_scale * y for y in steps], predicted, corrected
 
@@ -326,9 +332,9 @@ class Solver:
         """The step (joint units) of Chebyshev's method: ``step`` solved again, with the same
         Jacobians and active rows, for the errors less their second-order change under it
         (``second_order_motion``), so that it leaves a third-order error instead of Newton's
-        second-order one; or None when a level's step is clamped (``max_task_step``), since a
-        clamped step is not Newton's. A warm solve's first step then usually lands within a
-        chord step's reach (``_chord``) or meets the tolerance outright."""
+        second-order one (``_step`` asks for it on the first step of a solve whose linear model
+        meets every level within ``_LINEAR``). A warm solve's first step then usually lands
+        within a chord step's reach (``_chord``) or meets the tolerance outright."""
         s_pos, s_rot = second_order_motion(
             *frame, self.tasks.tails(world), (self.column_scale * step).reshape(-1, 3),
             *self.chain_order, rotation if self.tasks.any_rotation else None)
