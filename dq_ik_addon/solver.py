@@ -46,7 +46,8 @@ from .contacts import (MIN_RADIUS, CapsulePairs, Capsules, contact_rows, pair_cl
                        self_contact_rows)
 from .prioritized import PrioritizedBasis
 from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
-from .swing_twist import quat_from_swing_twist, swing_twist_jacobian, swing_twist_params
+from .swing_twist import (quat_from_swing_twist, swing_twist_array, swing_twist_jacobian,
+                          swing_twist_params)
 from .tasks import TaskSet
 
 _MAX_ACTIVE_SET_PASSES = 24
@@ -203,8 +204,9 @@ class Solver:
         self._last = None  # (the last result's rotations, its FK, the pose locations it had)
         self._queried = None  # (pose, obstacles, bounds, answer) of the last obstacle query
         self._held_for = None  # (the step's active limit rows, the joints _apply retracts)
-        # (rotations, their limited joints' (params, S)) of the last ``_apply``: the next limit
-        # rows at that very pose (the next iteration's, or the next solve's that goes on from it)
+        # (rotations, their limited joints' params, S or None) of the last ``_apply``: the next
+        # limit rows or chord at that very pose (the next iteration's, or the next solve's that
+        # goes on from it)
         self._limit_terms = None
 
     def retarget(self, tasks, locations=None, obstacles=None):
@@ -470,31 +472,38 @@ class Solver:
         if held.size:
             params, sens = self.limit_rows.tangent
             if current_parameters:
-                params = self._limited_terms(rotations)[0]
+                params = self._limited_terms(rotations, sensitivities=False)[0]
             joints = self.limit_rows.joints.take(held)
             params = params.take(held, axis=0)
             moved[joints] = self.retract_limited(
                 held, params
                 + np.einsum('kij,kj->ki', sens.take(held, axis=0), delta.take(joints, axis=0)))
-        # the limited joints' parameters and S at the new pose serve the projection's inside test
-        # and, if the pose is kept as it is, the next iteration's limit rows
-        terms = swing_twist_jacobian(moved.take(self.limit_rows.joints, axis=0))
+        # the limited joints' parameters at the new pose serve the projection's inside test and,
+        # if the pose is kept as it is, the next limit rows or chord step
+        limited = swing_twist_array(moved.take(self.limit_rows.joints, axis=0))
         params = np.zeros((len(self.joints), 3))
-        params[self.limit_rows.joints] = terms[0]
+        params[self.limit_rows.joints] = limited
         projected = self.project_to_limits(moved, params)
         new[self.joints] = projected
-        self._limit_terms = (new, terms) if projected is moved else None
+        self._limit_terms = (new, limited, None) if projected is moved else None
         return new
 
-    def _limited_terms(self, rotations):
-        """The limited joints' swing/twist parameters and S at ``rotations``
-        (``swing_twist_jacobian``): those the last ``_apply`` found when it made this very pose,
-        else computed."""
+    def _limited_terms(self, rotations, sensitivities=True):
+        """``(params, S)`` of the limited joints at ``rotations`` (``swing_twist_jacobian``; S
+        is None unless ``sensitivities``): the parameters the last ``_apply`` found when it made
+        this very pose, and S once computed there (a trial whose pose a chord step or the tolerance
+        ends on needs none), else computed."""
         known = self._limit_terms
         if known is not None and known[0] is rotations:
-            return known[1]
-        return swing_twist_jacobian(rotations.take(self.joints.take(self.limit_rows.joints),
-                                                   axis=0))
+            if known[2] is not None or not sensitivities:
+                return known[1], known[2]
+        limited = rotations.take(self.joints.take(self.limit_rows.joints), axis=0)
+        if not sensitivities:
+            return swing_twist_array(limited), None
+        terms = swing_twist_jacobian(limited)
+        if known is not None and known[0] is rotations:
+            self._limit_terms = (rotations, *terms)
+        return terms
 
     def _held_joints(self):
         """Indices (into ``limit_rows.joints``) of the limited joints with a limit row active at
