@@ -13,6 +13,13 @@ cost (a batched 3×3 SVD runs few instructions slowly), so time a change too, on
 
     .venv/bin/python benchmarks/replay.py time problems.pkl basic-root   # fastest of 7 replays
 
+The benchmark's path is one path: a change that alters the redundant chains' poses along it can
+gain or lose a few iterations by chance (a pose that runs into a limit later on). ``paths``
+solves the same rig, tasks and limits along other reachable paths (FK of poses inside the limits,
+interpolated in ≤ 4 cm steps, from a cold solve of a random start), one per seed:
+
+    .venv/bin/python benchmarks/replay.py paths problems.pkl basic-root 12   # 12 seeds
+
 ``run`` and ``time`` import only numpy and this repository's engine
 (``dq_ik_addon``), so it measures the working tree without building the extension. Problems:
 ``basic-root``, ``basic-limb``, ``human-root`` (4 effectors, HUMANOID limits, targets moving
@@ -78,7 +85,8 @@ def dump(path):
     print(f"wrote {len(problems)} problems to {path}: {', '.join(problems)}")
 
 
-def run(path, name, setup_only):
+def _load(path, name):
+    """``(problem, model, solver)`` of the problem ``name`` saved by ``dump``."""
     from chains import ball
     from dq_ik_addon import ChainModel
     from dq_ik_addon.limits import SwingTwistLimits
@@ -93,6 +101,12 @@ def run(path, name, setup_only):
                     SolverSettings(**problem["settings"]), problem["locations"],
                     ball(problem["centre"], problem["radius"]) if collides else None,
                     problem.get("radii"), problem.get("collision"))
+    return problem, model, solver
+
+
+def run(path, name, setup_only):
+    problem, model, solver = _load(path, name)
+    collides = "centre" in problem
     if collides:    # the hand follows the goals from the scene's pose
         goals, rows, rotations = problem["goals"], problem["hand"], problem["rotations"]
     else:           # all four effectors follow the path, from the cold solve of its start
@@ -113,6 +127,57 @@ def run(path, name, setup_only):
     return elapsed / len(goals)
 
 
+def paths(path, name, seeds, step=0.04):
+    """Warm solves of problem ``name`` (not a collision one) along one random reachable path per
+    seed: FK of two poses inside the limits (the tasks' joints only), interpolated in steps of at
+    most ``step`` metres per effector, from a cold solve of a third. Prints the iterations per
+    solve, the time per solve (each path's fastest of 3 replays) and the solves that ended short
+    of the tolerance."""
+    from chains import random_pose_in_limits
+    from dq_ik_addon.limits import SwingTwistLimits
+    from dq_ik_addon.quaternion import qnormalize
+    from dq_ik_addon.tasks import Task, TaskSet
+    problem, model, solver = _load(path, name)
+    limits = SwingTwistLimits(*problem["limits"])
+    tasks = [Task(*t) for t in problem["tasks"]]
+    bones = [task.bone for task in tasks]
+    moved = TaskSet(model, tasks).joint_masks.any(axis=0)[:, None]
+    rest = np.tile([1.0, 0.0, 0.0, 0.0], (len(model), 1))
+    solves = iterations = unmet = 0
+    elapsed = 0.0
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+
+        def pose(scale):
+            return np.where(moved, random_pose_in_limits(rng, limits, scale), rest)
+
+        def tails(q):
+            return model.tails(model.matrices(q, problem["locations"]))[bones]
+        a, b = pose(0.5), pose(0.5)
+        b = np.where(np.sum(a * b, axis=1, keepdims=True) < 0.0, -b, b)
+        count = int(np.ceil(np.linalg.norm(tails(a) - tails(b), axis=1).max() / step)) + 1
+        goals = [tails(qnormalize((1 - t) * a + t * b)) for t in np.linspace(0, 1, max(count, 2))]
+        solver._last = solver._memo = None
+        solver.tasks.positions[:] = goals[0]
+        start = solver.solve(pose(0.3)).rotations
+        best = np.inf
+        for replay in range(3):
+            solver._last = solver._memo = None
+            rotations, started = start, time.perf_counter()
+            for goal in goals[1:]:
+                solver.tasks.positions[:] = goal
+                result = solver.solve(rotations)
+                rotations = result.rotations
+                if replay == 0:
+                    iterations += result.iterations
+                    unmet += not result.converged
+            best = min(best, time.perf_counter() - started)
+        solves += len(goals) - 1
+        elapsed += best
+    print(f"{name}: {seeds} paths, {solves} warm solves, {iterations / solves:.3f} iterations "
+          f"and {elapsed / solves * 1e3:.3f} ms per solve (fastest of 3), {unmet} unconverged")
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "dump":
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -122,5 +187,7 @@ if __name__ == "__main__":
     elif len(sys.argv) >= 4 and sys.argv[1] == "time":
         best = min(run(sys.argv[2], sys.argv[3], False) for _ in range(TIMED_RUNS))
         print(f"{sys.argv[3]}: fastest of {TIMED_RUNS} replays {best * 1e3:.3f} ms per warm solve")
+    elif len(sys.argv) >= 4 and sys.argv[1] == "paths":
+        paths(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 12)
     else:
         sys.exit(__doc__)
