@@ -7,6 +7,7 @@ solves the same as one at the origin. Target orientations drop any scale.
 
 import operator
 
+import bpy
 import numpy as np
 
 from ..dq_ik_addon.limits import SwingTwistLimits
@@ -23,7 +24,7 @@ def target_matrix(to_armature, settings):
     target = settings.target
     if target is None:
         return None, "has no target"
-    if not target.users_scene:
+    if not _in_a_scene(target):
         return None, f"targets '{target.name}', which is in no scene (deleted?)"
     world = target.matrix_world.copy()
     if target.type == 'ARMATURE' and settings.subtarget:
@@ -32,6 +33,15 @@ def target_matrix(to_armature, settings):
             return None, f"targets bone '{settings.subtarget}', which '{target.name}' does not have"
         world = world @ bone.matrix
     return to_armature @ world, None
+
+
+def _in_a_scene(obj):
+    """``obj.users_scene`` is not empty. That property lists every scene's objects in Python,
+    O(objects) per call, so each scene's own lookup by name (in C, compared by pointer) goes first;
+    ``users_scene`` only decides what that misses (a name shared with a linked object)."""
+    name = obj.name
+    return any(scene.objects.get(name) == obj for scene in bpy.data.scenes) \
+        or bool(obj.users_scene)
 
 
 def read_tasks(obj, model):

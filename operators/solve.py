@@ -1,7 +1,5 @@
 """``dqik.solve``: solve the current frame once, to convergence, and write the pose (undoable)."""
 
-import dataclasses
-
 import bpy
 import numpy as np
 
@@ -28,7 +26,7 @@ def _solver_key(model, tasks, limits, stiffness, settings, radii, collision, has
         arrays += [radii, collision]
     return (id(model), tuple((t.bone, t.target_position is None, t.target_rotation is None,
                               t.priority, t.weight, t.chain_count) for t in tasks),
-            tuple(a.tobytes() for a in arrays), dataclasses.astuple(settings), has_obstacles,
+            tuple(a.tobytes() for a in arrays), tuple(vars(settings).values()), has_obstacles,
             self_collision)
 
 
