@@ -24,7 +24,10 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
    Correction steps carry none: they only take back the last step's second-order error, and
    their minimum-norm step already stays nearest where it starts.
-6. Backtracking on the step length until the level errors do not get worse in priority order,
+6. The first step of a solve whose linear model meets the tasks (within ``_LINEAR``) is solved
+   again for the errors less their second-order change along it (Chebyshev's method,
+   ``Solver._corrected``; ``jacobian.second_order_motion``), and that step is tried first.
+   Backtracking on the step length until the level errors do not get worse in priority order,
    then ``q ← project(exp(½ Δθ) ⊗ q)`` with ``w ≥ 0`` (unit to rounding); joints the step holds on
    a limit move their swing/twist parameters instead and stay on it exactly (``_apply``).
 7. The solve ends when every task is met, when no level can progress (``_blocked``: the limits
@@ -298,8 +301,8 @@ class Solver:
         level's predicted error after it, and the full step with its second-order correction
         (``_corrected``; None when there is none). A ``polish`` step (every task level within
         ``_POLISH`` × tolerance) first tries the last active rows (``_polish_steps``) and has no
-        rest pull (module docstring, step 5). The levels' Jacobians and the final active rows'
-        solution, and the ``PrioritizedBasis`` of both stays in ``_chord_basis``."""
+        rest pull (module docstring, step 5). The ``PrioritizedBasis`` of the levels' Jacobians
+        under the final active rows stays in ``_chord_basis``."""
         frame = self.joint_frames(world)
         levels = self._levels(world, frame, position, rotation)
         secondary = None if preferred is rotations or polish else \
@@ -384,10 +387,11 @@ class Solver:
         at ``q`` (Kelley, Iterative Methods for Linear and Nonlinear Equations, §5.4; Deuflhard,
         Newton Methods for Nonlinear Problems, §2.1.4): it converges linearly, at a rate of the
         order of the last step's length, so it is tried only on a correction whose every level is
-        within ``_CHORD`` × tolerance, where one chord usually meets the tolerance and costs about
-        a third of an iteration (no Jacobian, limit rows, active set or decomposition). It is kept when it takes the
-        first unmet level to ``_CHORD_GAIN`` of its error or less without making any level worse,
-        and the basis is kept for the next correction while it gets to ``_CHORD_RATE`` or less.
+        within ``_CHORD`` × tolerance, where one chord usually meets the tolerance and costs a
+        quarter to a third of an iteration (no Jacobian, limit rows, active set or decomposition).
+        It is kept when it takes the first unmet level to ``_CHORD_GAIN`` of its error or less
+        without making any level worse, and the basis is kept for the next correction while it
+        gets to ``_CHORD_RATE`` or less.
         The held joints stay on their limits as in a full step (``_apply``); the step carries no
         rest pull. Not used with contacts, whose rows change with every step."""
         tol = self.settings.tolerance
