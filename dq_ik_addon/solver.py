@@ -699,6 +699,11 @@ class Solver:
         box (inside the limits: the set is convex and holds that centre), each attempt to a
         different aim (``_ESCAPE_AIMS``), and unlimited joints of a straight chain bend by
         ``_UNFOLD_ANGLE`` about local X.
+
+        A level with a target out of its chain's reach cannot be met: its tasks settle at their
+        weighted compromise, the chain stretched towards that target, and are not escaped from.
+        An escape restarts from the middle of the ranges, so escaping there would make a target
+        dragged beyond reach jump between compromises and cost every escape at every step.
         """
         tasks, model = self.tasks, self.model
         tol = self.settings.tolerance
@@ -708,7 +713,9 @@ class Solver:
         root_heads = world[self.chain_roots, :3, 3]
         distance = np.linalg.norm(tasks.positions - root_heads, axis=1)
         unmet = (np.linalg.norm(position, axis=1) >= tol) | (np.linalg.norm(rotation, axis=1) >= tol)
-        stalled = unmet & (~tasks.has_position | (distance < self.chain_reach - tol))
+        out_of_reach = tasks.has_position & (distance >= self.chain_reach - tol)
+        compromised = (self.level_sums.dot(out_of_reach) > 0.0).dot(self.level_sums) > 0.0
+        stalled = unmet & ~compromised
         if not stalled.any():
             return None
         moved = tasks.joint_masks[stalled].any(axis=0)[self.joints]
@@ -806,12 +813,23 @@ class Solver:
         return bool((left <= _SETTLE * now).all())
 
     def _stalled(self, history, window=4):
-        """Less than 0.1 % progress of the first unmet level over ``window`` iterations."""
+        """No progress over ``window`` iterations: from the first unmet level on, no level got
+        ``_PROGRESS`` (0.1 %) closer to its goal, or the first that did paid for it with more than
+        ``_TRADE`` times its gain in the levels above it, the trade the line search allows
+        (``_compare_levels``): a lower level's progress that costs a higher one a little, which
+        the next steps' compensation takes back, is progress, not a stall."""
         if len(history) <= window:
             return False
         old, new = history[-window - 1], history[-1]
         first = _first_unmet(old, self.settings.tolerance)
-        return first is not None and bool(new[first] > 0.999 * old[first])
+        if first is None:
+            return False
+        lost = 0.0
+        for now, before in zip(new[first:].tolist(), old[first:].tolist()):
+            if now < (1.0 - _PROGRESS) * before:
+                return lost > _TRADE * (before - now)
+            lost += max(now - before, 0.0)
+        return True
 
     def _converged(self, position, rotation, errors):
         """Every task within tolerance, and no contact deeper than it."""

@@ -637,3 +637,53 @@ def test_a_prioritized_basis_gives_the_step_of_any_errors():
         got = basis.steps(errors, start[0], pull, 0.5, 2.0, 1.0)
         for a, b in zip(got, expected):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+def test_a_level_with_a_target_out_of_reach_settles_at_its_compromise_without_escapes(
+        monkeypatch):
+    """A target dragged beyond reach with a reachable task on its level (a shared root): every
+    warm solve settles at the weighted compromise, stretched towards the far target, without
+    escaping (an escape restarts from the middle of the ranges: the pose would jump between
+    compromises at every step, each costing all the escapes)."""
+    rng = np.random.default_rng(11)
+    model = random_tree(rng, 9)
+    limits = random_limits(rng, 9)
+    leaves = [i for i in range(9) if i not in set(model.parents.tolist())][:2]
+    reachable = model.tails(model.matrices(random_pose_in_limits(rng, limits)))[leaves[1]]
+    far = 20.0 * np.array([1.0, 0.5, 0.2])
+    solver = Solver(model, [Task(leaves[0], far), Task(leaves[1], reachable)], limits)
+    escapes = []
+    escape = Solver._escape
+
+    def counted(self, *args):
+        new = escape(self, *args)
+        escapes.append(new is not None)
+        return new
+    monkeypatch.setattr(Solver, "_escape", counted)
+    q = solver.solve(identity_pose(9)).rotations
+    iterations = []
+    for step in range(8):
+        solver.tasks.positions[0] = far * (1.0 + 0.01 * step)
+        result = solver.solve(q)
+        q = result.rotations
+        iterations.append(result.iterations)
+        assert np.isfinite(result.rotations).all()
+        assert limit_violation(q, limits).max() <= 1e-6
+    assert not any(escapes)
+    assert max(iterations) <= 20
+
+
+def test_progress_bought_with_a_traded_higher_level_is_no_stall():
+    """``_stalled``: a lower level's progress that costs a higher unmet level less than
+    ``_TRADE`` times the gain is progress; no progress, or a dearer trade, is a stall."""
+    from dq_ik_addon import solver as solver_module
+    solver = Solver(straight_chain(2), [Task(1, np.array([0.5, 1.0, 0.0]))])
+    before = np.array([3e-4, 0.76])
+    traded = np.array([9.5e-3, 0.618])          # lost 9.2 mm for 142 mm
+    dear = np.array([20e-3, 0.618])             # lost 19.7 mm for 142 mm
+    still = np.array([3e-4, 0.7599])
+    assert 9.2e-3 < solver_module._TRADE * 0.142 < 19.7e-3
+    assert not solver._stalled([before] * 4 + [traded])
+    assert solver._stalled([before] * 4 + [dear])
+    assert solver._stalled([before] * 4 + [still])
+    assert not solver._stalled([before] * 4 + [np.array([2e-4, 0.76])])
