@@ -130,6 +130,25 @@ def test_unlinked_target_is_skipped(clean_scene, dqik, capfd):
     assert "in no scene" in out.out + out.err
 
 
+def test_a_target_in_another_scene_or_a_nested_collection_is_used(clean_scene, dqik, capfd):
+    """Only a target in no scene is skipped: one linked in a child collection of this scene, or
+    only in another scene, is solved for (``scene_tasks._in_a_scene``)."""
+    obj = rigs.metarig("basic")
+    empties = sp.add_targets(obj, ["hand.L", "hand.R"])
+    nested = bpy.data.collections.new("nested")
+    clean_scene.collection.children.link(nested)
+    other = bpy.data.scenes.new("other")
+    for name, collection in (("hand.L", nested), ("hand.R", other.collection)):
+        clean_scene.collection.objects.unlink(empties[name])
+        collection.objects.link(empties[name])
+        empties[name].location = sp.world_tail(obj, name) + np.array([0.0, -0.1, 0.1])
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    out = capfd.readouterr()
+    assert "skipped" not in out.out + out.err
+    assert _worst_error(obj, empties) < REACHED
+    bpy.data.scenes.remove(other)
+
+
 def test_no_enabled_task_is_a_clear_error(clean_scene, dqik):
     rigs.metarig("basic")
     with pytest.raises(RuntimeError, match="no bone with an enabled DQ IK target"):
