@@ -813,23 +813,12 @@ class Solver:
         return bool((left <= _SETTLE * now).all())
 
     def _stalled(self, history, window=4):
-        """No progress over ``window`` iterations: from the first unmet level on, no level got
-        ``_PROGRESS`` (0.1 %) closer to its goal, or the first that did paid for it with more than
-        ``_TRADE`` times its gain in the levels above it, the trade the line search allows
-        (``_compare_levels``): a lower level's progress that costs a higher one a little, which
-        the next steps' compensation takes back, is progress, not a stall."""
+        """Less than 0.1 % progress of the first unmet level over ``window`` iterations."""
         if len(history) <= window:
             return False
         old, new = history[-window - 1], history[-1]
         first = _first_unmet(old, self.settings.tolerance)
-        if first is None:
-            return False
-        lost = 0.0
-        for now, before in zip(new[first:].tolist(), old[first:].tolist()):
-            if now < (1.0 - _PROGRESS) * before:
-                return lost > _TRADE * (before - now)
-            lost += max(now - before, 0.0)
-        return True
+        return first is not None and bool(new[first] > 0.999 * old[first])
 
     def _converged(self, position, rotation, errors):
         """Every task within tolerance, and no contact deeper than it."""

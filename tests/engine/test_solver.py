@@ -671,19 +671,3 @@ def test_a_level_with_a_target_out_of_reach_settles_at_its_compromise_without_es
         assert limit_violation(q, limits).max() <= 1e-6
     assert not any(escapes)
     assert max(iterations) <= 20
-
-
-def test_progress_bought_with_a_traded_higher_level_is_no_stall():
-    """``_stalled``: a lower level's progress that costs a higher unmet level less than
-    ``_TRADE`` times the gain is progress; no progress, or a dearer trade, is a stall."""
-    from dq_ik_addon import solver as solver_module
-    solver = Solver(straight_chain(2), [Task(1, np.array([0.5, 1.0, 0.0]))])
-    before = np.array([3e-4, 0.76])
-    traded = np.array([9.5e-3, 0.618])          # lost 9.2 mm for 142 mm
-    dear = np.array([20e-3, 0.618])             # lost 19.7 mm for 142 mm
-    still = np.array([3e-4, 0.7599])
-    assert 9.2e-3 < solver_module._TRADE * 0.142 < 19.7e-3
-    assert not solver._stalled([before] * 4 + [traded])
-    assert solver._stalled([before] * 4 + [dear])
-    assert solver._stalled([before] * 4 + [still])
-    assert not solver._stalled([before] * 4 + [np.array([2e-4, 0.76])])
