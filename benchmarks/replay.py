@@ -20,6 +20,13 @@ interpolated in ≤ 4 cm steps, from a cold solve of a random start), one per se
 
     .venv/bin/python benchmarks/replay.py paths problems.pkl basic-root 12   # 12 seeds
 
+Targets out of reach settle differently (escapes, compromises, long slides along limits), and
+one drag is not a measure either: ``unreachable`` drags the first task (hand.L) out of reach in
+5 cm steps along several random directions, with every task on one level and with the hands one
+level below the feet:
+
+    .venv/bin/python benchmarks/replay.py unreachable problems.pkl basic-root 16   # 16 directions
+
 ``run`` and ``time`` import only numpy and this repository's engine
 (``dq_ik_addon``), so it measures the working tree without building the extension. Problems:
 ``basic-root``, ``basic-limb``, ``human-root`` (4 effectors, HUMANOID limits, targets moving
@@ -178,6 +185,45 @@ def paths(path, name, seeds, step=0.04):
           f"and {elapsed / solves * 1e3:.3f} ms per solve (fastest of 3), {unmet} unconverged")
 
 
+def unreachable(path, name, directions, steps=10):
+    """Warm solves of problem ``name`` while its first task's target is dragged from 0.9 m to
+    0.9 + 0.05·(steps − 1) m away from where the path starts it, along ``directions`` random
+    directions, with the problem's priorities and with its hands one level below the rest;
+    prints the total and the median and p90 per step of the iterations and milliseconds."""
+    from dq_ik_addon.limits import SwingTwistLimits
+    from dq_ik_addon.solver import Solver, SolverSettings
+    from dq_ik_addon.tasks import Task
+    problem, model, _ = _load(path, name)
+    tasks = [Task(*task) for task in problem["tasks"]]
+    rng = np.random.default_rng(3)
+    ways = rng.normal(size=(directions, 3))
+    ways /= np.linalg.norm(ways, axis=1)[:, None]
+    start, goals = problem["path"][0], problem["path"][0].copy()
+    hands = np.array([label.startswith("hand") for label in problem["names"]])
+    for label, priorities in (("tasks as given", [task.priority for task in tasks]),
+                              ("hands below", np.where(hands, 2, 1).tolist())):
+        per_step = []
+        for way in ways:
+            solver = Solver(model, [dataclasses.replace(task, priority=level)
+                                    for task, level in zip(tasks, priorities)],
+                            SwingTwistLimits(*problem["limits"]), problem["stiffness"],
+                            SolverSettings(**problem["settings"]), problem["locations"])
+            solver.tasks.positions[:] = start
+            rotations = solver.solve(np.tile([1.0, 0.0, 0.0, 0.0], (len(model), 1))).rotations
+            for k in range(steps):
+                goals[0] = start[0] + way * (0.9 + 0.05 * k)
+                solver.tasks.positions[:] = goals
+                started = time.perf_counter()
+                result = solver.solve(rotations)
+                per_step.append((result.iterations, (time.perf_counter() - started) * 1e3))
+                rotations = result.rotations
+        table = np.array(per_step)
+        print(f"{name}, {label}: {len(table)} warm steps, {int(table[:, 0].sum())} iterations, "
+              f"{table[:, 1].sum():.0f} ms; per step: iterations median {np.median(table[:, 0]):.0f}"
+              f" p90 {np.percentile(table[:, 0], 90):.0f}, ms median {np.median(table[:, 1]):.0f}"
+              f" p90 {np.percentile(table[:, 1], 90):.0f}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "dump":
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -189,5 +235,7 @@ if __name__ == "__main__":
         print(f"{sys.argv[3]}: fastest of {TIMED_RUNS} replays {best * 1e3:.3f} ms per warm solve")
     elif len(sys.argv) >= 4 and sys.argv[1] == "paths":
         paths(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 12)
+    elif len(sys.argv) >= 4 and sys.argv[1] == "unreachable":
+        unreachable(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 16)
     else:
         sys.exit(__doc__)
