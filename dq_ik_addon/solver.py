@@ -211,6 +211,7 @@ class Solver:
         # limit rows or chord at that very pose (the next iteration's, or the next solve's that
         # goes on from it)
         self._limit_terms = None
+        self._futile = None  # each task's error at a stall whose escapes found nothing better
 
     def retarget(self, tasks, locations=None, obstacles=None):
         """Solve the same tasks (bones, kinds, priorities, weights, chains; in the same order)
@@ -536,7 +537,9 @@ class Solver:
         (within ``_SAME_POSE``, e.g. after a round trip through float32 pose channels) with the
         same targets, pose locations and obstacle query returns it at once, with 0 iterations,
         instead of repeating every escape. A start within ``_SAME_POSE`` of the last result, with
-        the same pose locations, continues from that result exactly (``_continued``).
+        the same pose locations, continues from that result exactly (``_continued``); such a
+        warm solve does not escape again while the last escapes found nothing better and its
+        targets stay as far (``_futile_here``).
         """
         settings = self.settings
         start = time.perf_counter()
@@ -562,7 +565,7 @@ class Solver:
         current = self._level_errors(world, position, rotation)
         history = [current]
         best = (q, world, position, rotation, current)
-        iterations, escapes = 0, 0
+        iterations, escapes, stall = 0, 0, None
         self._held, self._polishing, self._chord_basis = None, True, None
         while iterations < settings.max_iterations and len(self.joints):
             if self._converged(position, rotation, current):
@@ -595,8 +598,11 @@ class Solver:
                 if _compare_levels(current, best[4], 0.0, 0.5 * settings.tolerance) < 0:
                     best = (q, world, position, rotation, current)
             if blocked or trial is None or self._stalled(history):
+                if stall is None:
+                    stall = (current, self._task_error_norms(position, rotation))
                 escaped = self._escape(q, world, position, rotation, escapes) \
-                    if escapes < len(_ESCAPE_AIMS) else None
+                    if escapes < len(_ESCAPE_AIMS) and not (
+                        last is not None and self._futile_here(stall[1])) else None
                 if escaped is None:
                     settled = True  # nothing left to try: the closest reachable pose
                     break
@@ -607,6 +613,11 @@ class Solver:
                 current = self._level_errors(world, position, rotation)
                 history = [current]
         q, world, position, rotation, current = best
+        if self._converged(position, rotation, current):
+            self._futile = None
+        elif escapes:   # futile when they found nothing better than the first stall
+            better = _compare_levels(current, stall[0], 0.0, 0.5 * settings.tolerance) < 0
+            self._futile = None if better else stall[1]
         self._last = (q, world, self.locations)
         full[self.bones] = q
         result = SolveResult(full, iterations, np.sqrt(np.einsum('ij,ij->i', position, position)),
@@ -614,6 +625,24 @@ class Solver:
                              self._converged(position, rotation, current), history)
         self._memo = (memo_key, q, result) if unremembered and settled else None
         return result
+
+    def _task_error_norms(self, position, rotation):
+        """Each task's error, ``√(‖e_p‖² + L²‖e_r‖²)``."""
+        return np.sqrt(np.einsum('ij,ij->i', position, position)
+                       + self.size ** 2 * np.einsum('ij,ij->i', rotation, rotation))
+
+    def _futile_here(self, errors):
+        """True when the escapes of an earlier stall found nothing better (``_futile``, kept
+        until a solve converges) and every task unmet now was unmet then and is no closer than
+        half its error of then: a target dragged on beyond what the chain can reach under its
+        limits (inside the rest-length bound of ``_chains``, which only a straight chain
+        attains), where escaping again at every warm step would only repeat them. A task met then
+        but not now, or one that came much closer, may be in a new local minimum: escapes run."""
+        if self._futile is None:
+            return False
+        tol = self.settings.tolerance
+        unmet = errors > tol
+        return bool(np.all(~unmet | ((self._futile > tol) & (errors >= 0.5 * self._futile))))
 
     def _continued(self, start):
         """``(rotations, FK)`` of the last result when ``start`` (the involved bones' rotations)

@@ -671,3 +671,33 @@ def test_a_level_with_a_target_out_of_reach_settles_at_its_compromise_without_es
         assert limit_violation(q, limits).max() <= 1e-6
     assert not any(escapes)
     assert max(iterations) <= 20
+
+
+def test_escapes_that_found_nothing_are_not_repeated_while_the_target_stays_out_of_reach(
+        monkeypatch):
+    """A target inside the chain's rest-length reach but out of reach under its limits: the
+    first solve escapes and finds nothing better; dragged on, the warm solves settle at once
+    instead of repeating the escapes at every step. Once a solve converges they are forgotten:
+    the same target out of reach again escapes again."""
+    model = straight_chain(3)
+    limits = uniform_limits(3, swing=0.3, twist=0.1)
+    escapes = []
+    escape = Solver._escape
+
+    def counted(self, *args):
+        new = escape(self, *args)
+        escapes[-1] += new is not None
+        return new
+    monkeypatch.setattr(Solver, "_escape", counted)
+    solver = Solver(model, [Task(2, np.zeros(3))], limits)
+    q, iterations = identity_pose(3), []
+    for goal in [[1.8 + 0.05 * k, 1.5, 0.0] for k in range(5)] + [[0.3, 2.95, 0.0], [1.8, 1.5, 0.0]]:
+        escapes.append(0)
+        solver.tasks.positions[0] = goal
+        result = solver.solve(q)
+        q = result.rotations
+        iterations.append(result.iterations)
+        assert limit_violation(q, limits).max() <= 1e-6
+    assert escapes[0] > 0 and escapes[1:5] == [0, 0, 0, 0] and max(iterations[1:5]) <= 3
+    assert escapes[5] == 0 and iterations[5] > 0      # reachable again: converges
+    assert escapes[6] > 0
