@@ -87,6 +87,8 @@ _CHORD_RATE = 0.25
 # model takes every task level to within _LINEAR of its error (or the tolerance): a step that
 # limits or clamps hold short of that is no Newton step to correct
 _LINEAR = 0.05
+# A warm solve escapes again after futile escapes once an unmet task is this fraction closer
+_FUTILE_CLOSER = 0.5
 _SETTLE = 5e-3  # a solve held by a contact ends when steps can gain less than this of each unmet level
 
 
@@ -634,7 +636,7 @@ class Solver:
     def _futile_here(self, errors):
         """True when the escapes of an earlier stall found nothing better (``_futile``, kept
         until a solve converges) and every task unmet now was unmet then and is no closer than
-        half its error of then: a target dragged on beyond what the chain can reach under its
+        ``_FUTILE_CLOSER`` (half) its error of then: a target dragged on beyond what the chain can reach under its
         limits (inside the rest-length bound of ``_chains``, which only a straight chain
         attains), where escaping again at every warm step would only repeat them. A task met then
         but not now, or one that came much closer, may be in a new local minimum: escapes run."""
@@ -642,7 +644,8 @@ class Solver:
             return False
         tol = self.settings.tolerance
         unmet = errors > tol
-        return bool(np.all(~unmet | ((self._futile > tol) & (errors >= 0.5 * self._futile))))
+        return bool(np.all(~unmet | ((self._futile > tol)
+                                     & (errors >= _FUTILE_CLOSER * self._futile))))
 
     def _continued(self, start):
         """``(rotations, FK)`` of the last result when ``start`` (the involved bones' rotations)
