@@ -89,6 +89,8 @@ _CHORD_RATE = 0.25
 _LINEAR = 0.05
 # A warm solve escapes again after futile escapes once an unmet task is this fraction closer
 _FUTILE_CLOSER = 0.5
+# An escape ends when its descent, extrapolated, stays this fraction above the best before it
+_HOPELESS = 0.01
 _SETTLE = 5e-3  # a solve held by a contact ends when steps can gain less than this of each unmet level
 
 
@@ -599,7 +601,8 @@ class Solver:
                 blocked = self._holds(history, before, current, predicted)
                 if _compare_levels(current, best[4], 0.0, 0.5 * settings.tolerance) < 0:
                     best = (q, world, position, rotation, current)
-            if blocked or trial is None or self._stalled(history):
+            if blocked or trial is None or self._stalled(history) or (
+                    escapes and self._hopeless(history, best[4])):
                 if stall is None:
                     stall = (current, self._task_error_norms(position, rotation))
                 escaped = self._escape(q, world, position, rotation, escapes) \
@@ -838,11 +841,24 @@ class Solver:
             return True
         if len(history) < 3:
             return False
-        got, got_before = was - now, history[-3][first:][unmet] - was
-        rate = got / np.where(got_before > 0.0, got_before, np.inf)
-        left = np.where((got_before > 0.0) & (rate < 1.0),
-                        got * rate / (1.0 - np.minimum(rate, 1.0 - 1e-12)), np.inf)
+        left = _gain_left(history[-3][first:][unmet] - was, was - now)
         return bool((left <= _SETTLE * now).all())
+
+    def _hopeless(self, history, best):
+        """True when the descent since an escape cannot beat ``best`` (the best errors before
+        it): the first level unmet in ``best``, extrapolated to where its shrinking gains lead
+        (``_gain_left``), stays above its best error by more than ``_HOPELESS`` of it. The
+        escape then ends as a stalled one does, instead of descending all the way to a
+        compromise no better than the one already found (a target out of reach under the
+        limits settles after its escapes in a third of the iterations)."""
+        if len(history) < 3:
+            return False
+        first = _first_unmet(best, self.settings.tolerance)
+        if first is None:
+            return False
+        older, old, now = (float(errors[first]) for errors in history[-3:])
+        left = float(_gain_left(older - old, old - now))
+        return now - left > (1.0 + _HOPELESS) * float(best[first])
 
     def _stalled(self, history, window=4):
         """Less than 0.1 % progress of the first unmet level over ``window`` iterations."""
@@ -918,6 +934,15 @@ def _turned(q, delta):
     quaternions, unit to rounding (every consumer is scale-invariant or normalizes: FK's
     ``quat_to_matrix``, the homogeneous swing/twist terms, the solve's start)."""
     return qcanonical(qmul(qexp(0.5 * delta), q))
+
+
+def _gain_left(got_before, got):
+    """What a linearly converging descent can still gain after two successive gains
+    ``got_before`` then ``got``: ``g ρ/(1 − ρ)`` with ``ρ = got/got_before`` (the geometric series
+    of Aitken's Δ² extrapolation), or inf unless ``got_before`` > 0 and ρ < 1."""
+    rate = got / np.where(got_before > 0.0, got_before, np.inf)
+    return np.where((got_before > 0.0) & (rate < 1.0),
+                    got * rate / (1.0 - np.minimum(rate, 1.0 - 1e-12)), np.inf)
 
 
 def _first_unmet(errors, tolerance):

@@ -701,3 +701,21 @@ def test_escapes_that_found_nothing_are_not_repeated_while_the_target_stays_out_
     assert escapes[0] > 0 and escapes[1:5] == [0, 0, 0, 0] and max(iterations[1:5]) <= 3
     assert escapes[5] == 0 and iterations[5] > 0      # reachable again: converges
     assert escapes[6] > 0
+
+
+def test_an_escape_that_cannot_beat_the_best_pose_ends_early():
+    """``_hopeless``: after an escape, a descent whose shrinking gains (Aitken's extrapolation)
+    cannot take the first level unmet in the best pose below its best error ends; one that can,
+    one whose gains do not shrink (no extrapolation; no progress at all is a stall), or one after
+    a best pose with every level met, goes on."""
+    solver = Solver(straight_chain(2), [Task(1, np.array([0.5, 1.0, 0.0]))])
+    best = np.array([0.050])
+    history = [np.array([error]) for error in (0.100, 0.090, 0.085)]   # heads for 0.080
+    assert solver._hopeless(history, best)
+    history = [np.array([error]) for error in (0.100, 0.060, 0.040)]   # heads for 0.020
+    assert not solver._hopeless(history, best)
+    accelerating = [np.array([error]) for error in (0.100, 0.095, 0.085)]
+    assert not solver._hopeless(accelerating, best)                      # gains not shrinking
+    assert not solver._hopeless(history[:2], best)
+    assert not solver._hopeless([np.array([error]) for error in (0.100, 0.090, 0.085)],
+                                np.array([1e-6]))
