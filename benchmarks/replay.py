@@ -53,11 +53,11 @@ def _inputs(dqik, obj):
     model = bridge.read_model(obj)
     pose = bridge.PoseArrays(obj)
     tasks, names, _ = scene_tasks.read_tasks(obj, model)
+    limits, stiffness = scene_tasks.read_joints(obj, model)
     return dict(
         model=(model.names, model.parents, model.rest_matrices, model.lengths, model.connected),
         tasks=[dataclasses.astuple(t) for t in tasks], names=names,
-        limits=tuple(scene_tasks.read_limits(obj, model)),
-        stiffness=scene_tasks.read_stiffness(obj),
+        limits=tuple(limits), stiffness=stiffness,
         settings=dataclasses.asdict(scene_tasks.read_settings(obj)),
         locations=pose.location, rotations=pose.rotations()), model
 

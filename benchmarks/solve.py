@@ -123,7 +123,7 @@ class Bench:
         self.names = sorted({n for e in self.effectors for n in chain_of(obj, e, count)})
         self.joints = np.array([self.model.index[n] for n in self.names])
         self.effector_idx = np.array([self.model.index[e] for e in self.effectors])
-        self.limit_set = dqik.operators.scene_tasks.read_limits(obj, self.model)
+        self.limit_set = dqik.operators.scene_tasks.read_joints(obj, self.model)[0]
         rng = np.random.default_rng(seed)
         self.cold, self.path = make_problems(obj, dqik, self.names, self.effectors, rng,
                                              COLD[quick], SEGMENTS[quick])

@@ -92,8 +92,7 @@ class LimitRows:
         # a joint that turns about one axis only (``turning_axes``) keeps the rows of its free
         # parameter: those of its locked ones would be 0 over its one column, and its ellipse
         # degenerates to the tangent rows' bounds of the free one
-        locked = _locked_parameters(lim)
-        single = locked.sum(axis=1) >= 2
+        locked, single = _single_parameter(lim)
         support = np.concatenate(coefficients) != 0.0
         keep = ~single[self.owner] | (support & ~locked[self.owner]).any(axis=1)
         self.owner, self.bounds, self.equality, self.joint_of_row, self.rows, \
@@ -131,17 +130,19 @@ def turning_axes(limits):
     y for τ) exactly when Δθ has only that component, since ``exp(½ δ e_k) ⊗ exp(½ s e_k)`` is
     ``exp(½ (s + δ) e_k)``: the solver then zeroes the other two columns instead of holding two
     equality rows on them. Disabled joints and joints with two or more free parameters get 1."""
-    locked = _locked_parameters(limits) & np.asarray(limits.enabled, dtype=bool)[:, None]
-    single = locked.sum(axis=1) >= 2
+    locked, single = _single_parameter(limits)
+    single &= np.asarray(limits.enabled, dtype=bool)
     return np.where(single[:, None], ~locked, True)[:, [0, 2, 1]].astype(float)
 
 
-def _locked_parameters(limits):
-    """(m,3) per joint: (s_x, s_z, τ) locked, both of its bounds 0."""
-    return np.stack([(np.asarray(low) >= 0.0) & (np.asarray(high) <= 0.0)
-                     for low, high in ((limits.swing_x_min, limits.swing_x_max),
-                                       (limits.swing_z_min, limits.swing_z_max),
-                                       (limits.twist_min, limits.twist_max))], axis=1)
+def _single_parameter(limits):
+    """``(locked (m,3), single (m,))`` per joint: which of (s_x, s_z, τ) are locked (both
+    bounds 0), and whether at most one is free."""
+    locked = np.stack([(np.asarray(low) >= 0.0) & (np.asarray(high) <= 0.0)
+                       for low, high in ((limits.swing_x_min, limits.swing_x_max),
+                                         (limits.swing_z_min, limits.swing_z_max),
+                                         (limits.twist_min, limits.twist_max))], axis=1)
+    return locked, locked.sum(axis=1) >= 2
 
 
 _QUADRANTS = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]])

@@ -65,7 +65,7 @@ class PrioritizedBasis:
     def __init__(self, jacobians, projector=None):
         size = jacobians[0].shape[1]
         projector = np.eye(size) if projector is None else projector
-        self.levels = []        # (J_k, U, σ as a list, Vᵀ) or None for a level with no rank left
+        self.levels = []        # (J_k, U, σ, Vᵀ) or None for a level with no rank left
         removed = None          # the last level's Vᵀ, not yet taken from the projector
         for jac in jacobians:
             if jac.shape[0] == 0:

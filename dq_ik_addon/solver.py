@@ -17,8 +17,9 @@ Each iteration (DESIGN.md §4; Baerlocher Fig. 5.12 and §5.4.2):
    as soon as the step points inward, since the set starts afresh every iteration). A correction
    step (every task level within ``_POLISH`` × tolerance) starts from the rows active in the
    previous iteration that still rest on their bound, and is kept if it meets the tasks to first
-   order (``Solver._polish_steps``). A correction within ``_CHORD`` × tolerance first tries a chord step
-   instead: the last step's Jacobians and active rows with the new errors (``Solver._chord``).
+   order (``Solver._polish_steps``). A correction within ``_CHORD`` × tolerance first tries a
+   chord step instead: the last step's Jacobians and active rows with the new errors
+   (``Solver._chord``).
 5. The rest pull ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, with
    ``w = rest_weight · min(1, 0.05 L / ‖e‖)``: it fades in as the tasks near their goals, so it
    cannot drag a chain back into the local minimum it is leaving (e.g. a knee bent backwards).
@@ -258,10 +259,8 @@ class Solver:
     def _level_errors(self, world, position, rotation):
         """The error of each priority level, preceded by the total contact penetration when
         there are contacts (they rank above every task)."""
-        squares = np.einsum('ij,ij->i', position, position)
-        if self.tasks.any_rotation:
-            squares = squares + self.size ** 2 * np.einsum('ij,ij->i', rotation, rotation)
-        levels = np.sqrt(self.level_sums.dot(self.tasks.weights * squares))
+        levels = np.sqrt(self.level_sums.dot(self.tasks.weights * self._task_squares(position,
+                                                                                    rotation)))
         if self.capsules is not None or self.pairs is not None:
             return np.concatenate([[self._penetration(world)], levels])
         return levels
@@ -331,20 +330,23 @@ class Solver:
         self._chord_basis = basis
         if predicted is None:
             predicted = _predicted(levels, steps[-2])
-        tol = self.settings.tolerance
-        linear = all(p <= max(tol, _LINEAR * float(np.sqrt(err.dot(err))))
-                     for p, (_, err) in zip(predicted.tolist(), levels))
-        corrected = None if secondary is not None or polish or basis is None or not linear else \
-            self._corrected(world, frame, position, rotation, steps[-1], basis, start)
+        corrected = None if secondary is not None or polish or basis is None else \
+            self._corrected(world, frame, levels, predicted, position, rotation, steps[-1], basis,
+                            start)
         return [self.column_scale * y for y in steps], predicted, corrected
 
-    def _corrected(self, world, frame, position, rotation, step, basis, start):
-        """The step (joint units) of Chebyshev's method: ``step`` solved again, with the same
-        Jacobians and active rows, for the errors less their second-order change under it
+    def _corrected(self, world, frame, levels, predicted, position, rotation, step, basis, start):
+        """The step (joint units) of Chebyshev's method, or None: ``step`` solved again, with the
+        same Jacobians and active rows, for the errors less their second-order change under it
         (``second_order_motion``), so that it leaves a third-order error instead of Newton's
-        second-order one (``_step`` asks for it on the first step of a solve whose linear model
-        meets every level within ``_LINEAR``). A warm solve's first step then usually lands
-        within a chord step's reach (``_chord``) or meets the tolerance outright."""
+        second-order one. Only when the step's linear model meets every level within ``_LINEAR``
+        (``_step`` asks on the first step of a solve: no rest pull, no polish). A warm solve's
+        first step then usually lands within a chord step's reach (``_chord``) or meets the
+        tolerance outright."""
+        tol = self.settings.tolerance
+        if any(p > max(tol, _LINEAR * float(np.sqrt(err.dot(err))))
+               for p, (_, err) in zip(predicted.tolist(), levels)):
+            return None
         s_pos, s_rot = second_order_motion(
             *frame, self.tasks.tails(world), (self.column_scale * step).reshape(-1, 3),
             *self.chain_order, rotation if self.tasks.any_rotation else None)
@@ -503,14 +505,14 @@ class Solver:
         this very pose, and S once computed there (a trial whose pose a chord step or the tolerance
         ends on needs none), else computed."""
         known = self._limit_terms
-        if known is not None and known[0] is rotations:
-            if known[2] is not None or not sensitivities:
-                return known[1], known[2]
+        here = known is not None and known[0] is rotations
+        if here and (known[2] is not None or not sensitivities):
+            return known[1], known[2]
         limited = rotations.take(self.joints.take(self.limit_rows.joints), axis=0)
         if not sensitivities:
             return swing_twist_array(limited), None
         terms = swing_twist_jacobian(limited)
-        if known is not None and known[0] is rotations:
+        if here:
             self._limit_terms = (rotations, *terms)
         return terms
 
@@ -604,7 +606,7 @@ class Solver:
             if blocked or trial is None or self._stalled(history) or (
                     escapes and self._hopeless(history, best[4])):
                 if stall is None:
-                    stall = (current, self._task_error_norms(position, rotation))
+                    stall = (current, np.sqrt(self._task_squares(position, rotation)))
                 escaped = self._escape(q, world, position, rotation, escapes) \
                     if escapes < len(_ESCAPE_AIMS) and not (
                         last is not None and self._futile_here(stall[1])) else None
@@ -631,18 +633,21 @@ class Solver:
         self._memo = (memo_key, q, result) if unremembered and settled else None
         return result
 
-    def _task_error_norms(self, position, rotation):
-        """Each task's error, ``√(‖e_p‖² + L²‖e_r‖²)``."""
-        return np.sqrt(np.einsum('ij,ij->i', position, position)
-                       + self.size ** 2 * np.einsum('ij,ij->i', rotation, rotation))
+    def _task_squares(self, position, rotation):
+        """Each task's squared error, ``‖e_p‖² + L²‖e_r‖²``."""
+        squares = np.einsum('ij,ij->i', position, position)
+        if self.tasks.any_rotation:
+            squares = squares + self.size ** 2 * np.einsum('ij,ij->i', rotation, rotation)
+        return squares
 
     def _futile_here(self, errors):
         """True when the escapes of an earlier stall found nothing better (``_futile``, kept
         until a solve converges) and every task unmet now was unmet then and is no closer than
-        ``_FUTILE_CLOSER`` (half) its error of then: a target dragged on beyond what the chain can reach under its
-        limits (inside the rest-length bound of ``_chains``, which only a straight chain
-        attains), where escaping again at every warm step would only repeat them. A task met then
-        but not now, or one that came much closer, may be in a new local minimum: escapes run."""
+        ``_FUTILE_CLOSER`` (half) its error of then: a target dragged on beyond what the chain
+        can reach under its limits (inside the rest-length bound of ``_chains``, which only a
+        straight chain attains), where escaping again at every warm step would only repeat them.
+        A task met then but not now, or one that came much closer, may be in a new local
+        minimum: escapes run."""
         if self._futile is None:
             return False
         tol = self.settings.tolerance

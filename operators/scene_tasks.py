@@ -73,29 +73,20 @@ def read_tasks(obj, model):
     return tasks, names, warnings
 
 
-def read_limits(obj, model, bones=None):
-    """SwingTwistLimits of every bone (disabled where ``use_limits`` is off); with ``bones``
-    (indices) only those are read, the others are left disabled."""
-    values = np.zeros((len(model), len(_LIMIT_FIELDS) + 1))
+def read_joints(obj, model, bones=None):
+    """``(SwingTwistLimits, stiffness)`` of every bone in pose-bone order, both from one read of
+    each bone's settings: limits disabled where ``use_limits`` is off, ``PoseBone.dqik.stiffness``.
+    With ``bones`` (indices) only those are read, the others are left disabled and at 0."""
+    values = np.zeros((len(model), len(_JOINT_FIELDS)))
     pose_bones = obj.pose.bones
     indices = range(len(model)) if bones is None else bones.tolist()
     if len(indices):
-        values[indices] = [_limit_settings(pose_bones[i].dqik) for i in indices]
-    return SwingTwistLimits(*values.T[1:], values[:, 0] > 0.5)
+        values[indices] = [_joint_settings(pose_bones[i].dqik) for i in indices]
+    return SwingTwistLimits(*values.T[1:-1], values[:, 0] > 0.5), values[:, -1]
 
 
-_limit_settings = operator.attrgetter("use_limits", *_LIMIT_FIELDS)
-
-
-def read_stiffness(obj, bones=None):
-    """Per bone, in pose-bone order: ``PoseBone.dqik.stiffness`` (with ``bones``, only those are
-    read and the others are 0)."""
-    pose_bones = obj.pose.bones
-    stiffness = np.zeros(len(pose_bones))
-    indices = range(len(pose_bones)) if bones is None else bones.tolist()
-    if len(indices):
-        stiffness[indices] = [pose_bones[i].dqik.stiffness for i in indices]
-    return stiffness
+_JOINT_FIELDS = ("use_limits", *_LIMIT_FIELDS, "stiffness")
+_joint_settings = operator.attrgetter(*_JOINT_FIELDS)
 
 
 def read_settings(obj, **overrides):

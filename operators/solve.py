@@ -7,7 +7,7 @@ from ..dq_ik_addon.solver import Solver, involved_bones
 from .armature_bridge import ArmatureError, PoseArrays, active_armature, read_model
 from .colliders import SceneObstacles, capsule_radii
 from .reporting import run_reported
-from .scene_tasks import read_limits, read_settings, read_stiffness, read_tasks
+from .scene_tasks import read_joints, read_settings, read_tasks
 
 
 def _millimetres(metres):
@@ -47,7 +47,7 @@ def build_solver(obj, model, pose, **overrides):
     if obstacles is not None or self_collision:
         radii, collision = capsule_radii(obj, model)
     bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
-    limits, stiffness = read_limits(obj, model, bones), read_stiffness(obj, bones)
+    limits, stiffness = read_joints(obj, model, bones)
     settings = read_settings(obj, **overrides)
     key = _solver_key(model, tasks, limits, stiffness, settings, radii, collision,
                       obstacles is not None, self_collision)
