@@ -94,21 +94,27 @@ def dump(path):
 
 def _load(path, name):
     """``(problem, model, solver)`` of the problem ``name`` saved by ``dump``."""
-    from chains import ball
     from dq_ik_addon import ChainModel
-    from dq_ik_addon.limits import SwingTwistLimits
-    from dq_ik_addon.solver import Solver, SolverSettings
-    from dq_ik_addon.tasks import Task
     with open(path, "rb") as handle:
         problem = pickle.load(handle)[name]
     model = ChainModel(*problem["model"])
+    return problem, model, _solver(problem, model)
+
+
+def _solver(problem, model, priorities=None):
+    """A new Solver of ``problem`` on ``model``, its tasks at ``priorities`` if given."""
+    from chains import ball
+    from dq_ik_addon.limits import SwingTwistLimits
+    from dq_ik_addon.solver import Solver, SolverSettings
+    from dq_ik_addon.tasks import Task
+    tasks = [Task(*t) for t in problem["tasks"]]
+    if priorities is not None:
+        tasks = [dataclasses.replace(task, priority=level) for task, level in zip(tasks, priorities)]
     collides = "centre" in problem
-    solver = Solver(model, [Task(*t) for t in problem["tasks"]],
-                    SwingTwistLimits(*problem["limits"]), problem["stiffness"],
-                    SolverSettings(**problem["settings"]), problem["locations"],
-                    ball(problem["centre"], problem["radius"]) if collides else None,
-                    problem.get("radii"), problem.get("collision"))
-    return problem, model, solver
+    return Solver(model, tasks, SwingTwistLimits(*problem["limits"]), problem["stiffness"],
+                  SolverSettings(**problem["settings"]), problem["locations"],
+                  ball(problem["centre"], problem["radius"]) if collides else None,
+                  problem.get("radii"), problem.get("collision"))
 
 
 def run(path, name, setup_only):
@@ -190,24 +196,17 @@ def unreachable(path, name, directions, steps=10):
     0.9 + 0.05·(steps − 1) m away from where the path starts it, along ``directions`` random
     directions, with the problem's priorities and with its hands one level below the rest;
     prints the total and the median and p90 per step of the iterations and milliseconds."""
-    from dq_ik_addon.limits import SwingTwistLimits
-    from dq_ik_addon.solver import Solver, SolverSettings
-    from dq_ik_addon.tasks import Task
-    problem, model, _ = _load(path, name)
-    tasks = [Task(*task) for task in problem["tasks"]]
+    problem, model, solver = _load(path, name)
     rng = np.random.default_rng(3)
     ways = rng.normal(size=(directions, 3))
     ways /= np.linalg.norm(ways, axis=1)[:, None]
     start, goals = problem["path"][0], problem["path"][0].copy()
     hands = np.array([label.startswith("hand") for label in problem["names"]])
-    for label, priorities in (("tasks as given", [task.priority for task in tasks]),
+    for label, priorities in (("tasks as given", solver.tasks.priorities.tolist()),
                               ("hands below", np.where(hands, 2, 1).tolist())):
         per_step = []
         for way in ways:
-            solver = Solver(model, [dataclasses.replace(task, priority=level)
-                                    for task, level in zip(tasks, priorities)],
-                            SwingTwistLimits(*problem["limits"]), problem["stiffness"],
-                            SolverSettings(**problem["settings"]), problem["locations"])
+            solver = _solver(problem, model, priorities)
             solver.tasks.positions[:] = start
             rotations = solver.solve(np.tile([1.0, 0.0, 0.0, 0.0], (len(model), 1))).rotations
             for k in range(steps):
