@@ -745,11 +745,11 @@ class Solver:
         An escape restarts from the middle of the ranges, so escaping there would make a target
         dragged beyond reach jump between compromises and cost every escape at every step.
         """
-        tasks, model = self.tasks, self.model
+        tasks = self.tasks
         tol = self.settings.tolerance
         if self._touching(world):
             return None  # held by an obstacle, not by a local minimum of the limits
-        tails = model.tails(world)[tasks.bones]
+        tails = tasks.tails(world)
         root_heads = world[self.chain_roots, :3, 3]
         distance = np.linalg.norm(tasks.positions - root_heads, axis=1)
         unmet = (np.linalg.norm(position, axis=1) >= tol) | (np.linalg.norm(rotation, axis=1) >= tol)
