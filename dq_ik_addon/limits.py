@@ -199,14 +199,23 @@ class LimitProjection:
         their bounds, then a swing outside its quarter-ellipse scaled onto it towards the origin
         (not the closest point, but within the square of the excess of it: for the solver's
         small steps off a bound it is a retraction like the projection, and needs no Newton)."""
-        low, high = self.bounds
-        params = np.minimum(np.maximum(params, low.take(rows, axis=0)), high.take(rows, axis=0))
-        swing = params[:, :2]
-        ratio = _ellipse_ratio(swing, *(side.take(rows, axis=0) for side in self.inverse_squares))
-        outside = ratio > 1.0
-        if outside.any():
-            params[:, :2] = swing / np.sqrt(np.where(outside, ratio, 1.0))[:, None]
-        return quat_from_swing_twist(params[:, 0], params[:, 1], params[:, 2])
+        return self.retraction(rows)(params)
+
+    def retraction(self, rows):
+        """``retract`` of the joints ``rows`` as a function of their parameters alone, with their
+        bounds taken once (the solver retracts the same joints at every trial of a step)."""
+        low, high = (bound.take(rows, axis=0) for bound in self.bounds)
+        positive, negative = (side.take(rows, axis=0) for side in self.inverse_squares)
+
+        def retract(params):
+            params = np.minimum(np.maximum(params, low), high)
+            swing = params[:, :2]
+            ratio = _ellipse_ratio(swing, positive, negative)
+            outside = ratio > 1.0
+            if outside.any():
+                params[:, :2] = swing / np.sqrt(np.where(outside, ratio, 1.0))[:, None]
+            return quat_from_swing_twist(params[:, 0], params[:, 1], params[:, 2])
+        return retract
 
     def __call__(self, q, params=None):
         """Rotations ``q`` (m,4) projected onto the limits (see ``project_to_limits``); ``q``

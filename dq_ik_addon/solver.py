@@ -173,8 +173,8 @@ class Solver:
         self.limit_rows = None if limits is None else \
             LimitRows(self.limits_of_joints, self.column_scale.reshape(-1, 3))
         self.project_to_limits = None if limits is None else LimitProjection(self.limits_of_joints)
-        self.retract_limited = None if limits is None else LimitProjection(type(limits)(
-            *(np.asarray(values)[self.limit_rows.joints] for values in self.limits_of_joints))).retract
+        self.limited_projection = None if limits is None else LimitProjection(type(limits)(
+            *(np.asarray(values)[self.limit_rows.joints] for values in self.limits_of_joints)))
         # each limit row's right-hand side is max(slack, floor): an equality's may be negative
         self.limit_rhs_floor = np.where(self.limit_rows.equality, -np.inf, 0.0) \
             if limits is not None else np.zeros(0)
@@ -211,7 +211,7 @@ class Solver:
         self._memo = None  # (targets, locations, obstacles; the result's rotations; the result)
         self._last = None  # (the last result's rotations, its FK, the pose locations it had)
         self._queried = None  # (pose, obstacles, bounds, answer) of the last obstacle query
-        self._held_for = None  # (the step's active limit rows, the joints _apply retracts)
+        self._held_for = None  # (the step's active limit rows, ``_held_joints`` of them)
         # (rotations, their limited joints' params, S or None) of the last ``_apply``: the next
         # limit rows or chord at that very pose (the next iteration's, or the next solve's that
         # goes on from it)
@@ -479,16 +479,12 @@ class Solver:
         if self.limits_of_joints is None:
             new[self.joints] = moved
             return new
-        held = self._held_joints()
+        held, joints, params, sens, retract = self._held_joints()
         if held.size:
-            params, sens = self.limit_rows.tangent
             if current_parameters:
-                params = self._limited_terms(rotations, sensitivities=False)[0]
-            joints = self.limit_rows.joints.take(held)
-            params = params.take(held, axis=0)
-            moved[joints] = self.retract_limited(
-                held, params
-                + np.einsum('kij,kj->ki', sens.take(held, axis=0), delta.take(joints, axis=0)))
+                params = self._limited_terms(rotations, sensitivities=False)[0].take(held, axis=0)
+            moved[joints] = retract(
+                params + np.einsum('kij,kj->ki', sens, delta.take(joints, axis=0)))
         # the limited joints' parameters at the new pose serve the projection's inside test and,
         # if the pose is kept as it is, the next limit rows or chord step
         limited = swing_twist_array(moved.take(self.limit_rows.joints, axis=0))
@@ -517,9 +513,11 @@ class Solver:
         return terms
 
     def _held_joints(self):
-        """Indices (into ``limit_rows.joints``) of the limited joints with a limit row active at
-        the end of this iteration's step, swung less than ``_PARAMETER_SWING`` (the parameters
-        are singular at a swing of π)."""
+        """``(held, joints, params, S, retract)`` of this iteration's step: the indices (into
+        ``limit_rows.joints``) of the limited joints with a limit row active at the end of the
+        step, swung less than ``_PARAMETER_SWING`` (the parameters are singular at a swing of π);
+        their joints; their parameters and S at the step's pose (``limit_rows.tangent``); and
+        ``LimitProjection.retraction`` of them. Computed once per step, for every ``_apply``."""
         rows = self._held
         if self._held_for is not None and self._held_for[0] is rows:   # this step's, again
             return self._held_for[1]
@@ -528,7 +526,10 @@ class Solver:
             held[self.limit_rows.owner[rows]] = True
             swing = self.limit_rows.tangent[0][:, :2]
             held &= np.einsum('ij,ij->i', swing, swing) <= _PARAMETER_SWING ** 2
-        self._held_for = (rows, held.nonzero()[0])
+        held = held.nonzero()[0]
+        params, sens = self.limit_rows.tangent if held.size else (np.zeros((0, 3)),) * 2
+        self._held_for = (rows, (held, self.limit_rows.joints.take(held), params.take(held, axis=0),
+                                 sens.take(held, axis=0), self.limited_projection.retraction(held)))
         return self._held_for[1]
 
     # -- the loop ---------------------------------------------------------------------------
@@ -620,7 +621,8 @@ class Solver:
                 current = self._level_errors(world, position, rotation)
                 history = [current]
         q, world, position, rotation, current = best
-        if self._converged(position, rotation, current):
+        converged = self._converged(position, rotation, current)
+        if converged:
             self._futile = None
         elif escapes:   # futile when they found nothing better than the first stall
             better = _compare_levels(current, stall[0], 0.0, 0.5 * settings.tolerance) < 0
@@ -628,8 +630,7 @@ class Solver:
         self._last = (q, world, self.locations)
         full[self.bones] = q
         result = SolveResult(full, iterations, np.sqrt(np.einsum('ij,ij->i', position, position)),
-                             np.sqrt(np.einsum('ij,ij->i', rotation, rotation)),
-                             self._converged(position, rotation, current), history)
+                             np.sqrt(np.einsum('ij,ij->i', rotation, rotation)), converged, history)
         self._memo = (memo_key, q, result) if unremembered and settled else None
         return result
 
