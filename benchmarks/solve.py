@@ -22,7 +22,8 @@ Solvers and what is timed:
   Also run with limits switched off (``no limits``) on the same problems.
 - ``DQ IK operator``: ``view_layer.update()`` + ``bpy.ops.dqik.solve()`` + ``view_layer.update()``
   after moving the Empties (the operator reads the armature and the targets, solves from the
-  current pose channels and writes them).
+  current pose channels and writes them); the first update evaluates the moved Empties, as when
+  a user moves them (``timed_update``).
 - ``Blender Standard`` / ``Blender iTaSC``: IK constraints (default settings; ``pose.ik_solver``
   ``'LEGACY'`` / ``'ITASC'``), pose channels at rest; the ``view_layer.update()`` after moving the
   Empties is timed. Blender's IK only changes the evaluated pose and always starts from the pose
@@ -206,13 +207,23 @@ def run_dq_solver(b, use_limits):
 
 def timed_update(b, targets, call=None):
     """Move the Empties, then time update (+ ``call`` + update), from the same pose channels
-    each repeat (``common.fastest_ms``)."""
+    each repeat (``common.fastest_ms``).
+
+    Restoring the channels tags the armature. Blender's IK is evaluated with the armature, so
+    its timed update does that work in any case; with ``call`` (DQ IK's operator) the restored
+    pose is evaluated untimed and the Empties are tagged again, so that the timed update does what
+    it does when a user moves a target, evaluate the Empties, and not a pose evaluation of the
+    restored channels that no real solve has (the previous solve's update evaluated that pose)."""
     update = b.bpy.context.view_layer.update
     b.move_targets(targets)
     channels = common.rotations_of(b.obj)
 
     def restore():
         common.set_rotations(b.obj, channels)
+        if call is not None:
+            update()
+            for empty in b.empties.values():
+                empty.update_tag(refresh={'OBJECT'})
 
     cached = b.dqik.operators.solve._SOLVERS.get(b.obj.as_pointer())
     if cached is not None:    # dqik.solve's solver: every repeat goes on from the last result
