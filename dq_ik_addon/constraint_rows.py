@@ -14,6 +14,7 @@ import functools
 import numpy as np
 
 from .prioritized import LIMIT_RANK_TOLERANCE
+from .quaternion import row_dots
 
 # Contact rows of neighbouring sample points are nearly parallel and their right-hand sides need
 # not agree, so their least-squares solution is damped and nearly dependent rows are dropped.
@@ -36,7 +37,7 @@ class ConstraintRows:
         product with the whole, mostly zero G: that is large enough for a multi-threaded BLAS,
         whose thread wake-ups cost more than the arithmetic on a busy machine)."""
         at_owner = step.reshape(-1, 3).take(self.owner, axis=0)
-        joint_part = np.einsum('ri,ri->r', self.gradient, at_owner)
+        joint_part = row_dots(self.gradient, at_owner)
         if self.dense is None or not len(self.dense):
             return joint_part
         return np.concatenate([joint_part, self.dense.dot(step)])

@@ -22,6 +22,7 @@ not by halves.
 import numpy as np
 
 from .jacobian import normal_jacobian
+from .quaternion import row_dots
 
 SAMPLES = np.linspace(0.0, 1.0, 3)
 PUSH_OUT = 0.5
@@ -102,11 +103,11 @@ def closest_points_of_segments(p0, p1, q0, q1):
     ``p0 + s (p1 − p0)`` and ``q0 + t (q1 − q0)`` (Ericson, Real-Time Collision Detection §5.1.9,
     with the degenerate cases of zero-length segments)."""
     d1, d2, r = p1 - p0, q1 - q0, p0 - q0
-    a = np.einsum('ij,ij->i', d1, d1)
-    e = np.einsum('ij,ij->i', d2, d2)
-    f = np.einsum('ij,ij->i', d2, r)
-    c = np.einsum('ij,ij->i', d1, r)
-    b = np.einsum('ij,ij->i', d1, d2)
+    a = row_dots(d1, d1)
+    e = row_dots(d2, d2)
+    f = row_dots(d2, r)
+    c = row_dots(d1, r)
+    b = row_dots(d1, d2)
     tiny = 1e-12
     safe_a = np.where(a > tiny, a, 1.0)
     denom = a * e - b * b

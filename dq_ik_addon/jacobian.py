@@ -12,6 +12,8 @@ This equals Bartelink's exp-map derivative at Δθ = 0 (digest §4.6, "equivalen
 
 import numpy as np
 
+from .quaternion import row_dots
+
 class JointFrames:
     """What the Jacobians need of the joints ``joints`` of ``model`` at any pose: per joint the
     rotation of its pre-rotation frame ``F_j = M_parent · (B_p⁻¹ B_j) · T(l_j)``, i.e.
@@ -88,13 +90,12 @@ def second_order_motion(columns, heads, points, delta, chain, ancestors, rotatio
     Ortega & Rheinboldt §7): a step solved for ``J Δ = e − s(Δ)`` leaves a third-order error.
     """
     t, m = chain.shape
-    turns = np.einsum('ijk,jk->ji', columns.reshape(3, m, 3), delta)          # v_j (m,3)
+    turns = row_dots(columns.reshape(3, m, 3), delta).T                         # v_j (m,3)
     above = ancestors.dot(turns)                                                # Σ_{i<j} v_i (T,m,3)
     lever = above + 0.5 * turns                                                 # W_tj
     # W × (v × r) = v (W·r) − r (W·v), with r = p − c_j, summed over the chain's joints
-    along_turn = np.einsum('tjk,jk->tj', lever, turns) * chain                  # W·v
-    along_arm = (np.einsum('tjk,tk->tj', lever, points)
-                 - np.einsum('tjk,jk->tj', lever, heads[::3])) * chain          # W·r
+    along_turn = row_dots(lever, turns) * chain                                 # W·v
+    along_arm = row_dots(lever, points[:, None, :] - heads[::3]) * chain        # W·r
     s_pos = along_arm.dot(turns) - points * along_turn.sum(axis=1)[:, None] \
         + along_turn.dot(heads[::3])
     if rotation is None:

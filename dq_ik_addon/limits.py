@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .quaternion import row_dots
 from .swing_twist import quat_from_swing_twist, swing_twist_array, swing_twist_params
 
 _NEWTON_ITERATIONS = 64
@@ -243,7 +244,7 @@ class LimitProjection:
         projected = quat_from_swing_twist(
             projected_swing[:, 0], projected_swing[:, 1],
             np.minimum(np.maximum(params[rows, 2], twist_min[rows]), twist_max[rows]))
-        same_side = np.einsum('ij,ij->i', projected, q.take(rows, axis=0))
+        same_side = row_dots(projected, q.take(rows, axis=0))
         result = q.copy()
         result[rows] = projected * np.where(same_side < 0.0, -1.0, 1.0)[:, None]
         return result

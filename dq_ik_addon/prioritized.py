@@ -47,8 +47,9 @@ def rank_truncated_svd(a):
 
 
 def damping_for(singular_values, epsilon):
-    """``λ²`` from the smallest retained singular value (Baerlocher eq. 4.17)."""
-    if singular_values.size == 0 or epsilon <= 0.0:
+    """``λ²`` from the smallest retained singular value (Baerlocher eq. 4.17); the values in
+    descending order, as a list."""
+    if not len(singular_values) or epsilon <= 0.0:
         return 0.0
     smallest = float(singular_values[-1])
     return 0.0 if smallest >= epsilon else epsilon ** 2 * (1.0 - (smallest / epsilon) ** 2)
@@ -65,7 +66,7 @@ class PrioritizedBasis:
     def __init__(self, jacobians, projector=None):
         size = jacobians[0].shape[1]
         projector = np.eye(size) if projector is None else projector
-        self.levels = []        # (J_k, U, σ, Vᵀ) or None for a level with no rank left
+        self.levels = []        # (J_k, U, σ as a list, Vᵀ) or None for a level with no rank left
         removed = None          # the last level's Vᵀ, not yet taken from the projector
         for jac in jacobians:
             if jac.shape[0] == 0:
@@ -78,32 +79,35 @@ class PrioritizedBasis:
                 removed = None
                 self.levels.append(None)
                 continue
-            self.levels.append((jac, u, s, removed))
+            self.levels.append((jac, u, s.tolist(), removed))
         self.projector, self.removed = projector, removed   # P_K = projector − removedᵀ removed
 
     def steps(self, errors, start=None, secondary=None, damping=0.0, max_motion=None,
               max_turn=np.inf):
         """``prioritized_step``'s list for the errors ``errors`` (one per level) from the hard
         constraints' particular solution ``start`` (``C⁺ r``; None: 0)."""
-        step = np.zeros(self.projector.shape[0]) if start is None else start
+        step = start
         partial = []
         for level, err in zip(self.levels, errors):
+            if level is not None:
+                jac, u, singular, removed = level
+                lam2 = min(damping_for(singular, damping), float(err.dot(err)))
+                # joint motion per direction, on Python floats (a level has a dozen directions
+                # at most)
+                residual = err if step is None else err - jac.dot(step)
+                motion = [sigma / (sigma * sigma + lam2) * along for sigma, along
+                          in zip(singular, u.T.dot(residual).tolist())]
+                if max_motion is not None:
+                    largest = max(map(abs, motion))   # descending σ: σ_0·max|motion| bounds all
+                    if largest > max_turn or singular[0] * largest > max_motion:
+                        motion = [m / max(sigma * abs(m) / max_motion, abs(m) / max_turn, 1.0)
+                                  for m, sigma in zip(motion, singular)]
+                step = removed.T.dot(motion) if step is None else step + removed.T.dot(motion)
+            elif step is None:
+                step = np.zeros(self.projector.shape[0])
             partial.append(step)
-            if level is None:
-                continue
-            jac, u, s, removed = level
-            lam2 = min(damping_for(s, damping), float(err.dot(err)))
-            # joint motion per direction, on Python floats (a level has a dozen directions at most)
-            singular = s.tolist()
-            motion = [sigma / (sigma * sigma + lam2) * along for sigma, along
-                      in zip(singular, u.T.dot(err - jac.dot(step)).tolist())]
-            if max_motion is not None:
-                largest = max(map(abs, motion))   # s is descending: s[0]·max|motion| bounds all
-                if largest > max_turn or singular[0] * largest > max_motion:
-                    motion = [m / max(sigma * abs(m) / max_motion, abs(m) / max_turn, 1.0)
-                              for m, sigma in zip(motion, singular)]
-            step = step + removed.T.dot(motion)
-            partial[-1] = step
+        if step is None:
+            step = np.zeros(self.projector.shape[0])
         if secondary is not None:
             pulled = self.projector.dot(secondary)
             if self.removed is not None:           # (P − VᵀV) z without forming it

@@ -13,6 +13,16 @@ import numpy as np
 _TAYLOR = 1e-4  # below this norm, sin(n)/n uses its Taylor series
 
 
+def row_dots(a, b):
+    """``Σ_k a_…k b_…k``, the dot products along the last axis of two equally shaped arrays, as the
+    product ``(a * b) · 1`` (a third of the cost of ``np.einsum`` or ``sum`` on the solver's arrays
+    of a few dozen rows)."""
+    return (a * b).dot(_ONES[a.shape[-1]])
+
+
+_ONES = {width: np.ones(width) for width in range(1, 5)}
+
+
 def _product_table():
     """(16,4) table T with ``(a ⊗ b)_k = Σ_ij a_i b_j T[4i+j, k]`` (Hamilton's rules ij = k, …)."""
     table = np.zeros((4, 4, 4))
@@ -49,7 +59,7 @@ def qconj(q):
 def qnormalize(q):
     """``q/‖q‖``; a zero quaternion becomes the identity ``(1, 0, 0, 0)``."""
     q = np.asarray(q, dtype=float)
-    n = np.sqrt(np.einsum('...i,...i->...', q, q))[..., None]
+    n = np.sqrt(row_dots(q, q))[..., None]
     if (n > 0.0).all():
         return q / n
     return np.where(n > 0.0, q / np.where(n > 0.0, n, 1.0), np.array([1.0, 0.0, 0.0, 0.0]))
@@ -88,7 +98,7 @@ def qexp(w):
     ``w`` is the half-angle vector (rotation angle ``2‖w‖``).  Bartelink Thm 4.3.3, Taylor near 0.
     """
     w = np.asarray(w, dtype=float)
-    n = np.sqrt(np.einsum('...i,...i->...', w, w))[..., None]
+    n = np.sqrt(row_dots(w, w))[..., None]
     return np.concatenate([np.cos(n), sinc(n) * w], axis=-1)
 
 
@@ -100,7 +110,7 @@ def qlog(q):
     """
     q = np.asarray(q, dtype=float)
     w, v = q[..., :1], q[..., 1:]
-    n = np.sqrt(np.einsum('...i,...i->...', v, v))[..., None]
+    n = np.sqrt(row_dots(v, v))[..., None]
     if (n > 0.0).all():
         return np.arctan2(n, w) / n * v
     k = np.arctan2(n, w) / np.where(n > 0.0, n, 1.0)

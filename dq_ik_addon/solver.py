@@ -49,7 +49,7 @@ from .constraint_rows import ConstraintRows
 from .contacts import (MIN_RADIUS, CapsulePairs, Capsules, contact_rows, pair_clearances,
                        self_contact_rows)
 from .prioritized import PrioritizedBasis
-from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize
+from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize, row_dots
 from .swing_twist import (quat_from_swing_twist, swing_twist_array, swing_twist_jacobian,
                           swing_twist_params)
 from .tasks import TaskSet
@@ -525,7 +525,7 @@ class Solver:
         if rows is not None:
             held[self.limit_rows.owner[rows]] = True
             swing = self.limit_rows.tangent[0][:, :2]
-            held &= np.einsum('ij,ij->i', swing, swing) <= _PARAMETER_SWING ** 2
+            held &= row_dots(swing, swing) <= _PARAMETER_SWING ** 2
         held = held.nonzero()[0]
         params, sens = self.limit_rows.tangent if held.size else (np.zeros((0, 3)),) * 2
         self._held_for = (rows, (held, self.limit_rows.joints.take(held), params.take(held, axis=0),
@@ -629,16 +629,16 @@ class Solver:
             self._futile = None if better else stall[1]
         self._last = (q, world, self.locations)
         full[self.bones] = q
-        result = SolveResult(full, iterations, np.sqrt(np.einsum('ij,ij->i', position, position)),
-                             np.sqrt(np.einsum('ij,ij->i', rotation, rotation)), converged, history)
+        result = SolveResult(full, iterations, np.sqrt(row_dots(position, position)),
+                             np.sqrt(row_dots(rotation, rotation)), converged, history)
         self._memo = (memo_key, q, result) if unremembered and settled else None
         return result
 
     def _task_squares(self, position, rotation):
         """Each task's squared error, ``‖e_p‖² + L²‖e_r‖²``."""
-        squares = np.einsum('ij,ij->i', position, position)
+        squares = row_dots(position, position)
         if self.tasks.any_rotation:
-            squares = squares + self.size ** 2 * np.einsum('ij,ij->i', rotation, rotation)
+            squares = squares + self.size ** 2 * row_dots(rotation, rotation)
         return squares
 
     def _futile_here(self, errors):
@@ -880,9 +880,9 @@ class Solver:
         contact_ok = self.capsules is None and self.pairs is None or errors[0] <= tol
         if not contact_ok or np.maximum.reduce(np.abs(position), axis=None) >= tol:
             return False       # (a component past the tolerance: so is the norm)
-        return bool(np.einsum('ij,ij->i', position, position).max(initial=0.0) < tol * tol
+        return bool(row_dots(position, position).max(initial=0.0) < tol * tol
                     and (not self.tasks.any_rotation
-                         or np.einsum('ij,ij->i', rotation, rotation).max(initial=0.0) < tol * tol))
+                         or row_dots(rotation, rotation).max(initial=0.0) < tol * tol))
 
 
 def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):
