@@ -200,11 +200,12 @@ class LimitProjection:
         their bounds, then a swing outside its quarter-ellipse scaled onto it towards the origin
         (not the closest point, but within the square of the excess of it: for the solver's
         small steps off a bound it is a retraction like the projection, and needs no Newton)."""
-        return self.retraction(rows)(params)
+        return self.retraction(rows)(params)[0]
 
     def retraction(self, rows):
         """``retract`` of the joints ``rows`` as a function of their parameters alone, with their
-        bounds taken once (the solver retracts the same joints at every trial of a step)."""
+        bounds taken once (the solver retracts the same joints at every trial of a step); it
+        returns the rotations and the parameters brought inside (theirs up to rounding)."""
         low, high = (bound.take(rows, axis=0) for bound in self.bounds)
         positive, negative = (side.take(rows, axis=0) for side in self.inverse_squares)
 
@@ -215,7 +216,7 @@ class LimitProjection:
             outside = ratio > 1.0
             if outside.any():
                 params[:, :2] = swing / np.sqrt(np.where(outside, ratio, 1.0))[:, None]
-            return quat_from_swing_twist(params[:, 0], params[:, 1], params[:, 2])
+            return quat_from_swing_twist(params[:, 0], params[:, 1], params[:, 2]), params
         return retract
 
     def __call__(self, q, params=None):

@@ -211,7 +211,7 @@ class Solver:
         self._memo = None  # (targets, locations, obstacles; the result's rotations; the result)
         self._last = None  # (the last result's rotations, its FK, the pose locations it had)
         self._queried = None  # (pose, obstacles, bounds, answer) of the last obstacle query
-        self._held_for = None  # (the step's active limit rows, ``_held_joints`` of them)
+        self._held_for = None  # (the step's active limit rows, {every: ``_held_joints``})
         # (rotations, their limited joints' params, S or None) of the last ``_apply``: the next
         # limit rows or chord at that very pose (the next iteration's, or the next solve's that
         # goes on from it)
@@ -472,19 +472,26 @@ class Solver:
         scaled back onto it (``LimitProjection.retract``). Only what is left outside goes through
         the projection (Baerlocher §3.7.2), usually nothing: a joint on a limit no longer drifts
         off it by the exponential map's second-order terms. With ``current_parameters`` (a chord
-        step, from a pose after this iteration's) p is evaluated at ``rotations``."""
+        step, from a pose after this iteration's) p is evaluated at ``rotations``, and every
+        limited joint moves that way (``_held_joints(every=True)``): a chord step is tiny, so
+        the two motions differ by nothing it would notice, and the new pose's parameters are
+        then known and inside the limits, with none to recompute and nothing to project."""
         new = rotations.copy()
         delta = (scale * step).reshape(-1, 3)
         moved = _turned(rotations.take(self.joints, axis=0), delta)
         if self.limits_of_joints is None:
             new[self.joints] = moved
             return new
-        held, joints, params, sens, retract = self._held_joints()
+        held, joints, params, sens, retract = self._held_joints(every=current_parameters)
         if held.size:
             if current_parameters:
                 params = self._limited_terms(rotations, sensitivities=False)[0].take(held, axis=0)
-            moved[joints] = retract(
+            moved[joints], retracted = retract(
                 params + np.einsum('kij,kj->ki', sens, delta.take(joints, axis=0)))
+            if current_parameters and held.size == self.limit_rows.joints.size:
+                new[self.joints] = moved    # every limited joint is inside: nothing to project
+                self._limit_terms = (new, retracted, None)
+                return new
         # the limited joints' parameters at the new pose serve the projection's inside test and,
         # if the pose is kept as it is, the next limit rows or chord step
         limited = swing_twist_array(moved.take(self.limit_rows.joints, axis=0))
@@ -512,25 +519,32 @@ class Solver:
             self._limit_terms = (rotations, *terms)
         return terms
 
-    def _held_joints(self):
+    def _held_joints(self, every=False):
         """``(held, joints, params, S, retract)`` of this iteration's step: the indices (into
         ``limit_rows.joints``) of the limited joints with a limit row active at the end of the
-        step, swung less than ``_PARAMETER_SWING`` (the parameters are singular at a swing of π);
-        their joints; their parameters and S at the step's pose (``limit_rows.tangent``); and
-        ``LimitProjection.retraction`` of them. Computed once per step, for every ``_apply``."""
+        step (``every``: all limited joints), swung less than ``_PARAMETER_SWING`` (the
+        parameters are singular at a swing of π); their joints; their parameters and S at the
+        step's pose (``limit_rows.tangent``); and ``LimitProjection.retraction`` of them.
+        Computed once per step, for every ``_apply``."""
         rows = self._held
-        if self._held_for is not None and self._held_for[0] is rows:   # this step's, again
-            return self._held_for[1]
+        if self._held_for is None or self._held_for[0] is not rows:     # a new step
+            self._held_for = (rows, {})
+        known = self._held_for[1]
+        if every in known:
+            return known[every]
         held = np.zeros(self.limit_rows.joints.size, bool)
         if rows is not None:
-            held[self.limit_rows.owner[rows]] = True
+            if every:
+                held[:] = True
+            else:
+                held[self.limit_rows.owner[rows]] = True
             swing = self.limit_rows.tangent[0][:, :2]
             held &= row_dots(swing, swing) <= _PARAMETER_SWING ** 2
         held = held.nonzero()[0]
         params, sens = self.limit_rows.tangent if held.size else (np.zeros((0, 3)),) * 2
-        self._held_for = (rows, (held, self.limit_rows.joints.take(held), params.take(held, axis=0),
-                                 sens.take(held, axis=0), self.limited_projection.retraction(held)))
-        return self._held_for[1]
+        known[every] = (held, self.limit_rows.joints.take(held), params.take(held, axis=0),
+                        sens.take(held, axis=0), self.limited_projection.retraction(held))
+        return known[every]
 
     # -- the loop ---------------------------------------------------------------------------
     def solve(self, rotations, preferred=None):
