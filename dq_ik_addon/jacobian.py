@@ -50,10 +50,10 @@ def task_jacobian(columns, heads, points, mask, orientation=True):
     move which point. Returns ``(J_pos, J_rot)``, each (T, 3, 3m); ``J_rot`` is None unless
     ``orientation``."""
     t, size = len(points), columns.shape[1]
-    # a × v = K v with K[i, c, l] = Σ_j ε_ijl a_j (c: the column); a_c × (p − c_j) = K_c p − K_c c_j
-    cross = np.einsum('ijl,jc->icl', _LEVI_CIVITA, columns)       # (3, 3m, 3)
-    j_pos = (points.dot(cross.reshape(3 * size, 3).T).reshape(t, 3, size)
-             - np.einsum('icl,cl->ic', cross, heads)) * mask[:, None, :]
+    # a × v = K v with K[l, i, c] = Σ_j ε_ijl a_j (c: the column); a_c × (p − c_j) = K_c p − K_c c_j
+    cross = _CROSS_ROWS.dot(columns)                               # (3·3, 3m): rows (l, i)
+    j_pos = (points.dot(cross.reshape(3, 3 * size)).reshape(t, 3, size)
+             - (cross.reshape(3, 3, size) * heads.T[:, None, :]).sum(axis=0)) * mask[:, None, :]
     if not orientation:
         return j_pos, None
     return j_pos, columns * mask[:, None, :]
@@ -125,3 +125,4 @@ _NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
 _LEVI_CIVITA = np.zeros((3, 3, 3))
 _LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
 _LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0
+_CROSS_ROWS = _LEVI_CIVITA.transpose(2, 0, 1).reshape(9, 3)   # [(l, i), j] = ε_ijl

@@ -175,6 +175,9 @@ class Solver:
         self.project_to_limits = None if limits is None else LimitProjection(self.limits_of_joints)
         self.limited_projection = None if limits is None else LimitProjection(type(limits)(
             *(np.asarray(values)[self.limit_rows.joints] for values in self.limits_of_joints)))
+        if limits is not None:  # (indices, retraction) of every limited joint, for _held_joints
+            every = np.arange(self.limit_rows.joints.size)
+            self._every_limited = every, self.limited_projection.retraction(every)
         # each limit row's right-hand side is max(slack, floor): an equality's may be negative
         self.limit_rhs_floor = np.where(self.limit_rows.equality, -np.inf, 0.0) \
             if limits is not None else np.zeros(0)
@@ -540,6 +543,10 @@ class Solver:
                 held[self.limit_rows.owner[rows]] = True
             swing = self.limit_rows.tangent[0][:, :2]
             held &= row_dots(swing, swing) <= _PARAMETER_SWING ** 2
+        if held.all():      # every limited joint (a chord step, as a rule): no subsets to take
+            known[every] = (self._every_limited[0], self.limit_rows.joints,
+                            *self.limit_rows.tangent, self._every_limited[1])
+            return known[every]
         held = held.nonzero()[0]
         params, sens = self.limit_rows.tangent if held.size else (np.zeros((0, 3)),) * 2
         known[every] = (held, self.limit_rows.joints.take(held), params.take(held, axis=0),
