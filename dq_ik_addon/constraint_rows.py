@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from .prioritized import LIMIT_RANK_TOLERANCE
-from .quaternion import row_dots
+from .quaternion import any_true, row_dots
 
 # Contact rows of neighbouring sample points are nearly parallel and their right-hand sides need
 # not agree, so their least-squares solution is damped and nearly dependent rows are dropped.
@@ -46,7 +46,7 @@ class ConstraintRows:
         """``(C⁺ r, I − C⁺C)`` of the active rows ``C Δ = r``."""
         limit_active, dense_active = active[:self.owner.size], active[self.owner.size:]
         size = 3 * self.joints
-        if self.dense is None or not dense_active.any():
+        if self.dense is None or not any_true(dense_active):
             return joint_block_solution(self.owner[limit_active], self.gradient[limit_active],
                                         rhs[:self.owner.size][limit_active], self.joints)
         owner = self.owner[limit_active]

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .quaternion import row_dots
+from .quaternion import all_true, any_true, row_dots
 from .swing_twist import quat_from_swing_twist, swing_twist_array, swing_twist_params
 
 _NEWTON_ITERATIONS = 64
@@ -95,7 +95,7 @@ def _closest_on_ellipse(uv, ab):
         dh = (f / shifted).dot(_PAIR) * (h * h * h)
         step = np.maximum((1.0 - h) / dh, 0.0)
         t = t + step
-        if (step <= _CONVERGED * t + scale).all():
+        if all_true(step <= _CONVERGED * t + scale):
             break
     return d * uv / (t[:, None] + d)
 
@@ -133,7 +133,7 @@ def _project_quadrant(swing, uv, ab, inside):
     semi-axes ``ab`` of their quadrant and which points are inside."""
     both = np.logical_and.reduce(ab > 0.0, axis=1) & ~inside
     projected = np.minimum(uv, ab)
-    if both.any():
+    if any_true(both):
         projected[both] = _closest_on_ellipse(uv[both], ab[both])
     return np.copysign(np.where(inside[:, None], uv, projected), swing)
 
@@ -214,7 +214,7 @@ class LimitProjection:
             swing = params[:, :2]
             ratio = _ellipse_ratio(swing, positive, negative)
             outside = ratio > 1.0
-            if outside.any():
+            if any_true(outside):
                 params[:, :2] = swing / np.sqrt(np.where(outside, ratio, 1.0))[:, None]
             return quat_from_swing_twist(params[:, 0], params[:, 1], params[:, 2]), params
         return retract
@@ -232,7 +232,7 @@ class LimitProjection:
                                                                       | (params > high), axis=1)
         if not self.every_bone:
             moved &= self.enabled
-        if not moved.any():
+        if not any_true(moved):
             return q
         rows = moved.nonzero()[0]
         swing = swing.take(rows, axis=0)

@@ -49,7 +49,8 @@ from .constraint_rows import ConstraintRows
 from .contacts import (MIN_RADIUS, CapsulePairs, Capsules, contact_rows, pair_clearances,
                        self_contact_rows)
 from .prioritized import PrioritizedBasis
-from .quaternion import qcanonical, qconj, qexp, qlog, qmul, qnormalize, row_dots
+from .quaternion import (all_true, any_true, qcanonical, qconj, qexp, qlog, qmul, qnormalize,
+                         row_dots)
 from .swing_twist import (quat_from_swing_twist, swing_twist_array, swing_twist_jacobian,
                           swing_twist_params)
 from .tasks import TaskSet
@@ -329,7 +330,7 @@ class Solver:
                 steps, active, start, basis = _active_set_steps(levels, rows, rhs, pinned,
                                                                 *options)
             self._held = active[:rows.owner.size]
-            self._touched = bool(active[rows.owner.size:].any())
+            self._touched = any_true(active[rows.owner.size:])
         self._chord_basis = basis
         if predicted is None:
             predicted = _predicted(levels, steps[-2])
@@ -372,7 +373,7 @@ class Solver:
         if rows.count > count:
             held = np.concatenate([held, np.zeros(rows.count - count, bool)])
         held &= ~pinned
-        if not held.any():
+        if not any_true(held):
             return None
         steps, active, start, basis = _active_set_steps(levels, rows, rhs, pinned | held, *options)
         predicted = _predicted(levels, steps[-2])
@@ -543,7 +544,7 @@ class Solver:
                 held[self.limit_rows.owner[rows]] = True
             swing = self.limit_rows.tangent[0][:, :2]
             held &= row_dots(swing, swing) <= _PARAMETER_SWING ** 2
-        if held.all():      # every limited joint (a chord step, as a rule): no subsets to take
+        if all_true(held):      # every limited joint (a chord step, as a rule): no subsets to take
             known[every] = (self._every_limited[0], self.limit_rows.joints,
                             *self.limit_rows.tangent, self._every_limited[1])
             return known[every]
@@ -613,7 +614,7 @@ class Solver:
                 continue
             steps, predicted, corrected = self._step(world, q, position, rotation, preferred,
                                                      polish)
-            if not np.isfinite(steps[-1]).all():
+            if not all_true(np.isfinite(steps[-1])):
                 break
             iterations += 1
             blocked = self._blocked(current, predicted)
@@ -858,18 +859,18 @@ class Solver:
         tol = self.settings.tolerance
         first = len(before) - len(predicted)
         unmet = after[first:] > tol
-        if not self._touched or not unmet.any() or after[0] > tol:
+        if not self._touched or not any_true(unmet) or after[0] > tol:
             return False
         was, now, expected = before[first:][unmet], after[first:][unmet], predicted[unmet]
         gain = was - expected
-        if not (was - now >= 0.5 * gain).all():
+        if not all_true(was - now >= 0.5 * gain):
             return False
-        if (gain <= _SETTLE * was).all():
+        if all_true(gain <= _SETTLE * was):
             return True
         if len(history) < 3:
             return False
         left = _gain_left(history[-3][first:][unmet] - was, was - now)
-        return bool((left <= _SETTLE * now).all())
+        return all_true(left <= _SETTLE * now)
 
     def _hopeless(self, history, best):
         """True when the descent since an escape cannot beat ``best`` (the best errors before
@@ -928,7 +929,7 @@ def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion,
     active set, the solution ``(C⁺ r, I − C⁺C)`` of its rows and the ``PrioritizedBasis`` of the
     levels under them (None when the passes ran out and the step is the last feasible point)."""
     active = active.copy()
-    start = rows.solution(active, rhs) if active.any() else \
+    start = rows.solution(active, rhs) if any_true(active) else \
         (np.zeros(3 * rows.joints), np.eye(3 * rows.joints))
     jacobians, errors = [jac for jac, _ in levels], [err for _, err in levels]
     limits = (secondary, damping, max_motion, max_turn)
@@ -938,14 +939,14 @@ def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion,
     for _ in range(_MAX_ACTIVE_SET_PASSES):
         at_end = rows.times(steps[-2])
         over = ~active & (at_end > rhs + _VIOLATION_TOLERANCE)
-        if not over.any():
+        if not any_true(over):
             break
         if at_feasible is None:
             at_feasible = rows.times(feasible)
         blocking, alpha = _first_blocking_row(rhs, over, at_feasible, at_end)
         feasible = feasible + alpha * (steps[-2] - feasible)
         at_feasible = at_feasible + alpha * (at_end - at_feasible)
-        start = rows.with_rows(start, blocking, rhs, not active[rows.owner.size:].any())
+        start = rows.with_rows(start, blocking, rhs, not any_true(active[rows.owner.size:]))
         active[blocking] = True
         basis = PrioritizedBasis(jacobians, start[1])
         steps = basis.steps(errors, start[0], *limits)
@@ -1004,7 +1005,7 @@ def _first_blocking_row(slack, over, at_start, at_end):
     candidates = over.nonzero()[0]
     room = slack[candidates] - at_start[candidates]
     resting = room <= RESTING
-    if resting.any():  # rows the step leaves at once, already at their bound: all join, α = 0
+    if any_true(resting):  # rows the step leaves at once, already at their bound: all join, α = 0
         return candidates[resting], 0.0
     alpha = room / (at_end[candidates] - at_start[candidates])
     first = float(alpha.min())
@@ -1021,7 +1022,7 @@ def _fit_inside(rows, slack, at_step, extra):
     growth = rows.times(extra)
     room = slack + _VIOLATION_TOLERANCE - at_step
     limiting = growth > 1e-15
-    if not limiting.any():
+    if not any_true(limiting):
         return extra
     alpha = min(max(float((np.maximum(room[limiting], 0.0) / growth[limiting]).min()), 0.0), 1.0)
     return alpha * extra

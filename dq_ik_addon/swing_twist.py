@@ -7,7 +7,7 @@ same way.  The swing has no Y component and ``w ≥ 0``, so its rotation vector 
 
 import numpy as np
 
-from .quaternion import qcanonical, qmul, sinc
+from .quaternion import all_true, any_true, qcanonical, qmul, sinc
 
 
 def swing_twist(q):
@@ -66,13 +66,13 @@ def _swing_twist_terms(q, table):
     np.multiply(g[..., None], forms[..., 1:3], out=params[..., :2])
     np.arctan2(wy, ww, out=params[..., 2])
     params[..., 2] *= 2.0
-    if (ww > 0.0).all():        # then r² ≥ w² > 0 too: no special case
+    if all_true(ww > 0.0):        # then r² ≥ w² > 0 too: no special case
         return params, r2, a, b, n, g, forms
     canonical = qcanonical(q)   # w = 0 (or w² underflows): τ of the canonical q itself
     params[..., 2] = np.where(ww > 0.0, params[..., 2],
                               2.0 * np.arctan2(canonical[..., 2], canonical[..., 0]))
     turned = r2 > 0.0
-    if not turned.all():    # swing of π: q is the swing, (s_x, s_z) = π (x, z)/‖(x, z)‖
+    if not all_true(turned):    # swing of π: q is the swing, (s_x, s_z) = π (x, z)/‖(x, z)‖
         x_z = q[..., 1::2]
         half_turn = np.pi / np.maximum(np.hypot(x_z[..., 0], x_z[..., 1]), _TINY)
         params[..., :2] = np.where(turned[..., None], params[..., :2], half_turn[..., None] * x_z)
@@ -128,7 +128,7 @@ def swing_twist_jacobian(q):
     r2 = np.maximum(r2, 1e-100)
     denominator = n * n + r2 * r2
     series = n <= _SERIES * r2
-    if series.any():
+    if any_true(series):
         r2_series = np.where(series, r2, 1.0)
         u2 = (n / r2_series) ** 2
         g = np.where(series, 2.0 / r2_series * (1.0 - u2 / 3.0), g)
