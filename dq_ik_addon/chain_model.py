@@ -38,6 +38,7 @@ class ChainModel:
         self.levels = self._levels()
         self.rest_offsets = self._rest_offsets()
         self.uses_location = ~self.connected
+        self._descendants = None
 
     @classmethod
     def from_bones(cls, names, parents, rest_matrices, lengths=None, connected=None):
@@ -123,12 +124,9 @@ class ChainModel:
         return matrices[:, :3, 3] + matrices[:, :3, 1] * self.lengths[:, None]
 
     def with_ancestors(self, bones):
-        """Sorted indices of ``bones`` and all their ancestors."""
-        keep = np.zeros(len(self.names), dtype=bool)
-        keep[np.asarray(bones, dtype=np.int64)] = True
-        for idx, parent_idx in reversed(self.levels):
-            keep[parent_idx[keep[idx]]] = True
-        return np.nonzero(keep)[0]
+        """Sorted indices of ``bones`` and all their ancestors: the joints that move any of them
+        (``descendants_mask``)."""
+        return np.flatnonzero(self.descendants_mask()[:, bones].any(axis=1))
 
     def subset(self, bones):
         """The model of ``bones`` alone (which must hold every ancestor of each of them)."""
@@ -143,12 +141,16 @@ class ChainModel:
                           self.lengths[bones], self.connected[bones])
 
     def descendants_mask(self):
-        """(n,n) boolean: ``mask[j, i]`` is True when joint j moves bone i (j is i or an ancestor)."""
-        n = len(self.names)
-        mask = np.eye(n, dtype=bool)
-        for idx, parent_idx in self.levels:
-            mask[:, idx] |= mask[:, parent_idx]
-        return mask
+        """(n,n) boolean: ``mask[j, i]`` is True when joint j moves bone i (j is i or an ancestor).
+        Computed once per model (read-only)."""
+        if self._descendants is None:
+            n = len(self.names)
+            mask = np.eye(n, dtype=bool)
+            for idx, parent_idx in self.levels:
+                mask[:, idx] |= mask[:, parent_idx]
+            mask.flags.writeable = False
+            self._descendants = mask
+        return self._descendants
 
 
 class MovingJointsFK:

@@ -52,6 +52,7 @@ def read_tasks(obj, model):
     tasks, names, warnings = [], [], []
     pose_bones = obj.pose.bones
     to_armature = obj.matrix_world.inverted_safe()
+    found = []      # (bone, name, settings, goal matrix) of the tasks with a target
     for i in [i for i, pose_bone in enumerate(pose_bones) if pose_bone.dqik.use_target]:
         name, settings = model.names[i], pose_bones[i].dqik
         if not (settings.use_position or settings.use_rotation):
@@ -61,11 +62,14 @@ def read_tasks(obj, model):
         if matrix is None:
             warnings.append(f"{name} {problem}; skipped")
             continue
-        values = np.array(matrix, dtype=np.float64)
-        if not np.isfinite(values).all():
+        found.append((i, name, settings, matrix))
+    values = np.array([matrix for *_, matrix in found], dtype=np.float64).reshape(-1, 4, 4)
+    finite = np.isfinite(values).all(axis=(1, 2)).tolist()
+    for (i, name, settings, matrix), goal, is_finite in zip(found, values, finite):
+        if not is_finite:
             warnings.append(f"{name}: target transform is not finite; skipped")
             continue
-        position = values[:3, 3] if settings.use_position else None
+        position = goal[:3, 3] if settings.use_position else None
         rotation = np.array(matrix.to_quaternion()) if settings.use_rotation else None
         tasks.append(Task(i, position, rotation, settings.priority, settings.weight,
                           settings.chain_count))

@@ -21,12 +21,12 @@ def _solver_key(model, tasks, limits, stiffness, settings, radii, collision, has
                 self_collision):
     """Everything a Solver is built from except the targets, pose locations and obstacle query,
     by value (the model by identity: ``read_model`` returns the same one for an unchanged rig)."""
-    arrays = [np.asarray(a) for a in (*limits, stiffness)]
+    arrays = [*limits, stiffness]
     if radii is not None:
         arrays += [radii, collision]
     return (id(model), tuple((t.bone, t.target_position is None, t.target_rotation is None,
                               t.priority, t.weight, t.chain_count) for t in tasks),
-            tuple(a.tobytes() for a in arrays), tuple(vars(settings).values()), has_obstacles,
+            np.stack(arrays).tobytes(), tuple(vars(settings).values()), has_obstacles,
             self_collision)
 
 
