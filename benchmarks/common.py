@@ -109,12 +109,12 @@ def same_warm_start(solver, before=None):
     with the limited joints' parameters its last trial found there (and runs ``before``): every
     repeat is then the same warm solve, one that goes on from the previous step's result
     (``Solver._continued``), not a solve from a start it did not produce."""
-    last, terms = solver._last, solver._limit_terms
+    last, terms = solver._last, solver._terms
 
     def restore():
         if before is not None:
             before()
-        solver._last, solver._limit_terms = last, terms
+        solver._last, solver._terms = last, terms
     return restore
 
 

@@ -105,14 +105,12 @@ class LimitRows:
         in ``q``, the (rows,3) gradient ``S^T c`` over that joint's Δθ, the slack ``d − c · p``
         (≥ 0 inside the limits), and True for the rows of a locked axis (both bounds 0: its two
         opposite rows are one equality, ``S Δθ = −s``, marked on the upper row) that belong in
-        the active set from the start. The limited joints' (``joints``) parameters p (k,3) and
-        ``S`` (k,3,3) stay in ``tangent``; ``terms`` gives them when already known
-        (``swing_twist_jacobian`` of those joints' rotations)."""
+        the active set from the start. ``terms``: the limited joints' (``joints``) parameters p
+        (k,3) and ``S`` (k,3,3) when already known (``swing_twist_jacobian`` of those joints'
+        rotations; then ``q`` is not read)."""
         if self.joints.size == 0:
-            self.tangent = np.zeros((0, 3)), np.zeros((0, 3, 3))
             return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros(0, bool)
         params, sens = swing_twist_jacobian(q.take(self.joints, axis=0)) if terms is None else terms
-        self.tangent = params, sens
         (x_pos, x_neg), (z_pos, z_neg) = self.inverse_squares
         self.padded[self.local, self.ellipse_slot, 0] = \
             params[:, 0] * np.where(params[:, 0] >= 0.0, x_pos, x_neg)

@@ -174,11 +174,16 @@ class Solver:
         self.limit_rows = None if limits is None else \
             LimitRows(self.limits_of_joints, self.column_scale.reshape(-1, 3))
         self.project_to_limits = None if limits is None else LimitProjection(self.limits_of_joints)
-        self.limited_projection = None if limits is None else LimitProjection(type(limits)(
-            *(np.asarray(values)[self.limit_rows.joints] for values in self.limits_of_joints)))
-        if limits is not None:  # (indices, retraction) of every limited joint, for _held_joints
-            every = np.arange(self.limit_rows.joints.size)
-            self._every_limited = every, self.limited_projection.retraction(every)
+        if limits is not None:
+            # every joint's limits, the unlimited joints' ranges open: ``retraction`` of any
+            # joints that move by their swing/twist parameters (``_held_joints``)
+            lim = self.limits_of_joints
+            self.joint_projection = LimitProjection(type(lim)(
+                *(np.where(lim.enabled, values, bound)
+                  for values, bound in zip(lim[:-1], (-np.inf, np.inf) * 3)),
+                np.ones(self.joints.size, bool)))
+            every = np.arange(self.joints.size)
+            self._every_joint = every, self.joint_projection.retraction(every)
         # each limit row's right-hand side is max(slack, floor): an equality's may be negative
         self.limit_rhs_floor = np.where(self.limit_rows.equality, -np.inf, 0.0) \
             if limits is not None else np.zeros(0)
@@ -216,10 +221,11 @@ class Solver:
         self._last = None  # (the last result's rotations, its FK, the pose locations it had)
         self._queried = None  # (pose, obstacles, bounds, answer) of the last obstacle query
         self._held_for = None  # (the step's active limit rows, {every: ``_held_joints``})
-        # (rotations, their limited joints' params, S or None) of the last ``_apply``: the next
-        # limit rows or chord at that very pose (the next iteration's, or the next solve's that
-        # goes on from it)
-        self._limit_terms = None
+        # (rotations, every joint's swing/twist params, S or None) of the last ``_apply``: the
+        # next limit rows or chord at that very pose (the next iteration's, or the next solve's
+        # that goes on from it)
+        self._terms = None
+        self._tangent = None  # (params, S) of every joint at this iteration's step
         self._futile = None  # each task's error at a stall whose escapes found nothing better
 
     def retarget(self, tasks, locations=None, obstacles=None):
@@ -442,8 +448,10 @@ class Solver:
         owner, gradient, slack, equality = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0), \
             np.zeros(0, bool)
         if self.limits_of_joints is not None:
+            self._tangent = params, sens = self._joint_terms(rotations)
+            limited = self.limit_rows.joints
             owner, gradient, slack, equality = self.limit_rows(
-                rotations.take(self.joints, axis=0), self._limited_terms(rotations))
+                None, (params.take(limited, axis=0), sens.take(limited, axis=0)))
         band = self.settings.contact_band * self.size
         contacts = []
         if self.capsules is not None:
@@ -477,81 +485,82 @@ class Solver:
         the projection (Baerlocher §3.7.2), usually nothing: a joint on a limit no longer drifts
         off it by the exponential map's second-order terms. With ``current_parameters`` (a chord
         step, from a pose after this iteration's) p is evaluated at ``rotations``, and every
-        limited joint moves that way (``_held_joints(every=True)``): a chord step is tiny, so
-        the two motions differ by nothing it would notice, and the new pose's parameters are
-        then known and inside the limits, with none to recompute and nothing to project."""
+        joint moves that way (``_held_joints(every=True)``; an unlimited one's ranges are open):
+        a chord step is tiny, so the two motions differ by nothing it would notice, and the new
+        pose's parameters are then known and inside the limits, with none to recompute and
+        nothing to project."""
         new = rotations.copy()
         delta = (scale * step).reshape(-1, 3)
-        moved = _turned(rotations.take(self.joints, axis=0), delta)
         if self.limits_of_joints is None:
-            new[self.joints] = moved
+            new[self.joints] = _turned(rotations.take(self.joints, axis=0), delta)
             return new
-        held, joints, params, sens, retract = self._held_joints(every=current_parameters)
-        if held.size:
-            if current_parameters:
-                params = self._limited_terms(rotations, sensitivities=False)[0].take(held, axis=0)
-            moved[joints], retracted = retract(
-                params + np.einsum('kij,kj->ki', sens, delta.take(joints, axis=0)))
-            if current_parameters and held.size == self.limit_rows.joints.size:
-                new[self.joints] = moved    # every limited joint is inside: nothing to project
-                self._limit_terms = (new, retracted, None)
+        held, params, sens, retract = self._held_joints(every=current_parameters)
+        if current_parameters and held.size:
+            params = self._joint_terms(rotations, sensitivities=False)[0].take(held, axis=0)
+        if held.size == self.joints.size:
+            moved, retracted = retract(params + np.einsum('kij,kj->ki', sens, delta))
+            if current_parameters:      # every joint is inside its limits: nothing to project
+                new[self.joints] = moved
+                self._terms = (new, retracted, None)
                 return new
-        # the limited joints' parameters at the new pose serve the projection's inside test and,
-        # if the pose is kept as it is, the next limit rows or chord step
-        limited = swing_twist_array(moved.take(self.limit_rows.joints, axis=0))
-        params = np.zeros((len(self.joints), 3))
-        params[self.limit_rows.joints] = limited
+        else:
+            moved = _turned(rotations.take(self.joints, axis=0), delta)
+            if held.size:
+                moved[held], _ = retract(
+                    params + np.einsum('kij,kj->ki', sens, delta.take(held, axis=0)))
+        # every joint's parameters at the new pose serve the projection's inside test and, if the
+        # pose is kept as it is, the next limit rows or chord step
+        params = swing_twist_array(moved)
         projected = self.project_to_limits(moved, params)
         new[self.joints] = projected
-        self._limit_terms = (new, limited, None) if projected is moved else None
+        self._terms = (new, params, None) if projected is moved else None
         return new
 
-    def _limited_terms(self, rotations, sensitivities=True):
-        """``(params, S)`` of the limited joints at ``rotations`` (``swing_twist_jacobian``; S
-        is None unless ``sensitivities``): the parameters the last ``_apply`` found when it made
-        this very pose, and S once computed there (a trial whose pose a chord step or the tolerance
+    def _joint_terms(self, rotations, sensitivities=True):
+        """``(params, S)`` of every joint at ``rotations`` (``swing_twist_jacobian``; S is None
+        unless ``sensitivities``): the parameters the last ``_apply`` found when it made this
+        very pose, and S once computed there (a trial whose pose a chord step or the tolerance
         ends on needs none), else computed."""
-        known = self._limit_terms
+        known = self._terms
         here = known is not None and known[0] is rotations
         if here and (known[2] is not None or not sensitivities):
             return known[1], known[2]
-        limited = rotations.take(self.joints.take(self.limit_rows.joints), axis=0)
+        turned = rotations.take(self.joints, axis=0)
         if not sensitivities:
-            return swing_twist_array(limited), None
-        terms = swing_twist_jacobian(limited)
+            return swing_twist_array(turned), None
+        terms = swing_twist_jacobian(turned)
         if here:
-            self._limit_terms = (rotations, *terms)
+            self._terms = (rotations, *terms)
         return terms
 
     def _held_joints(self, every=False):
-        """``(held, joints, params, S, retract)`` of this iteration's step: the indices (into
-        ``limit_rows.joints``) of the limited joints with a limit row active at the end of the
-        step (``every``: all limited joints), swung less than ``_PARAMETER_SWING`` (the
-        parameters are singular at a swing of π); their joints; their parameters and S at the
-        step's pose (``limit_rows.tangent``); and ``LimitProjection.retraction`` of them.
-        Computed once per step, for every ``_apply``."""
+        """``(held, params, S, retract)`` of this iteration's step: the joints (indices into
+        ``joints``) with a limit row active at the end of the step (``every``: all joints),
+        swung less than ``_PARAMETER_SWING`` (the parameters are singular at a swing of π); their
+        parameters and S at the step's pose (``_tangent``); and ``LimitProjection.retraction``
+        of them. Computed once per step, for every ``_apply``."""
         rows = self._held
         if self._held_for is None or self._held_for[0] is not rows:     # a new step
             self._held_for = (rows, {})
         known = self._held_for[1]
         if every in known:
             return known[every]
-        held = np.zeros(self.limit_rows.joints.size, bool)
-        if rows is not None:
-            if every:
-                held[:] = True
-            else:
-                held[self.limit_rows.owner[rows]] = True
-            swing = self.limit_rows.tangent[0][:, :2]
-            held &= row_dots(swing, swing) <= _PARAMETER_SWING ** 2
-        if all_true(held):      # every limited joint (a chord step, as a rule): no subsets to take
-            known[every] = (self._every_limited[0], self.limit_rows.joints,
-                            *self.limit_rows.tangent, self._every_limited[1])
+        if rows is None:
+            known[every] = (np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)), None)
+            return known[every]
+        params, sens = self._tangent
+        held = np.zeros(self.joints.size, bool)
+        if every:
+            held[:] = True
+        else:
+            held[self.limit_rows.joint_of_row[rows]] = True
+        held &= row_dots(params[:, :2], params[:, :2]) <= _PARAMETER_SWING ** 2
+        if all_true(held):      # every joint (a chord step, as a rule): no subsets to take
+            known[every] = (self._every_joint[0], params, sens, self._every_joint[1])
             return known[every]
         held = held.nonzero()[0]
-        params, sens = self.limit_rows.tangent if held.size else (np.zeros((0, 3)),) * 2
-        known[every] = (held, self.limit_rows.joints.take(held), params.take(held, axis=0),
-                        sens.take(held, axis=0), self.limited_projection.retraction(held))
+        known[every] = (held, params.take(held, axis=0), sens.take(held, axis=0),
+                        self.joint_projection.retraction(held))
         return known[every]
 
     # -- the loop ---------------------------------------------------------------------------
