@@ -41,6 +41,7 @@ class TaskSet:
         self.every_position, self.any_rotation = bool(self.has_position.all()), \
             bool(self.has_rotation.any())
         self.lengths = model.lengths[self.bones][:, None]
+        self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
         self.positions = np.zeros((count, 3))
         self.rotations = np.tile([1.0, 0.0, 0.0, 0.0], (count, 1))
         self.set_targets(tasks)
@@ -73,16 +74,23 @@ class TaskSet:
         return len(self.tasks)
 
     def tails(self, world):
-        """The task bones' tails (T,3) from the pose matrices ``world`` (``ChainModel.tails``)."""
+        """The task bones' tails (T,3) from the pose matrices ``world`` (``ChainModel.tails``);
+        the last answer again for the same ``world`` array (a solve asks up to five times per
+        pose: errors, Jacobian, correction, escape)."""
+        if world is self._tails_of[0]:
+            return self._tails_of[1]
         frames = world.take(self.bones, axis=0)
-        return frames[:, :3, 3] + frames[:, :3, 1] * self.lengths
+        tails = frames[:, :3, 3] + frames[:, :3, 1] * self.lengths
+        tails.flags.writeable = False
+        self._tails_of = (world, tails)
+        return tails
 
     def errors(self, world):
         """Position errors (T,3) (target − tail) and orientation errors (T,3) (short-way rotvec)."""
         position = self.positions - self.tails(world)
         if not self.every_position:
             position = np.where(self.has_position[:, None], position, 0.0)
-        rotation = np.zeros_like(position)
+        rotation = np.zeros(position.shape)
         if self.any_rotation:
             rows = self.has_rotation
             bone_rotation = matrix_to_quat(world[self.bones[rows], :3, :3])
