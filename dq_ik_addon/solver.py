@@ -945,16 +945,18 @@ def _active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion,
     basis = PrioritizedBasis(jacobians, start[1])
     steps = basis.steps(errors, start[0], *limits)
     feasible, at_feasible = start[0], None      # the feasible point's row values, once needed
+    violated = rhs + _VIOLATION_TOLERANCE
     for _ in range(_MAX_ACTIVE_SET_PASSES):
         at_end = rows.times(steps[-2])
-        over = ~active & (at_end > rhs + _VIOLATION_TOLERANCE)
+        over = ~active & (at_end > violated)
         if not any_true(over):
             break
         if at_feasible is None:
             at_feasible = rows.times(feasible)
         blocking, alpha = _first_blocking_row(rhs, over, at_feasible, at_end)
-        feasible = feasible + alpha * (steps[-2] - feasible)
-        at_feasible = at_feasible + alpha * (at_end - at_feasible)
+        if alpha > 0.0:     # (rows resting on their bound join where the segment starts)
+            feasible = feasible + alpha * (steps[-2] - feasible)
+            at_feasible = at_feasible + alpha * (at_end - at_feasible)
         start = rows.with_rows(start, blocking, rhs, not any_true(active[rows.owner.size:]))
         active[blocking] = True
         basis = PrioritizedBasis(jacobians, start[1])
