@@ -64,7 +64,7 @@ class ConstraintRows:
         return vt.T.dot((s / (s * s + lam2)) * u.T.dot(rhs[active])), projector
 
     def with_rows(self, solution, added, rhs, block_diagonal):
-        """``(C⁺ r, I − C⁺C)`` after the rows ``added`` (indices) join the active rows of
+        """``(C⁺ r, I − C⁺C)`` after the rows ``added`` (an index array) join the active rows of
         ``solution``, one at a time by Greville's rank-one update of the pseudo-inverse
         (Ben-Israel & Greville, Generalized Inverses, §7.5; exact while the active system is
         consistent): with ``w = P g``,
@@ -78,7 +78,7 @@ class ConstraintRows:
         While P is ``block_diagonal`` (no contact row active), a limit row's update stays in its
         joint's 3 columns."""
         step, projector = solution[0].copy(), solution[1].copy()
-        for row in np.atleast_1d(added).tolist():
+        for row in added.tolist():
             if row < self.owner.size and block_diagonal:
                 _join_block_row(step, projector, 3 * int(self.owner[row]),
                                 self.gradient[row].tolist(), float(rhs[row]))

@@ -23,19 +23,19 @@ class JointFrames:
     def __init__(self, model, joints):
         self.joints = np.asarray(joints, dtype=np.int64)
         parents = model.parents[self.joints]
-        self.rooted = parents < 0
-        self.parents = np.where(self.rooted, 0, parents)
+        self.rooted = (parents < 0).nonzero()[0]
+        self.parents = np.where(parents < 0, 0, parents)
         self.offsets = model.rest_offsets[self.joints, :3, :3]
 
     def __call__(self, world):
         """``(columns, heads)`` per Jacobian column (3j+k for a_jk): the world axes
         ``a_jk = R(F_j) e_k`` as (3, 3m) and each column's joint centre c_j as (3m, 3)."""
         parent = world.take(self.parents, axis=0)[:, :3, :3]
-        if self.rooted.any():
-            parent[self.rooted] = np.eye(3)
+        if self.rooted.size:
+            parent[self.rooted] = _IDENTITY
         axes = parent @ self.offsets
         heads = world.take(self.joints, axis=0)[:, :3, 3]
-        return axes.transpose(1, 0, 2).reshape(3, 3 * self.joints.size), np.repeat(heads, 3, axis=0)
+        return axes.transpose(1, 0, 2).reshape(3, 3 * self.joints.size), heads.repeat(3, axis=0)
 
 
 def column_mask(joint_masks, joints):
@@ -122,6 +122,7 @@ def _cross(u, v):
 
 
 _NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
+_IDENTITY = np.eye(3)
 _LEVI_CIVITA = np.zeros((3, 3, 3))
 _LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
 _LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0
