@@ -171,6 +171,45 @@ def test_unreachable_target_stretches_and_reports(clean_scene, dqik, capfd):
     assert all(np.isfinite(list(pb.rotation_quaternion)).all() for pb in pose)
 
 
+def _evaluated(obj, mesh, child):
+    """The evaluated bone matrices of ``obj``, vertices of ``mesh`` and world matrix of ``child``."""
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    bones = np.array([np.array(pb.matrix) for pb in obj.pose.bones])
+    vertices = np.array([v.co[:] for v in mesh.evaluated_get(depsgraph).data.vertices])
+    return bones, vertices, np.array(child.matrix_world)
+
+
+def test_solve_updates_the_deformed_mesh_and_bone_children(clean_scene, dqik):
+    """The solve tags only the armature object (its pose channels are object data), and that
+    re-evaluates everything the pose moves: a mesh it deforms and an object parented to a bone
+    end exactly where a re-evaluation of every object puts them."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    head = np.array(obj.pose.bones["forearm.L"].head)
+    data = bpy.data.meshes.new("skin")
+    data.from_pydata([tuple(head + corner) for corner in
+                      0.05 * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])],
+                     [], [])
+    mesh = bpy.data.objects.new("skin", data)
+    bpy.context.scene.collection.objects.link(mesh)
+    mesh.vertex_groups.new(name="forearm.L").add(list(range(8)), 1.0, 'REPLACE')
+    mesh.modifiers.new("armature", 'ARMATURE').object = obj
+    child = bpy.data.objects.new("on_hand", None)
+    bpy.context.scene.collection.objects.link(child)
+    child.parent, child.parent_type, child.parent_bone = obj, 'BONE', "hand.L"
+    bpy.context.view_layer.update()
+    before = _evaluated(obj, mesh, child)
+    for _ in _reach_problems(obj, dqik, 1, seed=3):
+        assert bpy.ops.dqik.solve() == {'FINISHED'}
+    solved = _evaluated(obj, mesh, child)
+    assert all(np.abs(a - b).max() > 1e-3 for a, b in zip(solved, before))     # it all moved
+    for thing in (obj, obj.data, mesh, child):
+        thing.update_tag()
+    bpy.context.view_layer.update()
+    for got, expected in zip(solved, _evaluated(obj, mesh, child)):
+        assert np.allclose(got, expected, atol=1e-6)
+
+
 def test_solve_is_undoable(dqik):
     assert 'UNDO' in bpy.types.DQIK_OT_solve.bl_options
 
