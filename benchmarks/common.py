@@ -65,12 +65,14 @@ def use_quaternions(obj):
 
 
 def set_rotations(obj, rotations, locations=None):
-    """Write (n,4) quaternions (and (n,3) locations) to all bones at once; see ``use_quaternions``."""
+    """Write (n,4) quaternions (and (n,3) locations) to all bones at once; see ``use_quaternions``.
+    The armature object alone is tagged, as ``dqik.solve`` does (pose channels are object data;
+    a tag of everything also re-evaluates the armature data, half as much again for Blender)."""
     bones = obj.pose.bones
     bones.foreach_set("rotation_quaternion", np.ascontiguousarray(rotations, dtype=np.float32).ravel())
     if locations is not None:
         bones.foreach_set("location", np.ascontiguousarray(locations, dtype=np.float32).ravel())
-    obj.update_tag()
+    obj.update_tag(refresh={'OBJECT'})
 
 
 def rotations_of(obj):

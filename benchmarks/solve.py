@@ -26,7 +26,8 @@ Solvers and what is timed:
   a user moves them (``timed_update``).
 - ``Blender Standard`` / ``Blender iTaSC``: IK constraints (default settings; ``pose.ik_solver``
   ``'LEGACY'`` / ``'ITASC'``), pose channels at rest; the ``view_layer.update()`` after moving the
-  Empties is timed. Blender's IK only changes the evaluated pose and always starts from the pose
+  Empties is timed (each repeat tags the Empties again, nothing else: the pose channels never
+  change, so this is the update a user's move of the targets costs). Blender's IK only changes the evaluated pose and always starts from the pose
   channels, so it has no warm start: "warm" is the same solve from rest with nearby targets.
 
 Every timing is the fastest of ``common.REPEATS`` (3) runs of the same solve from the same state
@@ -206,24 +207,24 @@ def run_dq_solver(b, use_limits):
 
 
 def timed_update(b, targets, call=None):
-    """Move the Empties, then time update (+ ``call`` + update), from the same pose channels
-    each repeat (``common.fastest_ms``).
+    """Move the Empties, then time update (+ ``call`` + update) as when a user moves them, the
+    same solve each repeat (``common.fastest_ms``): before each repeat the Empties are tagged
+    again, so that the timed update evaluates them and what depends on them.
 
-    Restoring the channels tags the armature. Blender's IK is evaluated with the armature, so
-    its timed update does that work in any case; with ``call`` (DQ IK's operator) the restored
-    pose is evaluated untimed and the Empties are tagged again, so that the timed update does what
-    it does when a user moves a target, evaluate the Empties, and not a pose evaluation of the
-    restored channels that no real solve has (the previous solve's update evaluated that pose)."""
+    Blender's IK is evaluated with the armature, whose pose channels it never changes: its timed
+    update is the solve. With ``call`` (DQ IK's operator) the pose channels the solve started
+    from are also restored before each repeat and evaluated untimed (the previous solve's update
+    evaluated that pose), so the timed update evaluates only the Empties."""
     update = b.bpy.context.view_layer.update
     b.move_targets(targets)
     channels = common.rotations_of(b.obj)
 
     def restore():
-        common.set_rotations(b.obj, channels)
         if call is not None:
+            common.set_rotations(b.obj, channels)
             update()
-            for empty in b.empties.values():
-                empty.update_tag(refresh={'OBJECT'})
+        for empty in b.empties.values():
+            empty.update_tag(refresh={'OBJECT'})
 
     cached = b.dqik.operators.solve._SOLVERS.get(b.obj.as_pointer())
     if cached is not None:    # dqik.solve's solver: every repeat goes on from the last result
