@@ -104,17 +104,18 @@ _MODELS = {}  # armature object pointer → (its bones by value, their ChainMode
 
 
 def _rotation_modes(pose_bones):
-    """Every pose bone's ``rotation_mode`` identifier, read as enum values with one ``foreach_get``
-    (a Python loop over the bones' ``rotation_mode`` costs ~0.6 µs a bone)."""
-    values = _get(pose_bones, "rotation_mode", 1, dtype=np.int32)
+    """Every pose bone's ``rotation_mode`` as its enum value, read with one ``foreach_get`` (a
+    Python loop over the bones' ``rotation_mode`` costs ~0.6 µs a bone), and the identifier of
+    each value (``QUATERNION``, ``XYZ`` …, ``AXIS_ANGLE``), read from RNA once."""
     if not _MODE_IDENTIFIERS:
         _MODE_IDENTIFIERS.update(
             (item.value, item.identifier)
             for item in bpy.types.PoseBone.bl_rna.properties["rotation_mode"].enum_items)
-    return np.array([_MODE_IDENTIFIERS[value] for value in values.tolist()])
+    return _get(pose_bones, "rotation_mode", 1, dtype=np.int32), _MODE_IDENTIFIERS
 
 
-_MODE_IDENTIFIERS = {}  # rotation_mode enum value → identifier, read from RNA once
+_MODE_IDENTIFIERS = {}  # rotation_mode enum value → identifier
+_NO_MODE = np.iinfo(np.int32).min  # no bone has it
 
 
 class PoseArrays:
@@ -126,11 +127,12 @@ class PoseArrays:
         self.euler = _get(pose_bones, "rotation_euler", 3)
         self.axis_angle = _get(pose_bones, "rotation_axis_angle", 4)
         self.location = _get(pose_bones, "location", 3)
-        self.modes = _rotation_modes(pose_bones)
+        modes, identifiers = _rotation_modes(pose_bones)
         # the quaternion bones, and the other rotation modes in use, each with its bones
-        self.quaternion_rows = self.modes == 'QUATERNION'
-        self.other_modes = {mode: self.modes == mode
-                            for mode in sorted(set(self.modes.tolist()) - {'QUATERNION'})}
+        in_use = {identifiers[value]: value for value in set(modes.tolist())}
+        self.quaternion_rows = modes == in_use.get('QUATERNION', _NO_MODE)
+        self.other_modes = {mode: modes == in_use[mode]
+                            for mode in sorted(set(in_use) - {'QUATERNION'})}
         self.changed = set()  # the channels set_rotations changed, the only ones write() writes
         if not np.isfinite(np.concatenate([self.quaternion.ravel(), self.euler.ravel(),
                                            self.axis_angle.ravel(), self.location.ravel()])).all():
@@ -150,7 +152,7 @@ class PoseArrays:
 
     def set_rotations(self, rotations, rows=None):
         """Store new rotations in each bone's own mode (only ``rows``, default all)."""
-        rows_mask = np.ones(len(self.modes), dtype=bool) if rows is None else rows
+        rows_mask = np.ones(len(self.quaternion_rows), dtype=bool) if rows is None else rows
         q = np.asarray(rotations, dtype=np.float64)
         for mode, sel in self.other_modes.items():
             sel = rows_mask & sel
