@@ -15,6 +15,8 @@ capped by the level's squared error ``‖e_k‖²`` as in Sugihara's Levenberg�
 T-RO 2011), so the damping fades as a reachable task converges and steps become Gauss–Newton.
 """
 
+import bisect
+
 import numpy as np
 
 LIMIT_RANK_TOLERANCE = 1e-9  # a joint's limit row this close (relative) to its other rows is dependent
@@ -39,8 +41,9 @@ def rank_truncated_svd(a):
         keep = s > _GRAM_TOLERANCE * max(1.0, s[0] if s.size else 0.0)
         return u[:, keep], s[keep], vt[keep]
     eigenvalues, u = _symmetric_eigen(a.dot(a.T))                # ascending
-    largest = float(eigenvalues[-1]) if eigenvalues.size else 0.0
-    first = int(eigenvalues.searchsorted(_GRAM_TOLERANCE ** 2 * max(1.0, largest), 'right'))
+    values = eigenvalues.tolist()
+    first = bisect.bisect_right(values, _GRAM_TOLERANCE ** 2 * max(1.0, values[-1] if values
+                                                                   else 0.0))
     u = u[:, first:][:, ::-1]                                  # the kept ones, descending
     s = np.sqrt(eigenvalues[first:][::-1])
     return u, s, u.T.dot(a) / s[:, None]

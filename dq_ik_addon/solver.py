@@ -208,6 +208,7 @@ class Solver:
                                           for bones in (self.pairs.a, self.pairs.b))
         self.level_rows = [self.tasks.priorities == level for level in self.tasks.levels]
         self.level_sums = np.array(self.level_rows, dtype=float)   # (levels, tasks) 0/1
+        self.level_weights = self.level_sums * self.tasks.weights   # each task's weight in its level
         root_w = np.sqrt(self.tasks.weights)[:, None]
         # per level: its position tasks and rotation tasks, each with √weight (rows of e) and
         # √weight times the column scales (rows of J; orientation rows in units of ``size``)
@@ -269,8 +270,7 @@ class Solver:
     def _level_errors(self, world, position, rotation):
         """The error of each priority level, preceded by the total contact penetration when
         there are contacts (they rank above every task)."""
-        levels = np.sqrt(self.level_sums.dot(self.tasks.weights * self._task_squares(position,
-                                                                                    rotation)))
+        levels = np.sqrt(self.level_weights.dot(self._task_squares(position, rotation)))
         if self.capsules is not None or self.pairs is not None:
             return np.concatenate([[self._penetration(world)], levels])
         return levels
