@@ -1,5 +1,7 @@
 """``dqik.solve``: solve the current frame once, to convergence, and write the pose (undoable)."""
 
+import math
+
 import bpy
 import numpy as np
 
@@ -91,8 +93,9 @@ class DQIK_OT_solve(bpy.types.Operator):
         for warning in warnings:
             self.report({'WARNING'}, warning)
         errors = ", ".join(
-            f"{name} {_millimetres(p)}" + (f" {np.degrees(r):.3g}°" if r > 0 else "")
-            for name, p, r in zip(names, result.position_errors, result.rotation_errors))
+            f"{name} {_millimetres(p)}" + (f" {math.degrees(r):.3g}°" if r > 0 else "")
+            for name, p, r in zip(names, result.position_errors.tolist(),
+                                  result.rotation_errors.tolist()))
         state = "converged" if result.converged else "closest reachable"
         self.report({'INFO'}, f"DQ IK: {state} in {result.iterations} iterations; {errors}")
         return {'FINISHED'}
