@@ -29,8 +29,8 @@ def any_true(mask):
 
 
 def all_true(mask):
-    """``mask.all()`` by ``np.count_nonzero``, as ``any_true``."""
-    return np.count_nonzero(mask) == np.size(mask)
+    """``mask.all()`` of a boolean array by ``np.count_nonzero``, as ``any_true``."""
+    return np.count_nonzero(mask) == mask.size
 
 
 def _product_table():
