@@ -44,17 +44,24 @@ def _in_a_scene(obj):
         or bool(obj.users_scene)
 
 
-def read_tasks(obj, model):
+def bone_settings(obj):
+    """Every pose bone's ``PoseBone.dqik`` settings, in pose-bone order: fetched once for the
+    readers below (each fetch costs about as much as reading three of its values)."""
+    return [pose_bone.dqik for pose_bone in obj.pose.bones]
+
+
+def read_tasks(obj, model, settings_of_bones=None):
     """``(tasks, task_names, warnings)`` for every bone with ``use_target`` set.
 
     Like every reader here it walks ``obj.pose.bones`` in order, which is the order of
-    ``model.names`` (``armature_bridge.read_model``)."""
+    ``model.names`` (``armature_bridge.read_model``); ``settings_of_bones`` is
+    ``bone_settings(obj)`` if already fetched."""
     tasks, names, warnings = [], [], []
-    pose_bones = obj.pose.bones
+    every = bone_settings(obj) if settings_of_bones is None else settings_of_bones
     to_armature = obj.matrix_world.inverted_safe()
     found = []      # (bone, name, settings, goal matrix) of the tasks with a target
-    for i in [i for i, pose_bone in enumerate(pose_bones) if pose_bone.dqik.use_target]:
-        name, settings = model.names[i], pose_bones[i].dqik
+    for i in [i for i, settings in enumerate(every) if settings.use_target]:
+        name, settings = model.names[i], every[i]
         if not (settings.use_position or settings.use_rotation):
             warnings.append(f"{name}: neither position nor rotation is enabled; skipped")
             continue
@@ -77,15 +84,16 @@ def read_tasks(obj, model):
     return tasks, names, warnings
 
 
-def read_joints(obj, model, bones=None):
+def read_joints(obj, model, bones=None, settings_of_bones=None):
     """``(SwingTwistLimits, stiffness)`` of every bone in pose-bone order, both from one read of
     each bone's settings: limits disabled where ``use_limits`` is off, ``PoseBone.dqik.stiffness``.
-    With ``bones`` (indices) only those are read, the others are left disabled and at 0."""
+    With ``bones`` (indices) only those are read, the others are left disabled and at 0;
+    ``settings_of_bones`` is ``bone_settings(obj)`` if already fetched."""
     values = np.zeros((len(model), len(_JOINT_FIELDS)))
-    pose_bones = obj.pose.bones
+    every = bone_settings(obj) if settings_of_bones is None else settings_of_bones
     indices = range(len(model)) if bones is None else bones.tolist()
     if len(indices):
-        values[indices] = [_joint_settings(pose_bones[i].dqik) for i in indices]
+        values[indices] = [_joint_settings(every[i]) for i in indices]
     return SwingTwistLimits(*values.T[1:-1], values[:, 0] > 0.5), values[:, -1]
 
 

@@ -9,7 +9,7 @@ from ..dq_ik_addon.solver import Solver, involved_bones
 from .armature_bridge import ArmatureError, PoseArrays, active_armature, read_model
 from .colliders import SceneObstacles, capsule_radii
 from .reporting import run_reported
-from .scene_tasks import read_joints, read_settings, read_tasks
+from .scene_tasks import bone_settings, read_joints, read_settings, read_tasks
 
 
 def _millimetres(metres):
@@ -38,7 +38,8 @@ def build_solver(obj, model, pose, **overrides):
     The last Solver built for the armature is kept and reused, with the new targets, when
     nothing else it was built from has changed (compared by value, so any edit of a setting,
     limit, task or bone rebuilds it)."""
-    tasks, names, warnings = read_tasks(obj, model)
+    settings_of_bones = bone_settings(obj)
+    tasks, names, warnings = read_tasks(obj, model, settings_of_bones)
     if not tasks:
         raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
                             + ("" if not warnings else ": " + "; ".join(warnings)))
@@ -49,7 +50,7 @@ def build_solver(obj, model, pose, **overrides):
     if obstacles is not None or self_collision:
         radii, collision = capsule_radii(obj, model)
     bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
-    limits, stiffness = read_joints(obj, model, bones)
+    limits, stiffness = read_joints(obj, model, bones, settings_of_bones)
     settings = read_settings(obj, **overrides)
     key = _solver_key(model, tasks, limits, stiffness, settings, radii, collision,
                       obstacles is not None, self_collision)
