@@ -163,6 +163,8 @@ class Solver:
         moved = self.tasks.joint_masks.any(axis=0) & (stiffness < 1.0)
         self.joints = np.nonzero(moved)[0]
         self.moved_bones = self.bones[self.joints]
+        self.moved_mask = np.zeros(len(model), dtype=bool)   # the same, over the whole model
+        self.moved_mask[self.moved_bones] = True
         self.fk = MovingJointsFK(self.model, self.joints)
         self.task_columns = column_mask(self.tasks.joint_masks, self.joints)
         self.joint_frames = JointFrames(self.model, self.joints)
@@ -243,8 +245,8 @@ class Solver:
         skips them)."""
         if locations is None:
             return None
-        locations = np.asarray(locations, dtype=np.float64)[self.bones]
-        return locations if locations.any() else None
+        locations = np.asarray(locations, dtype=np.float64).take(self.bones, axis=0)
+        return locations if any_true(locations) else None
 
     def _chains(self):
         """Per task: the root joint of its chain and an upper bound of its reach from that head
@@ -920,10 +922,10 @@ def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, sel
     """Sorted bones the solve must model: the task bones; with contacts also every capsule bone
     (radius at least ``contacts.MIN_RADIUS``) the tasks move (whole limbs, fingers included);
     with self-collision every capsule bone; and all their ancestors."""
+    if obstacles is None and not self_collision:
+        return model.with_ancestors([t.bone for t in tasks])
     bones = np.zeros(len(model), dtype=bool)
     bones[[t.bone for t in tasks]] = True
-    if obstacles is None and not self_collision:
-        return model.with_ancestors(np.nonzero(bones)[0])
     capsule = np.asarray(radii, dtype=np.float64) >= MIN_RADIUS
     if collision is not None:
         capsule &= np.asarray(collision, dtype=bool)

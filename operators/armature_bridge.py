@@ -56,16 +56,16 @@ def _get(collection, attr, width, dtype=np.float64):
 def _check_supported(obj, pose_bones, bones):
     """Reject what the model does not reproduce exactly, naming the bones involved."""
     scale = _get(pose_bones, "scale", 3)
-    odd = np.nonzero(np.abs(scale - 1.0).max(axis=1) > 1e-6)[0]
-    if odd.size:
-        names = ", ".join(pose_bones[int(i)].name for i in odd[:5])
+    unscaled = np.abs(scale - 1.0).max(axis=1) <= 1e-6
+    if np.count_nonzero(unscaled) < unscaled.size:
+        names = ", ".join(pose_bones[int(i)].name for i in np.flatnonzero(~unscaled)[:5])
         raise ArmatureError(f"'{obj.name}': pose scale other than 1 is not supported "
                             f"(bones: {names}); apply or clear scale (Alt+S) first")
     inherit_rot = _get(bones, "use_inherit_rotation", 1, dtype=bool)
     local_loc = _get(bones, "use_local_location", 1, dtype=bool)
-    odd = np.nonzero(~inherit_rot | ~local_loc)[0]
-    if odd.size:
-        names = ", ".join(bones[int(i)].name for i in odd[:5])
+    supported = inherit_rot & local_loc
+    if np.count_nonzero(supported) < supported.size:
+        names = ", ".join(bones[int(i)].name for i in np.flatnonzero(~supported)[:5])
         raise ArmatureError(f"'{obj.name}': bones that do not inherit rotation or do not use local "
                             f"location are not supported yet (bones: {names})")
 
@@ -81,7 +81,7 @@ def read_model(obj):
     pose_index = {name: i for i, name in enumerate(names)}
     bone_names = bones.keys()
     if bone_names == names:
-        order = np.arange(len(names))
+        order = slice(None)
     else:
         bone_index = {name: i for i, name in enumerate(bone_names)}
         order = np.array([bone_index[name] for name in names])

@@ -28,7 +28,7 @@ def _solver_key(model, tasks, limits, stiffness, settings, radii, collision, has
         arrays += [radii, collision]
     return (id(model), tuple((t.bone, t.target_position is None, t.target_rotation is None,
                               t.priority, t.weight, t.chain_count) for t in tasks),
-            np.stack(arrays).tobytes(), tuple(vars(settings).values()), has_obstacles,
+            np.concatenate(arrays).tobytes(), tuple(vars(settings).values()), has_obstacles,
             self_collision)
 
 
@@ -44,8 +44,9 @@ def build_solver(obj, model, pose, **overrides):
         raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
                             + ("" if not warnings else ": " + "; ".join(warnings)))
     obstacles, radii, collision = None, None, None
-    self_collision = obj.dqik.use_self_collision
-    if obj.dqik.colliders is not None:
+    armature_settings = obj.dqik
+    self_collision = armature_settings.use_self_collision
+    if armature_settings.colliders is not None:
         obstacles = SceneObstacles(obj, bpy.context.evaluated_depsgraph_get(), warnings.append)
     if obstacles is not None or self_collision:
         radii, collision = capsule_radii(obj, model)
@@ -71,9 +72,7 @@ def solve_armature(obj, **overrides):
     pose = PoseArrays(obj)
     solver, names, warnings = build_solver(obj, model, pose, **overrides)
     result = solver.solve(pose.rotations())
-    moved = np.zeros(len(model), dtype=bool)
-    moved[solver.moved_bones] = True
-    pose.set_rotations(result.rotations, rows=moved)
+    pose.set_rotations(result.rotations, rows=solver.moved_mask)
     pose.write(obj)
     return result, names, warnings
 
