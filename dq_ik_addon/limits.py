@@ -194,18 +194,14 @@ class LimitProjection:
         self.box = (np.concatenate([-reach[1], self.twist[0][..., None]], axis=-1) - ROUNDING,
                     np.concatenate([reach[0], self.twist[1][..., None]], axis=-1) + ROUNDING)
 
-    def retract(self, rows, params):
-        """Unit rotations (k,4), ``w ≥ 0``, of the swing/twist parameters ``params`` (k,3) of the
-        joints ``rows``, brought inside the limits: the twist and the locked half-axes clamped to
-        their bounds, then a swing outside its quarter-ellipse scaled onto it towards the origin
-        (not the closest point, but within the square of the excess of it: for the solver's
-        small steps off a bound it is a retraction like the projection, and needs no Newton)."""
-        return self.retraction(rows)(params)[0]
-
     def retraction(self, rows):
-        """``retract`` of the joints ``rows`` as a function of their parameters alone, with their
-        bounds taken once (the solver retracts the same joints at every trial of a step); it
-        returns the rotations and the parameters brought inside (theirs up to rounding)."""
+        """``retract(params)`` of the joints ``rows``, their bounds taken once (the solver
+        retracts the same joints at every trial of a step): the unit rotations (k,4), ``w ≥ 0``,
+        of the swing/twist parameters ``params`` (k,3) brought inside the limits, and those
+        parameters. The twist and the locked half-axes are clamped to their bounds, then a swing
+        outside its quarter-ellipse is scaled onto it towards the origin (not the closest point,
+        but within the square of the excess of it: for the solver's small steps off a bound it is
+        a retraction like the projection, and needs no Newton)."""
         low, high = (bound.take(rows, axis=0) for bound in self.bounds)
         positive, negative = (side.take(rows, axis=0) for side in self.inverse_squares)
 

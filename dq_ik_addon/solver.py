@@ -175,17 +175,18 @@ class Solver:
         self.column_scale = (np.sqrt(1.0 - stiffness[self.joints])[:, None] * axes).ravel()
         self.limit_rows = None if limits is None else \
             LimitRows(self.limits_of_joints, self.column_scale.reshape(-1, 3))
-        self.project_to_limits = None if limits is None else LimitProjection(self.limits_of_joints)
+        self.project_to_limits = None
         if limits is not None:
-            # every joint's limits, the unlimited joints' ranges open: ``retraction`` of any
-            # joints that move by their swing/twist parameters (``_held_joints``)
+            # every joint's limits, the unlimited joints' ranges open (so the projection leaves
+            # them alone): also the ``retraction`` of any joints that move by their swing/twist
+            # parameters (``_held_joints``)
             lim = self.limits_of_joints
-            self.joint_projection = LimitProjection(type(lim)(
+            self.project_to_limits = LimitProjection(type(lim)(
                 *(np.where(lim.enabled, values, bound)
                   for values, bound in zip(lim[:-1], (-np.inf, np.inf) * 3)),
                 np.ones(self.joints.size, bool)))
             every = np.arange(self.joints.size)
-            self._every_joint = every, self.joint_projection.retraction(every)
+            self._every_joint = every, self.project_to_limits.retraction(every)
         # each limit row's right-hand side is max(slack, floor): an equality's may be negative
         self.limit_rhs_floor = np.where(self.limit_rows.equality, -np.inf, 0.0) \
             if limits is not None else np.zeros(0)
@@ -483,7 +484,7 @@ class Solver:
         ``p ← p + S Δθ`` (this iteration's ``S = ∂p/∂Δθ``, the same motion to first order), so
         the bounds they rest on, linear in p (twist, locked half-axes, the tangent polygon), hold
         exactly; the twist and locked half-axes are then clamped and a swing outside the ellipse
-        scaled back onto it (``LimitProjection.retract``). Only what is left outside goes through
+        scaled back onto it (``LimitProjection.retraction``). Only what is left outside goes through
         the projection (Baerlocher §3.7.2), usually nothing: a joint on a limit no longer drifts
         off it by the exponential map's second-order terms. With ``current_parameters`` (a chord
         step, from a pose after this iteration's) p is evaluated at ``rotations``, and every
@@ -497,10 +498,14 @@ class Solver:
             new[self.joints] = _turned(rotations.take(self.joints, axis=0), delta)
             return new
         held, params, sens, retract = self._held_joints(every=current_parameters)
-        if current_parameters and held.size:
-            params = self._joint_terms(rotations, sensitivities=False)[0].take(held, axis=0)
-        if held.size == self.joints.size:
-            moved, retracted = retract(params + np.einsum('kij,kj->ki', sens, delta))
+        every = 0 < held.size == self.joints.size
+        if held.size:
+            if current_parameters:
+                params = self._joint_terms(rotations, sensitivities=False)[0].take(held, axis=0)
+            along = delta if every else delta.take(held, axis=0)
+            turned_held, retracted = retract(params + np.einsum('kij,kj->ki', sens, along))
+        if every:
+            moved = turned_held
             if current_parameters:      # every joint is inside its limits: nothing to project
                 new[self.joints] = moved
                 self._terms = (new, retracted, None)
@@ -508,8 +513,7 @@ class Solver:
         else:
             moved = _turned(rotations.take(self.joints, axis=0), delta)
             if held.size:
-                moved[held], _ = retract(
-                    params + np.einsum('kij,kj->ki', sens, delta.take(held, axis=0)))
+                moved[held] = turned_held
         # every joint's parameters at the new pose serve the projection's inside test and, if the
         # pose is kept as it is, the next limit rows or chord step
         params = swing_twist_array(moved)
@@ -562,7 +566,7 @@ class Solver:
             return known[every]
         held = held.nonzero()[0]
         known[every] = (held, params.take(held, axis=0), sens.take(held, axis=0),
-                        self.joint_projection.retraction(held))
+                        self.project_to_limits.retraction(held))
         return known[every]
 
     # -- the loop ---------------------------------------------------------------------------

@@ -328,7 +328,7 @@ def test_property_rotation_projection(bounds, quats):
 
 
 def test_retract_brings_parameters_inside(rng):
-    """``LimitProjection.retract`` (the solver's update of joints held on a limit): twist and locked
+    """``LimitProjection.retraction`` (the solver's update of joints held on a limit): twist and locked
     half-axes clamped, a swing outside its quarter-ellipse scaled onto it towards the origin, a
     swing inside kept; the result is inside the limits and the projection leaves it alone."""
     n = 2000
@@ -338,7 +338,7 @@ def test_retract_brings_parameters_inside(rng):
     params[: n // 2, :2] *= 0.05            # half of them: swings near the centre
     projection = LimitProjection(lim)
     rows = rng.permutation(n)[: n // 2]     # a subset of the joints, in any order
-    out = projection.retract(rows, params[rows])
+    out = projection.retraction(rows)(params[rows])[0]
     sub = subset(lim, rows)
     np.testing.assert_allclose(np.linalg.norm(out, axis=-1), 1.0, atol=TOL)
     assert np.all(out[:, 0] >= 0.0)
