@@ -12,10 +12,12 @@ import numpy as np
 from ..dq_ik_addon import ChainModel
 from ..dq_ik_addon.euler import euler_to_quat, quat_to_euler
 from ..dq_ik_addon.quaternion import (
+    all_true,
     qcanonical,
     qnormalize,
     quat_from_axis_angle,
     quat_to_rotvec,
+    row_dots,
 )
 
 
@@ -57,14 +59,14 @@ def _check_supported(obj, pose_bones, bones):
     """Reject what the model does not reproduce exactly, naming the bones involved."""
     scale = _get(pose_bones, "scale", 3)
     unscaled = np.abs(scale - 1.0).max(axis=1) <= 1e-6
-    if np.count_nonzero(unscaled) < unscaled.size:
+    if not all_true(unscaled):
         names = ", ".join(pose_bones[int(i)].name for i in np.flatnonzero(~unscaled)[:5])
         raise ArmatureError(f"'{obj.name}': pose scale other than 1 is not supported "
                             f"(bones: {names}); apply or clear scale (Alt+S) first")
     inherit_rot = _get(bones, "use_inherit_rotation", 1, dtype=bool)
     local_loc = _get(bones, "use_local_location", 1, dtype=bool)
     supported = inherit_rot & local_loc
-    if np.count_nonzero(supported) < supported.size:
+    if not all_true(supported):
         names = ", ".join(bones[int(i)].name for i in np.flatnonzero(~supported)[:5])
         raise ArmatureError(f"'{obj.name}': bones that do not inherit rotation or do not use local "
                             f"location are not supported yet (bones: {names})")
@@ -170,7 +172,7 @@ class PoseArrays:
                 self.changed.add("rotation_euler")
         quat_rows = rows_mask & self.quaternion_rows
         if quat_rows.any():     # the sign of the current value kept, so keyed curves do not flip
-            keep_sign = np.einsum('ij,ij->i', q[quat_rows], self.quaternion[quat_rows])
+            keep_sign = row_dots(q[quat_rows], self.quaternion[quat_rows])
             self.quaternion[quat_rows] = q[quat_rows] * np.where(keep_sign < 0, -1.0, 1.0)[:, None]
             self.changed.add("rotation_quaternion")
 
