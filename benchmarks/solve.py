@@ -27,8 +27,9 @@ Solvers and what is timed:
 - ``Blender Standard`` / ``Blender iTaSC``: IK constraints (default settings; ``pose.ik_solver``
   ``'LEGACY'`` / ``'ITASC'``), pose channels at rest; the ``view_layer.update()`` after moving the
   Empties is timed (each repeat tags the Empties again, nothing else: the pose channels never
-  change, so this is the update a user's move of the targets costs). Blender's IK only changes the evaluated pose and always starts from the pose
-  channels, so it has no warm start: "warm" is the same solve from rest with nearby targets.
+  change, so this is the update a user's move of the targets costs). Blender's IK only changes
+  the evaluated pose and always starts from the pose channels, so it has no warm start: "warm"
+  is the same solve from rest with nearby targets.
 
 Every timing is the fastest of ``common.REPEATS`` (3) runs of the same solve from the same state
 (``common.fastest_ms``): the machine's other load only adds time. DQ IK's solver is given back
