@@ -56,7 +56,8 @@ def _inputs(dqik, obj):
     limits, stiffness = scene_tasks.read_joints(obj, model)
     return dict(
         model=(model.names, model.parents, model.rest_matrices, model.lengths, model.connected),
-        tasks=[dataclasses.astuple(t) for t in tasks], names=names,
+        tasks=[(t.bone, t.target, t.priority, t.weight, t.chain_count) for t in tasks],
+        names=names,
         limits=tuple(limits), stiffness=stiffness,
         settings=dataclasses.asdict(scene_tasks.read_settings(obj)),
         locations=pose.location, rotations=pose.rotations()), model
@@ -101,13 +102,19 @@ def _load(path, name):
     return problem, model, _solver(problem, model)
 
 
+def _tasks(problem):
+    """The position tasks of ``problem`` (saved as ``(bone, target, priority, weight, chain)``;
+    problems saved before task kinds as ``(bone, position, rotation, priority, weight, chain)``)."""
+    from dq_ik_addon.tasks import Position, Task
+    return [Task(Position, t[0], t[1], *t[-3:]) for t in problem["tasks"]]
+
+
 def _solver(problem, model, priorities=None):
     """A new Solver of ``problem`` on ``model``, its tasks at ``priorities`` if given."""
     from chains import ball
     from dq_ik_addon.limits import SwingTwistLimits
     from dq_ik_addon.solver import Solver, SolverSettings
-    from dq_ik_addon.tasks import Task
-    tasks = [Task(*t) for t in problem["tasks"]]
+    tasks = _tasks(problem)
     if priorities is not None:
         tasks = [dataclasses.replace(task, priority=level) for task, level in zip(tasks, priorities)]
     collides = "centre" in problem
@@ -120,17 +127,21 @@ def _solver(problem, model, priorities=None):
 def run(path, name, setup_only):
     problem, model, solver = _load(path, name)
     collides = "centre" in problem
+    targets = np.array([t[1] for t in problem["tasks"]], dtype=np.float64)
     if collides:    # the hand follows the goals from the scene's pose
-        goals, rows, rotations = problem["goals"], problem["hand"], problem["rotations"]
+        goals, rotations = [], problem["rotations"]
+        for goal in problem["goals"]:
+            goals.append(targets.copy())
+            goals[-1][problem["hand"]] = goal
     else:           # all four effectors follow the path, from the cold solve of its start
-        goals, rows = problem["path"], slice(None)
-        solver.tasks.positions[rows] = goals[0]
+        goals = problem["path"]
+        solver.retarget(goals[0])
         rotations = solver.solve(np.tile([1.0, 0.0, 0.0, 0.0], (len(model), 1))).rotations
         goals = goals[1:]
     iterations, started = 0, time.perf_counter()
     if not setup_only:
         for goal in goals:
-            solver.tasks.positions[rows] = goal
+            solver.retarget(goal)
             result = solver.solve(rotations)
             rotations, iterations = result.rotations, iterations + result.iterations
     elapsed = time.perf_counter() - started
@@ -149,10 +160,10 @@ def paths(path, name, seeds, step=0.04):
     from chains import random_pose_in_limits
     from dq_ik_addon.limits import SwingTwistLimits
     from dq_ik_addon.quaternion import qnormalize
-    from dq_ik_addon.tasks import Task, TaskSet
+    from dq_ik_addon.tasks import TaskSet
     problem, model, solver = _load(path, name)
     limits = SwingTwistLimits(*problem["limits"])
-    tasks = [Task(*t) for t in problem["tasks"]]
+    tasks = _tasks(problem)
     bones = [task.bone for task in tasks]
     moved = TaskSet(model, tasks).joint_masks.any(axis=0)[:, None]
     rest = np.tile([1.0, 0.0, 0.0, 0.0], (len(model), 1))
@@ -170,15 +181,15 @@ def paths(path, name, seeds, step=0.04):
         b = np.where(np.sum(a * b, axis=1, keepdims=True) < 0.0, -b, b)
         count = int(np.ceil(np.linalg.norm(tails(a) - tails(b), axis=1).max() / step)) + 1
         goals = [tails(qnormalize((1 - t) * a + t * b)) for t in np.linspace(0, 1, max(count, 2))]
-        solver._last = solver._memo = None
-        solver.tasks.positions[:] = goals[0]
+        solver.reset()
+        solver.retarget(goals[0])
         start = solver.solve(pose(0.3)).rotations
         best = np.inf
         for replay in range(3):
-            solver._last = solver._memo = None
+            solver.reset()
             rotations, started = start, time.perf_counter()
             for goal in goals[1:]:
-                solver.tasks.positions[:] = goal
+                solver.retarget(goal)
                 result = solver.solve(rotations)
                 rotations = result.rotations
                 if replay == 0:
@@ -202,16 +213,16 @@ def unreachable(path, name, directions, steps=10):
     ways /= np.linalg.norm(ways, axis=1)[:, None]
     start, goals = problem["path"][0], problem["path"][0].copy()
     hands = np.array([label.startswith("hand") for label in problem["names"]])
-    for label, priorities in (("tasks as given", solver.tasks.priorities.tolist()),
+    for label, priorities in (("tasks as given", [t[-3] for t in problem["tasks"]]),
                               ("hands below", np.where(hands, 2, 1).tolist())):
         per_step = []
         for way in ways:
             solver = _solver(problem, model, priorities)
-            solver.tasks.positions[:] = start
+            solver.retarget(start)
             rotations = solver.solve(np.tile([1.0, 0.0, 0.0, 0.0], (len(model), 1))).rotations
             for k in range(steps):
                 goals[0] = start[0] + way * (0.9 + 0.05 * k)
-                solver.tasks.positions[:] = goals
+                solver.retarget(goals)
                 started = time.perf_counter()
                 result = solver.solve(rotations)
                 per_step.append((result.iterations, (time.perf_counter() - started) * 1e3))

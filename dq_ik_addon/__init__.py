@@ -1,15 +1,17 @@
-"""DQ IK engine: dual-quaternion chain model and prioritized IK, on numpy alone (no bpy).
+"""DQ IK engine: the armature as a chain model and prioritized IK, on numpy alone (no bpy).
 
-Entry points: ``ChainModel.from_bones`` / ``.matrices`` / ``.forward`` (DESIGN.md §2) and
-``solve`` / ``Solver`` with ``Task``, ``SwingTwistLimits`` and ``SolverSettings``. The maths lives in
-the submodules ``quaternion``, ``dual_quaternion``, ``swing_twist``, ``limits``, ``jacobian``,
-``prioritized`` and ``limit_constraints``.
+Entry points: ``ChainModel.from_bones`` / ``.matrices`` / ``.forward``; ``Solver`` (build,
+``retarget``, ``solve``, ``reset``) and ``solve`` with ``Task`` of the task kinds in ``tasks``
+(``Position``, ``Orientation``, ``Aim``), ``SwingTwistLimits`` (``limits``) and
+``SolverSettings``. A task kind is one module of ``tasks`` and a limit kind one module of
+``limits``; the solver's loop (``solver``) is built from ``problem``, ``steps``,
+``active_set``, ``acceptance``, ``pose_update`` and ``escapes``.
 """
 
 from .chain_model import ChainModel
 from .limits import SwingTwistLimits
 from .solver import SolveResult, Solver, SolverSettings, solve
-from .tasks import Task
+from .tasks import Aim, Orientation, Position, Task
 
-__all__ = ["ChainModel", "SwingTwistLimits", "SolveResult", "Solver", "SolverSettings", "solve",
-           "Task"]
+__all__ = ["Aim", "ChainModel", "Orientation", "Position", "SolveResult", "Solver",
+           "SolverSettings", "SwingTwistLimits", "Task", "solve"]

@@ -24,8 +24,8 @@ row holds ``c = ½∇f = (s_x/a², s_z/b², 0)``, so that ``c · p = f``, and it
 
 import numpy as np
 
-from .limits import SwingTwistLimits, quadrant_inverse_squares
-from .swing_twist import swing_twist_jacobian
+from .swing_twist_projection import quadrant_inverse_squares
+from ..swing_twist import swing_twist_jacobian
 
 _TANGENT_ANGLES = np.linspace(0.0, np.pi / 2, 7)
 
@@ -38,7 +38,7 @@ class LimitRows:
         joint's Δθ columns of the gradients (the solver's stiffness weighting)."""
         enabled = np.asarray(limits.enabled, dtype=bool)
         self.joints = np.nonzero(enabled)[0]
-        lim = SwingTwistLimits(
+        lim = type(limits)(
             *(np.asarray(values, dtype=float)[self.joints] for values in limits[:-1]),
             np.ones(self.joints.size, dtype=bool))
         local = np.arange(self.joints.size)

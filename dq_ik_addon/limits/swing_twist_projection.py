@@ -1,4 +1,5 @@
-"""Swing/twist joint limits of DESIGN.md §2: four quarter-ellipses for the swing, an interval for the twist.
+"""Swing/twist joint limits (the README's limit semantics): four quarter-ellipses for the swing, an
+interval for the twist.
 
 With ``(s_x, s_z, τ) = swing_twist_params(q)`` the swing is allowed iff
 ``(s_x/a)² + (s_z/b)² ≤ 1``, ``a = swing_x_max`` if ``s_x ≥ 0`` else ``−swing_x_min`` (``b``
@@ -14,8 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .quaternion import all_true, any_true, row_dots
-from .swing_twist import quat_from_swing_twist, swing_twist_array, swing_twist_params
+from ..quaternion import all_true, any_true, row_dots
+from ..swing_twist import quat_from_swing_twist, swing_twist_array, swing_twist_params
 
 _NEWTON_ITERATIONS = 64
 _CONVERGED = 4.0 * np.finfo(float).eps
@@ -23,7 +24,7 @@ LOCKED_TOLERANCE = 1e-12  # radians
 ROUNDING = 1e-12  # radians: how far outside its limits a rotation may be left (rounding)
 
 
-class SwingTwistLimits(NamedTuple):
+class SwingTwistRanges(NamedTuple):
     """Per-bone limits, ``(n,)`` arrays in radians relative to rest; ``enabled`` is a bool mask.
 
     Requires ``swing_x_min ≤ 0 ≤ swing_x_max``, ``swing_z_min ≤ 0 ≤ swing_z_max`` and
@@ -161,7 +162,7 @@ def project_to_limits(q, limits):
     """
     q = np.asarray(q, dtype=float)
     shape = q.shape[:-1]
-    return LimitProjection(SwingTwistLimits(*(np.broadcast_to(np.asarray(v), shape)
+    return LimitProjection(SwingTwistRanges(*(np.broadcast_to(np.asarray(v), shape)
                                               for v in limits)))(q)
 
 

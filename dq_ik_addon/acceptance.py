@@ -1,0 +1,185 @@
+"""Whether a step is kept and whether a solve goes on: priority comparison, line search and the
+stop tests, as functions of the level errors they read.
+
+Level errors come in priority order (the total contact penetration first when there are
+contacts, then one error per task level); ``predicted`` holds the task levels' errors after a
+step to first order, ``‖e_k − J_k Δ‖``.
+"""
+
+import numpy as np
+
+from .quaternion import all_true, any_true
+
+# A step is halved at most this often before the iteration counts as stalled
+_BACKTRACK_STEPS = 6
+# Higher levels may lose this fraction of what the first improving level gains (``compare_levels``)
+_TRADE = 0.1
+# A level that cannot lose more than this fraction of its error in a step is blocked
+_PROGRESS = 1e-3
+# A solve held by a contact ends when steps can gain less than this of each unmet level
+_SETTLE = 5e-3
+# An escape ends when its descent, extrapolated, stays this fraction above the best before it
+_HOPELESS = 0.01
+# A level that loses less than 0.1 % of its error over this many iterations has stalled
+_STALL_WINDOW = 4
+_STALL_RATIO = 0.999
+
+
+def compare_levels(new, old, eps, reached=0.0, trade=0.0):
+    """−1 if ``new`` is better in priority order, +1 if worse, 0 if equal.
+
+    Two errors are equal within ``eps``, or when both are below ``reached`` (a level that has met
+    the tolerance may trade its last digits for the progress of the levels below it). With
+    ``trade`` > 0, higher levels may lose up to ``trade`` times what the first improving level
+    gains: a lower level's null-space motion disturbs the higher ones only to second order,
+    and the next iteration's compensation takes that back (Baerlocher §5.3.2), whereas strict
+    order would shrink the step until the lower level crawls.
+    """
+    lost = 0.0
+    for a, b in zip(new.tolist(), old.tolist()):
+        if a < reached and b < reached:
+            continue
+        if a < b - eps:
+            return -1 if lost <= trade * (b - a) else 1
+        if a > b + eps:
+            if trade == 0.0:
+                return 1
+            lost += a - b
+    return 0 if lost == 0.0 else 1
+
+
+def better(new, old, tolerance):
+    """``new`` is better than ``old`` in strict priority order (levels below half the tolerance
+    count as met)."""
+    return compare_levels(new, old, 0.0, 0.5 * tolerance) < 0
+
+
+def first_unmet(errors, tolerance):
+    """The index of the first level in ``errors`` (priority order) above ``tolerance``, or None."""
+    return next((k for k, error in enumerate(errors.tolist()) if error > tolerance), None)
+
+
+def predicted_errors(levels, step):
+    """Each level's error after ``step`` to first order, ``‖e_k − J_k Δ‖``."""
+    residuals = [err - jac.dot(step) for jac, err in levels]
+    return np.sqrt([residual.dot(residual) for residual in residuals])
+
+
+def line_search(trial, step_scale, steps, current, predicted, corrected, tolerance):
+    """The accepted ``trial(step, scale)`` (whose last item is the level errors) or None.
+
+    ``steps`` holds the step truncated after each level and the full step with the rest pull;
+    ``predicted`` the task levels' errors after it to first order (contacts: none left).
+    The ``corrected`` step, if any, is tried first, then the full step; each is kept when it
+    achieves at least half of the first unmet level's predicted reduction (the ratio test of
+    trust-region methods, Nocedal & Wright §4.1) and makes no level worse. Otherwise the lower
+    levels are what spoils it (their null-space motion disturbs the higher levels to second
+    order, e.g. a hand pressing on a curved obstacle sinks into it; the rest pull would keep a
+    floor of error that way), so the steps without the pull and truncated after that level are
+    tried too, and the best in priority order is kept. The kept step is halved (at most
+    ``_BACKTRACK_STEPS`` times) until no level gets worse.
+    """
+    eps, reached = tolerance * 1e-3, 0.5 * tolerance
+    levels = current.tolist()
+    first = first_unmet(current, tolerance)
+    expected = [0.0] * (len(levels) - len(predicted)) + predicted.tolist()
+
+    def kept(errors):
+        return first is None or (
+            levels[first] - float(errors[first]) >= 0.5 * (levels[first] - expected[first])
+            and compare_levels(errors, current, eps, reached, _TRADE) <= 0)
+
+    if corrected is not None and step_scale(corrected) == 1.0:
+        attempt = trial(corrected, 1.0)
+        if kept(attempt[-1]):
+            return attempt
+    step = steps[-1]
+    scale = step_scale(step)
+    attempt = trial(step, scale)
+    if not kept(attempt[-1]):
+        first_task_level = max(first - (len(levels) - len(predicted)), 0)
+        for candidate in {len(steps) - 2: steps[-2],
+                          first_task_level: steps[first_task_level]}.values():
+            candidate_scale = step_scale(candidate)
+            other = trial(candidate, candidate_scale)
+            if compare_levels(other[-1], attempt[-1], eps, reached, _TRADE) < 0:
+                step, attempt, scale = candidate, other, candidate_scale
+    for _ in range(_BACKTRACK_STEPS):
+        if compare_levels(attempt[-1], current, eps, reached, _TRADE) <= 0:
+            return attempt
+        scale *= 0.5
+        attempt = trial(step, scale)
+    return None
+
+
+def blocked(current, predicted, tolerance):
+    """True when no unmet task level can progress by more than ``_PROGRESS`` of its error in
+    this step (its ``predicted`` error): the active limits and contacts hold it (a constrained
+    optimum, or a local minimum that only an escape leaves), while no contact is deeper than the
+    tolerance (pushing out of it is progress too)."""
+    first = len(current) - len(predicted)
+    if first and current[0] > tolerance:
+        return False
+    unmet = [(p, c) for p, c in zip(predicted.tolist(), current[first:].tolist()) if c > tolerance]
+    return bool(unmet) and all(p >= (1.0 - _PROGRESS) * c for p, c in unmet)
+
+
+def holds(history, before, after, predicted, touched, tolerance):
+    """True when a contact (``touched``: one was active in the step) held the step just taken
+    (``before`` → ``after``, the last of ``history``) short of an unmet task level, the step did
+    at least half of what it predicted (the linear model is accurate there), and what further
+    steps can still gain is under ``_SETTLE`` of every unmet level's error: either this step's
+    predicted gain already was (the pose is at the obstacle's constrained optimum to first
+    order, so the next step would be ``blocked``), or the gains shrink geometrically,
+    ``g_k = ρ g_{k−1}``, and their sum ``g_k ρ/(1 − ρ)`` is (Aitken's extrapolation of a
+    linearly converging sequence). The hand of an arm pressed on an obstacle then ends within
+    ``_SETTLE`` of its error from where it would settle, without the steps that would follow."""
+    first = len(before) - len(predicted)
+    unmet = after[first:] > tolerance
+    if not touched or not any_true(unmet) or after[0] > tolerance:
+        return False
+    was, now, expected = before[first:][unmet], after[first:][unmet], predicted[unmet]
+    gain = was - expected
+    if not all_true(was - now >= 0.5 * gain):
+        return False
+    if all_true(gain <= _SETTLE * was):
+        return True
+    if len(history) < 3:
+        return False
+    left = gain_left(history[-3][first:][unmet] - was, was - now)
+    return all_true(left <= _SETTLE * now)
+
+
+def hopeless(history, best, tolerance):
+    """True when the descent since an escape cannot beat ``best`` (the best errors before it):
+    the first level unmet in ``best``, extrapolated to where its shrinking gains lead
+    (``gain_left``), stays above its best error by more than ``_HOPELESS`` of it. The escape
+    then ends as a stalled one does, instead of descending all the way to a compromise no better
+    than the one already found (a target out of reach under the limits settles after its
+    escapes in a third of the iterations)."""
+    if len(history) < 3:
+        return False
+    first = first_unmet(best, tolerance)
+    if first is None:
+        return False
+    older, old, now = (float(errors[first]) for errors in history[-3:])
+    left = float(gain_left(older - old, old - now))
+    return now - left > (1.0 + _HOPELESS) * float(best[first])
+
+
+def stalled(history, tolerance):
+    """Less than 0.1 % progress of the first unmet level over ``_STALL_WINDOW`` iterations."""
+    if len(history) <= _STALL_WINDOW:
+        return False
+    old, new = history[-_STALL_WINDOW - 1], history[-1]
+    first = first_unmet(old, tolerance)
+    return first is not None and bool(new[first] > _STALL_RATIO * old[first])
+
+
+def gain_left(got_before, got):
+    """What a linearly converging descent can still gain after two successive gains
+    ``got_before`` then ``got``: ``g ρ/(1 − ρ)`` with ``ρ = got/got_before`` (the geometric series
+    of Aitken's Δ² extrapolation), or inf unless ``got_before`` > 0 and ρ < 1."""
+    rate = got / np.where(got_before > 0.0, got_before, np.inf)
+    return np.where((got_before > 0.0) & (rate < 1.0),
+                    got * rate / (1.0 - np.minimum(rate, 1.0 - 1e-12)), np.inf)

@@ -1,0 +1,98 @@
+"""The active set of one step: the hard rows (joint limits, contacts) a prioritized step keeps.
+
+Primal active-set rule (Nocedal & Wright §16.5; Baerlocher §5.4.2 adds the limits one at a time
+too): start with the rows active from the start (equalities, penetrating contacts), solve every
+priority level under them, add the first row the step runs into, solve again, until the step
+violates nothing. The set starts afresh every iteration, so a joint on its limit leaves it as soon
+as the step points inward.
+"""
+
+import numpy as np
+
+from .prioritized import PrioritizedBasis
+from .quaternion import any_true
+
+# More passes than this and the step is the last feasible point (none has been needed on a rig)
+_MAX_PASSES = 24
+# A row is violated when the step passes its bound by more than this (rounding of G Δ)
+_VIOLATION_TOLERANCE = 1e-10
+# Rows this close to their bound (radians, ellipse ratio or metres) that a step pushes against
+# rest on it; rows a step hits within this fraction of its length after the first are hit with it
+RESTING = 1e-4
+SIMULTANEOUS = 1e-3
+
+
+def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, max_turn):
+    """``(steps, active, start, basis, decompositions)``: ``prioritized_step`` of ``levels`` under the rows
+    ``active`` from the start and those the step runs into (``first_blocking_row``), the final
+    active set, the solution ``(C⁺ r, I − C⁺C)`` of its rows and the ``PrioritizedBasis`` of the
+    levels under them (None when the passes ran out and the step is the last feasible point), and
+    how many ``PrioritizedBasis`` it built (one per pass)."""
+    active = active.copy()
+    start = rows.solution(active, rhs) if any_true(active) else \
+        (np.zeros(3 * rows.joints), np.eye(3 * rows.joints))
+    jacobians, errors = [jac for jac, _ in levels], [err for _, err in levels]
+    limits = (secondary, damping, max_motion, max_turn)
+    basis = PrioritizedBasis(jacobians, start[1])
+    steps = basis.steps(errors, start[0], *limits)
+    feasible, at_feasible = start[0], None      # the feasible point's row values, once needed
+    violated = rhs + _VIOLATION_TOLERANCE
+    decompositions = 1
+    for _ in range(_MAX_PASSES):
+        at_end = rows.times(steps[-2])
+        over = ~active & (at_end > violated)
+        if not any_true(over):
+            break
+        if at_feasible is None:
+            at_feasible = rows.times(feasible)
+        blocking, alpha = first_blocking_row(rhs, over, at_feasible, at_end)
+        if alpha > 0.0:     # (rows resting on their bound join where the segment starts)
+            feasible = feasible + alpha * (steps[-2] - feasible)
+            at_feasible = at_feasible + alpha * (at_end - at_feasible)
+        start = rows.with_rows(start, blocking, rhs, not any_true(active[rows.owner.size:]))
+        active[blocking] = True
+        basis = PrioritizedBasis(jacobians, start[1])
+        decompositions += 1
+        steps = basis.steps(errors, start[0], *limits)
+    else:
+        steps, at_end, basis = [feasible] * len(steps), at_feasible, None
+    if secondary is not None:
+        steps[-1] = steps[-2] + fit_inside(rows, rhs, at_end, steps[-1] - steps[-2])
+    return steps, active, start, basis, decompositions
+
+
+def first_blocking_row(slack, over, at_start, at_end):
+    """The indices of the rows hit first on the segment ``start → end`` and where (α), among the
+    inactive rows ``over`` that ``end`` violates, given the row values ``G·start`` and ``G·end``.
+
+    Only the first blocking row joins the active set: adding every row the full step violates at
+    once can pin joints that the optimum leaves free and turn the step uphill. Rows hit at the
+    same place count as one: those within ``RESTING`` of their bound (a joint left on its limit by
+    the last projection, a contact settled at the margin) all join at α = 0, and otherwise those
+    hit within ``SIMULTANEOUS`` of the segment after the first join with it (neighbouring samples
+    of a capsule meeting an obstacle), each of which would otherwise cost a pass that barely moves.
+    """
+    candidates = over.nonzero()[0]
+    room = slack[candidates] - at_start[candidates]
+    resting = room <= RESTING
+    if any_true(resting):  # rows the step leaves at once, already at their bound: all join, α = 0
+        return candidates[resting], 0.0
+    alpha = room / (at_end[candidates] - at_start[candidates])
+    first = float(alpha.min())
+    return candidates[alpha <= first + SIMULTANEOUS], min(max(first, 0.0), 1.0)
+
+
+def fit_inside(rows, slack, at_step, extra):
+    """``α · extra`` with the largest α ∈ [0, 1] for which ``rows (step + α extra) ≤ slack``,
+    given ``at_step = rows · step``.
+
+    The rest pull is the lowest priority: it must not recruit limit rows the tasks did not
+    need (their equality would then drag the task step), so it is shortened instead.
+    """
+    growth = rows.times(extra)
+    room = slack + _VIOLATION_TOLERANCE - at_step
+    limiting = growth > 1e-15
+    if not any_true(limiting):
+        return extra
+    alpha = min(max(float((np.maximum(room[limiting], 0.0) / growth[limiting]).min()), 0.0), 1.0)
+    return alpha * extra

@@ -1,0 +1,71 @@
+"""Escapes: a new start for tasks stalled short of a target their chain can reach.
+
+Joint-limited IK has local minima (a knee bent backwards onto its hyperextension limit; a
+straight chain asked to fold, which the Jacobian cannot see, Baerlocher §4.5.6). For every such
+task, limited joints of its chain move into their ranges (``JointLimits.escape_start``, each
+attempt to a different aim), and unlimited joints of a straight chain bend by ``_UNFOLD_ANGLE``
+about local X.
+
+A level with a target out of its chain's reach cannot be met: its tasks settle at their weighted
+compromise, the chain stretched towards that target, and are not escaped from. An escape
+restarts from inside the ranges, so escaping there would make a target dragged beyond reach
+jump between compromises and cost every escape at every step.
+"""
+
+import numpy as np
+
+from .quaternion import qcanonical, qexp, qmul
+
+ATTEMPTS = 4  # escapes per solve
+_UNFOLD_ANGLE = 0.15  # radians
+_STRAIGHT_COSINE = np.cos(np.radians(2.0))  # a chain within 2° of straight is straight
+# A warm solve escapes again after futile escapes once an unmet task is this fraction closer
+_FUTILE_CLOSER = 0.5
+
+
+def escape(problem, q, world, errors, attempt):
+    """The rotations to restart from for the ``attempt``-th escape at the stalled pose ``q``
+    (FK ``world``, task errors ``errors``), or None when nothing can escape: a contact holds the
+    pose, or no unmet task is within its chain's reach."""
+    tasks, tol = problem.tasks, problem.settings.tolerance
+    if problem.contacts is not None and problem.contacts.touching(world):
+        return None  # held by an obstacle, not by a local minimum of the limits
+    tails = tasks.tails(world)
+    root_heads = world[problem.chain_roots, :3, 3]
+    distance = np.linalg.norm(tasks.goals() - root_heads, axis=1)
+    unmet = tasks.norms(errors) >= tol
+    out_of_reach = tasks.reaches_point & (distance >= problem.chain_reach - tol)
+    level_sums = np.array(problem.level_rows, dtype=float)
+    compromised = (level_sums.dot(out_of_reach) > 0.0).dot(level_sums) > 0.0
+    stalled = unmet & ~compromised
+    if not stalled.any():
+        return None
+    joints = problem.joints
+    moved = tasks.joint_masks[stalled].any(axis=0)[joints]
+    reach = tails - root_heads
+    alignment = np.einsum('tj,tk,jk->tj', tasks.joint_masks.astype(float), reach,
+                          world[:, :3, 1])
+    straight = np.all(~tasks.joint_masks | (alignment >= _STRAIGHT_COSINE
+                                            * np.linalg.norm(reach, axis=1)[:, None]), axis=1)
+    bend = tasks.joint_masks[stalled & straight].any(axis=0)[joints]
+    new = q.copy()
+    delta = np.zeros((joints.size, 3))
+    delta[:, 0] = np.where(bend, _UNFOLD_ANGLE, 0.0)
+    new[joints] = qcanonical(qmul(qexp(0.5 * delta), q[joints]))
+    if problem.limits is not None:
+        new[joints] = problem.limits.escape_start(new[joints], moved, attempt)
+    return new if not np.array_equal(new, q) else None
+
+
+def futile_here(futile, errors, tolerance):
+    """True when the escapes of an earlier stall found nothing better (``futile``: each task's
+    error then, kept until a solve converges) and every task unmet now (``errors``) was unmet
+    then and is no closer than ``_FUTILE_CLOSER`` (half) its error of then: a target dragged on
+    beyond what the chain can reach under its limits (inside the rest-length bound of
+    ``Problem._chains``, which only a straight chain attains), where escaping again at every warm
+    step would only repeat them. A task met then but not now, or one that came much closer, may
+    be in a new local minimum: escapes run."""
+    if futile is None:
+        return False
+    unmet = errors > tolerance
+    return bool(np.all(~unmet | ((futile > tolerance) & (errors >= _FUTILE_CLOSER * futile))))

@@ -1,0 +1,189 @@
+"""What a solve is built from, once per solver, and how it measures a pose.
+
+The solve models only the bones its tasks depend on (``involved_bones``: task bones, capsule
+bones the tasks move, and their ancestors), moves only the joints some task may move and that are
+not locked by stiffness 1 (``joints``), and weighs every Jacobian column by the joint's stiffness
+and the axes its limits leave free (``column_scale``: Δθ = W^½ y with W = diag(1 − stiffness),
+a weighted minimum norm). Task rows are weighted by √weight within a level, and angular rows
+(radians) are multiplied by the chain size L so that metres and radians weigh alike.
+"""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .chain_model import MovingJointsFK
+from .contact_set import ContactSet
+from .contacts import MIN_RADIUS
+from .jacobian import JointFrames, chain_order, column_mask
+from .quaternion import row_dots
+from .tasks import TaskSet
+
+
+@dataclass
+class SolverSettings:
+    """``tolerance`` in metres (angular tasks: radians); ``damping``, ``max_task_step`` and
+    ``contact_band`` (how far beyond ``margin`` contacts are detected; as long as the largest task
+    motion of one step, so that no step can jump over an obstacle unseen) are fractions of the
+    chain size; ``margin`` (clearance from obstacles) in metres; ``max_joint_step`` in radians;
+    ``time_budget_ms``: a solve stops after this long (None: no budget)."""
+
+    max_iterations: int = 100
+    tolerance: float = 1e-5
+    damping: float = 0.05
+    rest_weight: float = 0.1
+    max_task_step: float = 0.25
+    max_joint_step: float = 0.6
+    time_budget_ms: float = None
+    margin: float = 0.01
+    contact_band: float = 0.25
+
+
+def chain_size(model):
+    """L: the longest head-to-tail distance from a root, at rest (≥ 1 mm)."""
+    heads = model.rest_matrices[:, :3, 3]
+    tails = model.tails(model.rest_matrices)
+    root_of = np.arange(len(model))
+    for idx, parent_idx in model.levels:
+        root_of[idx] = root_of[parent_idx]
+    reach = np.linalg.norm(np.concatenate([heads, tails]) - np.concatenate([heads, heads])[
+        np.concatenate([root_of, root_of])], axis=1)
+    return max(float(reach.max(initial=0.0)), 1e-3)
+
+
+def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):
+    """Sorted bones the solve must model: the task bones; with contacts also every capsule bone
+    (radius at least ``contacts.MIN_RADIUS``) the tasks move (whole limbs, fingers included);
+    with self-collision every capsule bone; and all their ancestors."""
+    if obstacles is None and not self_collision:
+        return model.with_ancestors([t.bone for t in tasks])
+    bones = np.zeros(len(model), dtype=bool)
+    bones[[t.bone for t in tasks]] = True
+    capsule = np.asarray(radii, dtype=np.float64) >= MIN_RADIUS
+    if collision is not None:
+        capsule &= np.asarray(collision, dtype=bool)
+    moved = model.descendants_mask()[TaskSet(model, tasks).joint_masks.any(axis=0)].any(axis=0)
+    bones |= capsule & (moved | self_collision)
+    return model.with_ancestors(np.nonzero(bones)[0])
+
+
+class Problem:
+    """The sub-model, tasks, joints, limits and contacts of one solver, and the measures of a
+    pose: FK, task errors, level errors (contacts first), convergence."""
+
+    def __init__(self, model, tasks, limits, stiffness, settings, obstacles, radii, collision,
+                 self_collision):
+        self.bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
+        sub_index = np.full(len(model), -1, dtype=np.int64)
+        sub_index[self.bones] = np.arange(self.bones.size)
+        self.model = model.subset(self.bones)
+        self.tasks = TaskSet(self.model, [replace(t, bone=int(sub_index[t.bone])) for t in tasks])
+        self.settings = settings
+        self.size = chain_size(model)
+        stiffness = np.zeros(len(self.model)) if stiffness is None else \
+            np.clip(np.asarray(stiffness, float)[self.bones], 0, 1)
+        moved = self.tasks.joint_masks.any(axis=0) & (stiffness < 1.0)
+        self.joints = np.nonzero(moved)[0]
+        self.moved_bones = self.bones[self.joints]
+        self.moved_mask = np.zeros(len(model), dtype=bool)   # the same, over the whole model
+        self.moved_mask[self.moved_bones] = True
+        self.fk = MovingJointsFK(self.model, self.joints)
+        self.joint_frames = JointFrames(self.model, self.joints)
+        weights = np.sqrt(1.0 - stiffness[self.joints])
+        self.limits = None if limits is None else limits.for_joints(self.moved_bones, weights)
+        self.column_scale = (weights[:, None] * np.ones(3) if limits is None
+                             else self.limits.column_scale).ravel()
+        self.moves = self.model.descendants_mask()
+        self.chain_roots, self.chain_reach = self._chains()
+        tasks = self.tasks
+        self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.joints))
+        chain, ancestors = chain_order(tasks.joint_masks, self.moves, self.joints)
+        self.chain_orders = list(zip(tasks.by_batch(chain), tasks.by_batch(ancestors)))
+        self.contacts = None
+        if obstacles is not None or self_collision:
+            self.contacts = ContactSet(
+                self.model, self.joints, self.moves, np.asarray(radii, np.float64)[self.bones],
+                np.ones(self.bones.size, bool) if collision is None else
+                np.asarray(collision, dtype=bool)[self.bones],
+                obstacles, self_collision, settings.margin, self.size)
+        self.level_rows = [tasks.priorities == level for level in tasks.levels]
+        self.level_weights = np.array(self.level_rows, dtype=float) * tasks.weights
+        root_w = np.sqrt(tasks.weights)
+        # per level and batch: its rows in the batch, √weight (rows of e) and √weight times the
+        # column scales (rows of J; angular rows in units of ``size``)
+        self.level_parts = [[(b, rows, root_w[index[rows]][:, None],
+                              root_w[index[rows]][:, None, None] * self.column_scale
+                              * (self.size if batch.angular else 1.0))
+                             for b, (batch, index) in enumerate(zip(tasks.batches, tasks.index))
+                             for rows in [np.flatnonzero(tasks.priorities[index] == level)]
+                             if rows.size]
+                            for level in tasks.levels]
+
+    def _chains(self):
+        """Per task: the root joint of its chain and an upper bound of its reach from that head
+        (rest distances between successive heads along the chain, plus the effector's length)."""
+        model, tasks = self.model, self.tasks
+        heads = model.rest_matrices[:, :3, 3]
+        hop = np.zeros(len(model))
+        child = model.parents >= 0
+        hop[child] = np.linalg.norm(heads[child] - heads[model.parents[child]], axis=1)
+        roots = np.array([np.nonzero(mask)[0][0] for mask in tasks.joint_masks], dtype=np.int64)
+        inner = tasks.joint_masks.copy()
+        inner[np.arange(len(tasks)), roots] = False
+        reach = inner.astype(float) @ hop + model.lengths[tasks.bones]
+        return roots, reach
+
+    def errors(self, rotations, locations, world=None):
+        """FK (``world`` if given) and each batch's task errors at ``rotations``."""
+        world = self.fk(rotations, locations) if world is None else world
+        return world, self.tasks.errors(world)
+
+    def level_errors(self, world, errors):
+        """The error of each priority level, preceded by the total contact penetration when
+        there are contacts (they rank above every task)."""
+        levels = np.sqrt(self.level_weights.dot(self.tasks.squares(errors, self.size)))
+        if self.contacts is not None:
+            return np.concatenate([[self.contacts.penetration(world)], levels])
+        return levels
+
+    def level_jacobians(self, world, frame):
+        """``J_k`` per priority level: each task's rows times √weight, columns scaled."""
+        jacobians = self.tasks.jacobians(frame, world, self.task_columns)
+        return [_stacked([(jacobians[b].take(rows, axis=0) * row_scale).reshape(
+            -1, self.column_scale.size) for b, rows, _, row_scale in parts])
+            for parts in self.level_parts]
+
+    def level_task_errors(self, errors):
+        """``e_k`` per priority level: each task's rows times √weight, angular rows in units of
+        ``size`` (radians × chain size, comparable to metres)."""
+        scaled = [e * self.size if batch.angular else e
+                  for batch, e in zip(self.tasks.batches, errors)]
+        return [_stacked([(scaled[b].take(rows, axis=0) * root_w).ravel()
+                          for b, rows, root_w, _ in parts]) for parts in self.level_parts]
+
+    def step_limits(self):
+        """``prioritized_step``'s damping ε and task-motion clamp (fractions of the chain size)
+        and joint-motion clamp."""
+        settings = self.settings
+        return (settings.damping * self.size, settings.max_task_step * self.size,
+                settings.max_joint_step)
+
+    def converged(self, errors, levels):
+        """Every task within tolerance, and no contact deeper than it."""
+        tol = self.settings.tolerance
+        if self.contacts is not None and levels[0] > tol:
+            return False
+        for e in errors:
+            if np.maximum.reduce(np.abs(e), axis=None, initial=0.0) >= tol:
+                return False       # (a component past the tolerance: so is the norm)
+            if row_dots(e, e).max(initial=0.0) >= tol * tol:
+                return False
+        return True
+
+    def task_levels(self):
+        """How many of the level errors are task levels (the rest, first, are contacts)."""
+        return len(self.level_rows)
+
+
+def _stacked(parts):
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)

@@ -1,0 +1,213 @@
+"""The step kinds of an iteration, in joint units (each component of Δθ times ``column_scale``).
+
+- **Full step** (Baerlocher Fig. 5.12, §5.4.2): the prioritized damped-least-squares step of
+  every task level (``prioritized.PrioritizedBasis``; each level's predicted motion clamped,
+  §5.2) under the hard rows found by the active set (``active_set``), with the rest pull
+  ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, ``w = rest_weight · min(1,
+  _PULL_FADE L / ‖e‖)``: it fades in as the tasks near their goals, so it cannot drag a chain
+  back into the local minimum it is leaving (a knee bent backwards, say).
+- **Correction** (every task level within ``_POLISH`` × tolerance): no rest pull, and it first
+  tries the limit rows that the previous iteration ended on and that still rest on their bound,
+  kept if it meets every level to first order (``_polished``).
+- **Chebyshev step**: the first step of a solve whose linear model meets the tasks (within
+  ``_LINEAR``) is solved again for the errors less their second-order change along it
+  (``TaskSet.second_order``), and tried first: it leaves a third-order error instead of
+  Newton's second-order one (Traub 1964, §5.4).
+- **Chord step** (a correction within ``_CHORD`` × tolerance, no contacts): the last full step's
+  decompositions with the new errors (Kelley, Iterative Methods for Linear and Nonlinear
+  Equations, §5.4): linear convergence at a quarter to a third of an iteration's cost.
+"""
+
+import numpy as np
+
+from .acceptance import compare_levels, first_unmet, predicted_errors
+from .active_set import RESTING, active_set_steps
+from .constraint_rows import ConstraintRows
+from .prioritized import PrioritizedBasis
+from .quaternion import any_true, qcanonical, qconj, qlog, qmul
+
+_PULL_FADE = 0.05
+# A step is a correction when every task level is within _POLISH × tolerance; it may keep the last
+# active rows when it meets every level to first order within _POLISHED × tolerance
+_POLISH = 1000.0
+_POLISHED = 0.1
+# A correction with every level within _CHORD × tolerance first tries a chord step; it is kept
+# when it takes the first unmet level to _CHORD_GAIN of its error or less, and the next one tries
+# it again while it takes it to _CHORD_RATE or less
+_CHORD = 30.0
+_CHORD_GAIN = 0.5
+_CHORD_RATE = 0.25
+# The first step is corrected to second order when its linear model takes every task level to
+# within _LINEAR of its error (or the tolerance): a step that limits or clamps hold short of that
+# is no Newton step to correct
+_LINEAR = 0.05
+
+
+class Steps:
+    """The step kinds of one solver's iterations, with what one iteration leaves for the next:
+    the final active rows (in ``update.held``), whether corrections may still reuse them, the
+    last full step's decompositions for a chord step, and whether a contact was active."""
+
+    def __init__(self, problem, update):
+        self.problem, self.update = problem, update
+        self.touched = False
+        self.begin()
+
+    def begin(self):
+        """Start a solve: corrections may reuse active rows again."""
+        self.restart()
+        self.polishing = True
+        self.counts = {"full": 0, "chord": 0, "decompositions": 0}
+
+    def restart(self):
+        """Forget the last iteration's active rows and decompositions (an escape restarts)."""
+        self.update.held, self.chord_basis = None, None
+
+    def is_correction(self, current):
+        """Every task level of ``current`` is within ``_POLISH`` × tolerance (and corrections
+        have not failed in this solve)."""
+        tasks = self.problem.task_levels()
+        return self.polishing and max(current[len(current) - tasks:].tolist()) <= \
+            _POLISH * self.problem.settings.tolerance
+
+    def full(self, world, rotations, errors, preferred, polish=False):
+        """``(steps, predicted, corrected)``: ``prioritized_step``'s list of steps (in joint
+        units), each task level's predicted error after the full one, and the Chebyshev step
+        (None when there is none)."""
+        problem = self.problem
+        frame = problem.joint_frames(world)
+        levels = list(zip(problem.level_jacobians(world, frame), problem.level_task_errors(errors)))
+        secondary = None if preferred is rotations or polish else \
+            self._rest_pull(rotations, preferred, levels)
+        options = (secondary, *problem.step_limits())
+        rows, rhs, pinned = self._constraint_rows(world, rotations, frame)
+        predicted = None
+        self.counts["full"] += 1
+        if rows is None:
+            start, basis = None, PrioritizedBasis([jac for jac, _ in levels])
+            steps = basis.steps([err for _, err in levels], None, *options)
+            self.counts["decompositions"] += 1
+            self.touched = False
+        else:
+            polished = self._polished(levels, rows, rhs, pinned, options) if polish else None
+            if polished is not None:
+                steps, active, start, basis, predicted = polished
+            else:
+                steps, active, start, basis, built = active_set_steps(levels, rows, rhs, pinned,
+                                                                      *options)
+                self.counts["decompositions"] += built
+            self.update.held = active[:rows.owner.size]
+            self.touched = any_true(active[rows.owner.size:])
+        self.chord_basis = basis
+        if predicted is None:
+            predicted = predicted_errors(levels, steps[-2])
+        corrected = None if secondary is not None or polish or basis is None else \
+            self._corrected(world, frame, levels, predicted, errors, steps[-1], basis, start)
+        scale = problem.column_scale
+        return [scale * y for y in steps], predicted, corrected
+
+    def _corrected(self, world, frame, levels, predicted, errors, step, basis, start):
+        """The Chebyshev step (joint units), or None unless the step's linear model meets every
+        level within ``_LINEAR``: ``step`` solved again, with the same Jacobians and active rows,
+        for the errors less their second-order change under it. A warm solve's first step then
+        usually lands within a chord step's reach or meets the tolerance outright."""
+        problem = self.problem
+        tol = problem.settings.tolerance
+        if any(p > max(tol, _LINEAR * float(np.sqrt(err.dot(err))))
+               for p, (_, err) in zip(predicted.tolist(), levels)):
+            return None
+        delta = (problem.column_scale * step).reshape(-1, 3)
+        changes = problem.tasks.second_order(frame, world, delta, problem.chain_orders, errors)
+        corrected = problem.level_task_errors([e - s for e, s in zip(errors, changes)])
+        return problem.column_scale * basis.steps(
+            corrected, None if start is None else start[0], None, *problem.step_limits())[-1]
+
+    def _polished(self, levels, rows, rhs, pinned, options):
+        """``(steps, active, start, basis, predicted)`` of a correction that starts from the limit
+        rows active at the end of the previous iteration that still rest on their bound (slack ≤
+        ``RESTING``) instead of finding them again pass by pass, or None. The step is kept when
+        it meets every level to first order (≤ ``_POLISHED`` × tolerance), which is all a
+        correction needs; otherwise the iteration is solved afresh and polishing ends for this
+        solve. A new solve always starts afresh, so a joint never stays on its limit just
+        because it was there."""
+        if self.update.held is None:
+            return None
+        count = rows.owner.size
+        held = self.update.held & (rhs[:count] <= RESTING)
+        if rows.count > count:
+            held = np.concatenate([held, np.zeros(rows.count - count, bool)])
+        held &= ~pinned
+        if not any_true(held):
+            return None
+        steps, active, start, basis, built = active_set_steps(levels, rows, rhs, pinned | held,
+                                                              *options)
+        self.counts["decompositions"] += built
+        predicted = predicted_errors(levels, steps[-2])
+        if (predicted <= _POLISHED * self.problem.settings.tolerance).all():
+            return steps, active, start, basis, predicted
+        self.polishing = False
+        return None
+
+    def chord(self, q, errors, current, measure):
+        """The accepted chord step from ``q`` as ``measure``'s ``(q, world, errors, levels)``,
+        or None (then the iteration takes a full step). Kept when it takes the first unmet level
+        to ``_CHORD_GAIN`` of its error or less without making any level worse; the basis is
+        kept for the next correction while it gets to ``_CHORD_RATE`` or less. The held joints
+        stay on their limits as in a full step; the step carries no rest pull. Not used with
+        contacts, whose rows change with every step."""
+        problem = self.problem
+        tol = problem.settings.tolerance
+        if self.chord_basis is None or problem.contacts is not None \
+                or max(current.tolist()) > _CHORD * tol:
+            return None
+        basis, self.chord_basis = self.chord_basis, None
+        step = problem.column_scale * basis.steps(problem.level_task_errors(errors), None, None,
+                                                  *problem.step_limits())[-1]
+        state = measure(self.update(q, step, 1.0, current_parameters=True))
+        levels = state[-1]
+        first = first_unmet(current, tol)
+        gain = 0.0 if first is None else float(levels[first]) / float(current[first])
+        if gain > _CHORD_GAIN or compare_levels(levels, current, tol * 1e-3, 0.5 * tol) >= 0:
+            return None
+        if gain <= _CHORD_RATE:
+            self.chord_basis = basis
+        self.counts["chord"] += 1
+        return state
+
+    def _rest_pull(self, rotations, preferred, levels):
+        """The rest pull ``w · 2 log(q_pref ⊗ q*)`` (module docstring) in the scaled joint
+        columns; ``full`` skips it at the preferred pose itself, where it is 0, and in
+        corrections."""
+        problem = self.problem
+        q = rotations.take(problem.joints, axis=0)
+        pull = 2.0 * qlog(qcanonical(qmul(preferred.take(problem.joints, axis=0), qconj(q)))).ravel()
+        remaining = np.sqrt(sum(float(err.dot(err)) for _, err in levels))
+        weight = problem.settings.rest_weight * min(
+            1.0, _PULL_FADE * problem.size / max(remaining, 1e-300))
+        return weight * pull * problem.column_scale
+
+    def _constraint_rows(self, world, rotations, frame):
+        """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of
+        the limited joints, contact rows of the capsule points near an obstacle; ``pinned`` marks
+        the equalities (locked axes) and penetrating contacts, active from the start."""
+        problem = self.problem
+        limits, contacts = problem.limits, problem.contacts
+        if limits is None and contacts is None:
+            return None, None, None
+        owner, gradient, rhs, pinned = np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0), \
+            np.zeros(0, bool)
+        if limits is not None:
+            self.update.tangent = params, sens = self.update.joint_terms(rotations)
+            owner, gradient, rhs, pinned = limits.rows(params, sens)
+        if contacts is not None:
+            dense, contact_rhs = contacts.rows(world, frame,
+                                               problem.settings.contact_band * problem.size)
+            rows = ConstraintRows(problem.joints.size, owner, gradient,
+                                  dense * problem.column_scale)
+            rhs = np.concatenate([rhs, contact_rhs])
+            pinned = np.concatenate([pinned, contact_rhs < 0.0])
+        else:
+            rows = ConstraintRows(problem.joints.size, owner, gradient)
+        if rows.count == 0:
+            return None, None, None
+        return rows, rhs, pinned

@@ -1,0 +1,71 @@
+"""The protocol every task kind implements, over a batch of tasks of that kind.
+
+A task kind is one module of this package with one class derived from ``TaskKind``. The solver
+builds one instance per kind present in a solve, holding every task of that kind (a batch of k),
+and asks it, per iteration, for arrays over the whole batch:
+
+- ``errors(effectors)``: the (k, 3) error rows e, such that the task is met when ‖e‖ = 0;
+- ``jacobian(frame, effectors, mask)``: the (k, 3, 3m) rows J with ``e(Δθ) ≈ e − J Δθ`` over
+  the 3m joint columns of ``jacobian.JointFrames`` (``mask``: (k, 3m), which columns move each
+  task: its chain);
+- ``second_order(motion, effectors, errors)``: the (k, 3) second-order change s of the errors
+  under a step, ``e(Δθ) = e − J Δθ − s + O(‖Δθ‖³)``, or None when the kind has none (its rows
+  then take Newton's step in the solver's Chebyshev correction).
+
+``angular`` kinds give radians, which the solver weighs against metres by the chain size L;
+``reaches_point`` kinds pull the effector's tail onto a target point (the escapes test whether
+that point is within the chain's reach). ``Task.options`` carries constants of one task the
+kind needs beside its target (an aim axis, say).
+"""
+
+import numpy as np
+
+
+class TaskKind:
+    """A batch of tasks of one kind: their targets (k, target_width) and options."""
+
+    angular = False
+    reaches_point = False
+    target_width = 3
+
+    def __init__(self, targets, options):
+        self.targets = np.zeros((len(targets), self.target_width))
+        self.set_targets(targets)
+        self.options = options
+
+    def set_targets(self, targets):
+        """Take new targets for the same tasks (one row per task, in the batch's order)."""
+        self.targets[:] = targets
+
+    def errors(self, effectors):
+        raise NotImplementedError
+
+    def jacobian(self, frame, effectors, mask):
+        raise NotImplementedError
+
+    def second_order(self, motion, effectors, errors):
+        return None
+
+
+class Effectors:
+    """What the task kinds read of a pose for their batch: the pose matrices ``world`` (n,4,4)
+    of the solve's bones, the batch's ``bones`` and their tails (k,3)."""
+
+    __slots__ = ("world", "bones", "tails")
+
+    def __init__(self, world, bones, tails):
+        self.world, self.bones, self.tails = world, bones, tails
+
+    def frames(self):
+        """The batch's bone matrices (k,4,4)."""
+        return self.world.take(self.bones, axis=0)
+
+
+class StepMotion:
+    """A joint step Δθ (m,3) with what ``jacobian.second_order_motion`` needs of a batch: the
+    Jacobian ``frame`` and, per task, its chain and ancestor masks (``jacobian.chain_order``)."""
+
+    __slots__ = ("frame", "delta", "chain", "ancestors")
+
+    def __init__(self, frame, delta, chain, ancestors):
+        self.frame, self.delta, self.chain, self.ancestors = frame, delta, chain, ancestors

@@ -1,0 +1,149 @@
+"""The tasks of a solve: one batch per task kind, and the joints each task may move."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..quaternion import row_dots
+from .kind import Effectors, StepMotion
+
+
+@dataclass(frozen=True)
+class Task:
+    """One goal of one bone: a task ``kind`` (a ``TaskKind`` class, e.g. ``Position``) with its
+    ``target`` (the kind's ``target_width`` numbers) and ``options``.
+
+    ``chain_count`` is the number of bones the task may move, counting the bone itself, as
+    Blender's IK "Chain Length" (0 = all the way to the root). ``priority`` 1 is the most
+    important; ``weight`` trades tasks of one priority level against each other.
+    """
+
+    kind: type
+    bone: int
+    target: np.ndarray
+    priority: int = 1
+    weight: float = 1.0
+    chain_count: int = 0
+    options: tuple = ()
+
+
+class TaskSet:
+    """All tasks of a solve as arrays, grouped into one ``TaskKind`` batch per kind (in the
+    order the kinds first appear), with the joints each task may move."""
+
+    def __init__(self, model, tasks):
+        tasks = [t for t in tasks if t.target is not None]
+        self.tasks = tasks
+        self.bones = np.array([t.bone for t in tasks], dtype=np.int64)
+        self.priorities = np.array([t.priority for t in tasks], dtype=np.int64)
+        self.weights = np.array([max(t.weight, 0.0) for t in tasks], dtype=np.float64)
+        self.levels = sorted(set(self.priorities.tolist()))
+        self.joint_masks = self._joint_masks(model, tasks)
+        self.lengths = model.lengths[self.bones][:, None]
+        kinds = list(dict.fromkeys(t.kind for t in tasks))
+        self.index = [np.array([i for i, t in enumerate(tasks) if t.kind is kind], np.int64)
+                      for kind in kinds]
+        self.batches = [kind(np.array([tasks[i].target for i in index], dtype=np.float64),
+                             [tasks[i].options for i in index])
+                        for kind, index in zip(kinds, self.index)]
+        self.whole = len(self.batches) == 1   # one batch in task order: no rows to pick
+        self.angular = np.zeros(len(tasks), bool)
+        self.reaches_point = np.zeros(len(tasks), bool)
+        for batch, index in zip(self.batches, self.index):
+            self.angular[index], self.reaches_point[index] = batch.angular, batch.reaches_point
+        self.any_angular = bool(self.angular.any())
+        self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
+
+    def set_targets(self, targets):
+        """New targets for the same tasks: one per task, in the order the tasks were given."""
+        for batch, index in zip(self.batches, self.index):
+            batch.set_targets(np.asarray(targets, dtype=np.float64) if self.whole else
+                              np.array([targets[i] for i in index], dtype=np.float64))
+
+    def target_key(self):
+        """Every target as bytes (the solver's memo compares them)."""
+        return b"".join(batch.targets.tobytes() for batch in self.batches)
+
+    @staticmethod
+    def _joint_masks(model, tasks):
+        """(T, n): True where the task may move the joint (the bone and its ancestors in the chain)."""
+        masks = np.zeros((len(tasks), len(model)), dtype=bool)
+        for i, t in enumerate(tasks):
+            bone, moved = t.bone, 0
+            while bone >= 0 and (t.chain_count <= 0 or moved < t.chain_count):
+                masks[i, bone] = True
+                bone, moved = model.parents[bone], moved + 1
+        return masks
+
+    def __len__(self):
+        return len(self.tasks)
+
+    def tails(self, world):
+        """The task bones' tails (T,3) from the pose matrices ``world`` (``ChainModel.tails``);
+        the last answer again for the same ``world`` array (a solve asks up to five times per
+        pose: errors, Jacobian, correction, escape)."""
+        if world is self._tails_of[0]:
+            return self._tails_of[1]
+        frames = world.take(self.bones, axis=0)
+        tails = frames[:, :3, 3] + frames[:, :3, 1] * self.lengths
+        tails.flags.writeable = False
+        self._tails_of = (world, tails)
+        return tails
+
+    def _effectors(self, world):
+        """Each batch's ``Effectors`` at ``world``."""
+        tails = self.tails(world)
+        if self.whole:
+            return [Effectors(world, self.bones, tails)]
+        return [Effectors(world, self.bones.take(index), tails.take(index, axis=0))
+                for index in self.index]
+
+    def errors(self, world):
+        """Each batch's error rows (k,3) at the pose matrices ``world``."""
+        return [batch.errors(effectors)
+                for batch, effectors in zip(self.batches, self._effectors(world))]
+
+    def jacobians(self, frame, world, masks):
+        """Each batch's Jacobian rows (k,3,3m); ``masks``: each batch's (k,3m) column masks."""
+        return [batch.jacobian(frame, effectors, mask) for batch, effectors, mask
+                in zip(self.batches, self._effectors(world), masks)]
+
+    def second_order(self, frame, world, delta, orders, errors):
+        """Each batch's second-order error change under the joint step ``delta`` (m,3), zero for
+        the kinds that have none; ``orders``: each batch's (chain, ancestors)."""
+        changes = []
+        for batch, effectors, order, error in zip(self.batches, self._effectors(world), orders,
+                                                  errors):
+            change = batch.second_order(StepMotion(frame, delta, *order), effectors, error)
+            changes.append(np.zeros_like(error) if change is None else change)
+        return changes
+
+    def by_batch(self, per_task):
+        """Rows of a per-task array, one array per batch."""
+        return [per_task] if self.whole else [per_task.take(index, axis=0) for index in self.index]
+
+    def squares(self, errors, size):
+        """Each task's squared error (T,), angular ones in units of the chain ``size``:
+        ``‖e‖²`` or ``L²‖e‖²``."""
+        squares = [row_dots(e, e) * (size * size if batch.angular else 1.0)
+                   for batch, e in zip(self.batches, errors)]
+        return squares[0] if self.whole else self._in_task_order(squares)
+
+    def norms(self, errors):
+        """Each task's error ‖e‖ (T,), in metres or radians."""
+        norms = [np.sqrt(row_dots(e, e)) for e in errors]
+        return norms[0] if self.whole else self._in_task_order(norms)
+
+    def _in_task_order(self, per_batch):
+        out = np.empty(len(self.tasks))
+        for index, values in zip(self.index, per_batch):
+            out[index] = values
+        return out
+
+    def goals(self):
+        """(T,3) target points of the tasks that reach a point (NaN for the others)."""
+        goals = np.full((len(self.tasks), 3), np.nan)
+        for batch, index in zip(self.batches, self.index):
+            if batch.reaches_point:
+                goals[index] = batch.targets
+        return goals
