@@ -38,7 +38,7 @@ class SolveResult:
     radians for angular kinds); ``level_errors``: the level errors of every iteration, in
     priority order (the total contact penetration first when there are contacts); ``contacts``:
     ``contact_set.Contacts`` at the result (None without obstacles); ``steps``: how many full and
-    chord steps and prioritized decompositions the solve took."""
+    chord steps, prioritized decompositions and escapes the solve took."""
 
     rotations: np.ndarray
     iterations: int
@@ -125,7 +125,8 @@ class Solver:
         if preferred is None and self._memo is not None and self._memo[0] == memo_key \
                 and _same_pose(q, self._memo[1]):
             full[self.bones] = self._memo[1]
-            return replace(self._memo[2], rotations=full, iterations=0)
+            return replace(self._memo[2], rotations=full, iterations=0,
+                           steps=dict.fromkeys(self._memo[2].steps, 0))
         unremembered, settled = preferred is None, False
         preferred = q if preferred is None else qnormalize(np.asarray(preferred, float)[self.bones])
         state = best = self._measure(q, world)
@@ -193,7 +194,7 @@ class Solver:
         result = SolveResult(full, iterations, problem.tasks.norms(errors), converged, history,
                              None if problem.contacts is None else
                              problem.contacts.contacts(world, self.bones),
-                             dict(self.steps.counts))
+                             dict(self.steps.counts, escapes=escapes))
         self._memo = (memo_key, q, result) if remember else None
         return result
 

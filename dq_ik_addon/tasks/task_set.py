@@ -141,8 +141,9 @@ class TaskSet:
         return out
 
     def goals(self):
-        """(T,3) target points of the tasks that reach a point (NaN for the others)."""
-        goals = np.full((len(self.tasks), 3), np.nan)
+        """(T,3) target points of the tasks that reach a point (``reaches_point``; 0 for the
+        others)."""
+        goals = np.zeros((len(self.tasks), 3))
         for batch, index in zip(self.batches, self.index):
             if batch.reaches_point:
                 goals[index] = batch.targets

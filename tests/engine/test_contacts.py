@@ -5,7 +5,7 @@ import numpy as np
 from chains import ball, identity_pose, straight_chain, uniform_limits
 from dq_ik_addon.contacts import Capsules
 from dq_ik_addon.solver import Solver, SolverSettings
-from dq_ik_addon.tasks import Task
+from dq_ik_addon.tasks import Position, Task
 
 RADIUS, MARGIN = 0.05, 0.01
 
@@ -46,7 +46,7 @@ def test_hand_behind_a_wall_stops_at_the_wall():
     model = straight_chain(4, 0.5)
     goal = np.array([1.2, 1.4, 0.0])
     query = wall(0.6)
-    result = solver(model, [Task(3, goal)], query).solve(identity_pose(4))
+    result = solver(model, [Task(Position, 3, goal)], query).solve(identity_pose(4))
     assert deepest(model, result.rotations, query) >= -1e-3
     tip = model.tails(model.matrices(result.rotations))[3]
     optimum = goal[0] - (0.6 - RADIUS - MARGIN)  # the tip can stand on the wall right in front
@@ -55,25 +55,25 @@ def test_hand_behind_a_wall_stops_at_the_wall():
 
 def test_held_by_the_wall_the_solve_ends_without_a_blocked_step(monkeypatch):
     """Held by the wall, the solve ends once a step along it did what it predicted and that was
-    under ``_SETTLE`` of the error (``Solver._holds``), instead of computing one more step only to
+    under ``_SETTLE`` of the error (``acceptance.holds``), instead of computing one more step only to
     find it blocked; solving on until blocked gains no more than that."""
-    import dq_ik_addon.solver as solver_module
+    import dq_ik_addon.acceptance as solver_module
     model = straight_chain(4, 0.5)
     goal, query = np.array([1.2, 1.4, 0.0]), wall(0.6)
     settle = solver_module._SETTLE
-    held = solver(model, [Task(3, goal)], query).solve(identity_pose(4))
+    held = solver(model, [Task(Position, 3, goal)], query).solve(identity_pose(4))
     monkeypatch.setattr(solver_module, "_SETTLE", 0.0)
-    onward = solver(model, [Task(3, goal)], query).solve(identity_pose(4))
+    onward = solver(model, [Task(Position, 3, goal)], query).solve(identity_pose(4))
     assert held.iterations < onward.iterations
-    assert abs(held.position_errors[0] - onward.position_errors[0]) <= settle * onward.position_errors[0]
+    assert abs(held.errors[0] - onward.errors[0]) <= settle * onward.errors[0]
     assert deepest(model, held.rotations, query) >= -1e-3
 
 
 def test_reachable_goal_in_front_of_the_wall_is_reached_without_touching():
     model = straight_chain(4, 0.5)
     goal = np.array([0.3, 1.5, 0.2])
-    result = solver(model, [Task(3, goal)], wall(0.6)).solve(identity_pose(4))
-    assert result.position_errors[0] < 1e-5
+    result = solver(model, [Task(Position, 3, goal)], wall(0.6)).solve(identity_pose(4))
+    assert result.errors[0] < 1e-5
     assert deepest(model, result.rotations, wall(0.6)) >= -1e-6
 
 
@@ -84,7 +84,7 @@ def test_a_pose_in_penetration_is_pushed_out_smoothly():
     query = wall(0.3)
     assert deepest(model, start, query) < -0.05
     goal = model.tails(model.matrices(identity_pose(3)))[2]
-    s = solver(model, [Task(2, goal)], query)
+    s = solver(model, [Task(Position, 2, goal)], query)
     result = s.solve(start)
     assert deepest(model, result.rotations, query) >= -1e-3
 
@@ -93,7 +93,7 @@ def test_chain_bends_around_a_ball_between_it_and_the_goal():
     model = straight_chain(5, 0.4)
     query = ball(np.array([0.35, 1.0, 0.0]), 0.2)
     goal = np.array([0.9, 1.2, 0.0])
-    result = solver(model, [Task(4, goal)], query, limits=uniform_limits(5, 1.2, 0.5)).solve(
+    result = solver(model, [Task(Position, 4, goal)], query, limits=uniform_limits(5, 1.2, 0.5)).solve(
         identity_pose(5))
     assert deepest(model, result.rotations, query) >= -1e-3
     assert np.isfinite(result.rotations).all()
@@ -103,10 +103,10 @@ def test_small_target_moves_never_tunnel_through_a_thin_plate():
     """100 small moves of the goal across a 1 cm plate, each solve warm from the last."""
     model = straight_chain(4, 0.5)
     query = slab(0.5, 0.01)
-    s = solver(model, [Task(3, np.array([0.3, 1.5, 0.0]))], query)
+    s = solver(model, [Task(Position, 3, np.array([0.3, 1.5, 0.0]))], query)
     rotations = identity_pose(4)
     for x in np.linspace(0.3, 1.3, 100):
-        s.tasks.positions[0] = [x, 1.5, 0.0]
+        s.retarget([[x, 1.5, 0.0]])
         rotations = s.solve(rotations).rotations
         assert deepest(model, rotations, query) >= -1e-3
         tails = model.tails(model.matrices(rotations))
@@ -145,7 +145,7 @@ def test_self_collision_keeps_one_arm_out_of_the_other():
     model = _two_arms()
     goal = np.array([0.3, 1.0, 0.0])  # right on the other arm
     radii = np.full(7, 0.06)
-    s = Solver(model, [Task(3, goal, chain_count=3)], radii=radii, self_collision=True,
+    s = Solver(model, [Task(Position, 3, goal, chain_count=3)], radii=radii, self_collision=True,
                settings=SolverSettings(margin=MARGIN, max_iterations=200))
     result = s.solve(identity_pose(7))
     world = model.matrices(result.rotations)
@@ -156,15 +156,15 @@ def test_self_collision_keeps_one_arm_out_of_the_other():
     gap = np.linalg.norm(heads[a] + u[:, None] * (tails[a] - heads[a])
                          - heads[b] - v[:, None] * (tails[b] - heads[b]), axis=1)
     assert gap.min() - 2 * 0.06 >= -1e-3
-    free = Solver(model, [Task(3, goal, chain_count=3)]).solve(identity_pose(7))
-    assert free.position_errors[0] < 1e-5  # without self-collision it goes right through
+    free = Solver(model, [Task(Position, 3, goal, chain_count=3)]).solve(identity_pose(7))
+    assert free.errors[0] < 1e-5  # without self-collision it goes right through
 
 
 def test_resting_on_a_wall_does_not_shiver():
     """Solving again from the result, with the target still behind the wall, changes nothing."""
     model = straight_chain(4, 0.5)
     query = wall(0.6)
-    s = solver(model, [Task(3, np.array([1.2, 1.4, 0.0]))], query)
+    s = solver(model, [Task(Position, 3, np.array([1.2, 1.4, 0.0]))], query)
     first = s.solve(identity_pose(4)).rotations
     again = s.solve(first).rotations
     assert np.abs(again - first).max() < 1e-6

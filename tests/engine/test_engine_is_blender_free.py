@@ -11,7 +11,7 @@ def test_importing_the_engine_imports_no_blender_module():
     probe = (
         "import sys\n"
         "import dq_ik_addon\n"
-        "import dq_ik_addon.solver, dq_ik_addon.limits, dq_ik_addon.limit_constraints\n"
+        "import dq_ik_addon.solver, dq_ik_addon.limits, dq_ik_addon.tasks\n"
         "import dq_ik_addon.euler, dq_ik_addon.jacobian, dq_ik_addon.prioritized\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('bpy', 'mathutils', 'bmesh'))\n"
         "print(loaded)\n"

@@ -5,8 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dq_ik_addon.limits import (LOCKED_TOLERANCE, LimitProjection, SwingTwistLimits, limit_violation,
-                                project_swing, project_to_limits)
+from dq_ik_addon.limits import SwingTwistLimits
+from dq_ik_addon.limits.swing_twist_projection import (LOCKED_TOLERANCE, LimitProjection,
+                                                       limit_violation, project_swing,
+                                                       project_to_limits)
 from dq_ik_addon.quaternion import qcanonical, qmul, qnormalize, qrotate, quat_to_rotvec
 from dq_ik_addon.swing_twist import quat_from_swing_twist, swing_twist, swing_twist_params
 
