@@ -57,7 +57,7 @@ class Solver:
                  obstacles=None, radii=None, collision=None, self_collision=False):
         """Solver of ``tasks`` (``tasks.Task``) on the part of ``model`` they depend on.
 
-        ``limits``: per-bone settings of a limit kind (``limits.SwingTwistLimits``);
+        ``limits``: per-bone settings of a limit kind (a module of ``limits``);
         ``stiffness`` (n,) in [0, 1]; ``locations`` (n,3) pose locations. ``obstacles(points,
         max_distance) -> (signed distance, outward normal)`` in armature space (for points inside
         an obstacle or within ``max_distance`` outside it, else ``inf``) turns on contacts for

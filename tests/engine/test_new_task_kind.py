@@ -1,0 +1,61 @@
+"""The task-kind seam: a kind defined here alone, in this file, solves with the others.
+
+``PointOnPlane`` puts a bone's tail anywhere on a plane ``n · p = d`` (target: ``(n, d)``):
+``e = n (d − n · p)`` and ``J = n nᵀ J_p``, ``J_p`` the tail's positional Jacobian. Nothing in
+the engine knows it: the solver reads its rows through the ``TaskKind`` protocol.
+"""
+
+import os
+
+import numpy as np
+
+from chains import identity_pose, random_pose_in_limits, straight_chain, uniform_limits
+from dq_ik_addon.jacobian import task_jacobian
+from dq_ik_addon.limits import limit_violation
+from dq_ik_addon.solver import Solver
+from dq_ik_addon.tasks import Position, Task, TaskKind
+
+ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "dq_ik_addon")
+
+
+class PointOnPlane(TaskKind):
+    """Tails onto planes, targets (k,4): unit normal n and offset d."""
+
+    target_width = 4
+
+    def errors(self, effectors):
+        normals, offsets = self.targets[:, :3], self.targets[:, 3]
+        return normals * (offsets - np.einsum('ki,ki->k', normals, effectors.tails))[:, None]
+
+    def jacobian(self, frame, effectors, mask):
+        normals = self.targets[:, :3]
+        along = task_jacobian(*frame, effectors.tails, mask, False)[0]
+        return normals[:, :, None] * np.einsum('ki,kic->kc', normals, along)[:, None, :]
+
+
+def test_a_kind_defined_outside_the_engine_is_solved_under_priorities_and_limits():
+    rng = np.random.default_rng(2)
+    model = straight_chain(6, 0.4)
+    limits = uniform_limits(6, swing=0.8, twist=0.4)
+    world = model.matrices(random_pose_in_limits(rng, limits))
+    tails = model.tails(world)
+    normal = np.array([0.3, 0.2, 1.0]) / np.linalg.norm([0.3, 0.2, 1.0])
+    plane = np.concatenate([normal, [normal.dot(tails[5])]])     # through a reachable tail
+    tasks = [Task(Position, 2, tails[2], priority=1), Task(PointOnPlane, 5, plane, priority=2)]
+    result = Solver(model, tasks, limits).solve(identity_pose(6))
+    assert result.converged and result.errors.max() < 1e-5
+    after = model.tails(model.matrices(result.rotations))
+    assert np.linalg.norm(after[2] - tails[2]) < 1e-5
+    assert abs(normal.dot(after[5]) - plane[3]) < 1e-5
+    assert limit_violation(result.rotations, limits).max() <= 1e-6
+
+
+def test_the_solver_names_no_task_kind():
+    """The solver's modules reach tasks through ``TaskSet`` and the protocol only."""
+    kinds = ("Position", "Orientation", "Aim", "SwingTwist", "swing_twist")
+    for module in ("solver.py", "problem.py", "steps.py", "acceptance.py", "active_set.py",
+                   "escapes.py", "pose_update.py"):
+        with open(os.path.join(ENGINE, module), encoding="utf-8") as source:
+            text = source.read()
+        assert not [kind for kind in kinds if kind in text], module
