@@ -4,7 +4,7 @@ import numpy as np
 
 from dq_ik_addon import ChainModel
 from dq_ik_addon.limits import SwingTwistLimits
-from dq_ik_addon.quaternion import quat_to_matrix
+from dq_ik_addon.quaternion import qexp, qmul, quat_to_matrix
 from dq_ik_addon.swing_twist import quat_from_swing_twist
 
 
@@ -57,6 +57,17 @@ def random_pose_in_limits(rng, limits, scale=1.0):
     twist = np.where(limits.enabled, rng.uniform(0, 1, n) * (limits.twist_max - limits.twist_min)
                      + limits.twist_min, rng.uniform(-0.8, 0.8, n))
     return quat_from_swing_twist(radius * a * np.cos(angle), radius * b * np.sin(angle), twist * scale)
+
+
+def turned_both_ways(q, joint, axis, angle):
+    """Rotations ``q`` with ``joint`` turned by ``±angle`` about its local ``axis`` (0, 1, 2) by
+    the solver's update ``exp(½Δθ) ⊗ q``: the pair for a central difference over 2 · angle."""
+    delta = np.zeros(3)
+    delta[axis] = angle / 2
+    plus, minus = q.copy(), q.copy()
+    plus[joint] = qmul(qexp(delta), q[joint])
+    minus[joint] = qmul(qexp(-delta), q[joint])
+    return plus, minus
 
 
 def identity_pose(n):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from chains import (identity_pose, random_limits, random_pose_in_limits, random_tree,
-                    straight_chain, uniform_limits)
+                    straight_chain, turned_both_ways, uniform_limits)
 from dq_ik_addon.jacobian import JointFrames, column_mask
 from dq_ik_addon.limits import limit_violation
 from dq_ik_addon.quaternion import qexp, qmul
@@ -52,11 +52,7 @@ def test_jacobian_matches_central_differences(axis):
     h = 1e-6
     for j in joints:
         for k in range(3):
-            delta = np.zeros(3)
-            delta[k] = h / 2
-            plus, minus = q.copy(), q.copy()
-            plus[j] = qmul(qexp(delta), q[j])
-            minus[j] = qmul(qexp(-delta), q[j])
+            plus, minus = turned_both_ways(q, j, k, h)
             moved = [TaskSet(model, tasks.tasks).errors(model.matrices(pose))[0][0]
                      for pose in (plus, minus)]
             np.testing.assert_allclose(-(moved[0] - moved[1]) / (2 * h),

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chains import (ball, identity_pose, random_limits, random_pose_in_limits, random_tree,
-                    straight_chain, uniform_limits)
+                    straight_chain, turned_both_ways, uniform_limits)
 from dq_ik_addon import ChainModel
 from dq_ik_addon.jacobian import JointFrames, column_mask, task_jacobian
 from dq_ik_addon.limits import limit_violation
@@ -27,11 +27,7 @@ def test_jacobian_matches_central_differences():
     h = 1e-6
     for j in joints:
         for k in range(3):
-            delta = np.zeros(3)
-            delta[k] = h / 2
-            plus, minus = q.copy(), q.copy()
-            plus[j] = qmul(qexp(delta), q[j])
-            minus[j] = qmul(qexp(-delta), q[j])
+            plus, minus = turned_both_ways(q, j, k, h)
             wp, wm = model.matrices(plus), model.matrices(minus)
             fd_pos = (model.tails(wp)[tasks.bones] - model.tails(wm)[tasks.bones]) / (2 * h)
             col = 3 * j + k
