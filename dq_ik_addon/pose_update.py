@@ -34,6 +34,7 @@ class PoseUpdate:
         # rows or chord at that very pose (the next iteration's, or the next solve's)
         self.terms = None
         self._held_for = None  # (the step's active limit rows, {every: ``_held_joints``})
+        self._every_joint = np.arange(joints.size)
 
     def __call__(self, rotations, step, scale, current_parameters=False):
         """``rotations`` after the step ``scale · step``, inside the limits. With
@@ -112,7 +113,7 @@ class PoseUpdate:
             held[self.limits.row_joint[rows]] = True
         held &= self.limits.tracks_parameters(params)
         if all_true(held):      # every joint (a chord step, as a rule): no subsets to take
-            every_joint = np.arange(self.joints.size)
+            every_joint = self._every_joint
             known[every] = (every_joint, params, sens, self.limits.retraction(every_joint))
             return known[every]
         held = held.nonzero()[0]

@@ -149,17 +149,25 @@ class Problem:
     def level_jacobians(self, world, frame):
         """``J_k`` per priority level: each task's rows times √weight, columns scaled."""
         jacobians = self.tasks.jacobians(frame, world, self.task_columns)
-        return [_stacked([(jacobians[b].take(rows, axis=0) * row_scale).reshape(
-            -1, self.column_scale.size) for b, rows, _, row_scale in parts])
-            for parts in self.level_parts]
+        width = self.column_scale.size
+        levels = []
+        for parts in self.level_parts:
+            rows = [(jacobians[b].take(rows, axis=0) * row_scale).reshape(-1, width)
+                    for b, rows, _, row_scale in parts]
+            levels.append(rows[0] if len(rows) == 1 else np.concatenate(rows))
+        return levels
 
     def level_task_errors(self, errors):
         """``e_k`` per priority level: each task's rows times √weight, angular rows in units of
         ``size`` (radians × chain size, comparable to metres)."""
-        scaled = [e * self.size if batch.angular else e
-                  for batch, e in zip(self.tasks.batches, errors)]
-        return [_stacked([(scaled[b].take(rows, axis=0) * root_w).ravel()
-                          for b, rows, root_w, _ in parts]) for parts in self.level_parts]
+        if self.tasks.any_angular:
+            errors = [e * self.size if batch.angular else e
+                      for batch, e in zip(self.tasks.batches, errors)]
+        levels = []
+        for parts in self.level_parts:
+            rows = [(errors[b].take(rows, axis=0) * root_w).ravel() for b, rows, root_w, _ in parts]
+            levels.append(rows[0] if len(rows) == 1 else np.concatenate(rows))
+        return levels
 
     def step_limits(self):
         """``prioritized_step``'s damping ε and task-motion clamp (fractions of the chain size)
@@ -183,7 +191,3 @@ class Problem:
     def task_levels(self):
         """How many of the level errors are task levels (the rest, first, are contacts)."""
         return len(self.level_rows)
-
-
-def _stacked(parts):
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)

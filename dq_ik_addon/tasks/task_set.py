@@ -53,6 +53,7 @@ class TaskSet:
             self.angular[index], self.reaches_point[index] = batch.angular, batch.reaches_point
         self.any_angular = bool(self.angular.any())
         self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
+        self._effectors_of = (None, None)  # (pose matrices, each batch's ``Effectors``)
 
     def set_targets(self, targets):
         """New targets for the same tasks: one per task, in the order the tasks were given."""
@@ -91,17 +92,22 @@ class TaskSet:
         return tails
 
     def _effectors(self, world):
-        """Each batch's ``Effectors`` at ``world``."""
+        """Each batch's ``Effectors`` at ``world`` (the last answer again for the same array)."""
+        if world is self._effectors_of[0]:
+            return self._effectors_of[1]
         tails = self.tails(world)
-        if self.whole:
-            return [Effectors(world, self.bones, tails)]
-        return [Effectors(world, self.bones.take(index), tails.take(index, axis=0))
-                for index in self.index]
+        effectors = [Effectors(world, self.bones, tails)] if self.whole else \
+            [Effectors(world, self.bones.take(index), tails.take(index, axis=0))
+             for index in self.index]
+        self._effectors_of = (world, effectors)
+        return effectors
 
     def errors(self, world):
         """Each batch's error rows (k,3) at the pose matrices ``world``."""
-        return [batch.errors(effectors)
-                for batch, effectors in zip(self.batches, self._effectors(world))]
+        effectors = self._effectors(world)
+        if self.whole:
+            return [self.batches[0].errors(effectors[0])]
+        return [batch.errors(at) for batch, at in zip(self.batches, effectors)]
 
     def jacobians(self, frame, world, masks):
         """Each batch's Jacobian rows (k,3,3m); ``masks``: each batch's (k,3m) column masks."""
@@ -125,7 +131,9 @@ class TaskSet:
     def squares(self, errors, size):
         """Each task's squared error (T,), angular ones in units of the chain ``size``:
         ``‖e‖²`` or ``L²‖e‖²``."""
-        squares = [row_dots(e, e) * (size * size if batch.angular else 1.0)
+        if self.whole and not self.any_angular:
+            return row_dots(errors[0], errors[0])
+        squares = [row_dots(e, e) * (size * size) if batch.angular else row_dots(e, e)
                    for batch, e in zip(self.batches, errors)]
         return squares[0] if self.whole else self._in_task_order(squares)
 
