@@ -24,9 +24,9 @@ import numpy as np
 from .jacobian import normal_jacobian
 from .quaternion import row_dots
 
-SAMPLES = np.linspace(0.0, 1.0, 3)
-PUSH_OUT = 0.5
-SHALLOW = 1e-3  # metres
+SAMPLES = np.linspace(0.0, 1.0, 3)  # head, middle, tail: three rows per capsule and iteration
+PUSH_OUT = 0.5  # half the depth per iteration: out in a few iterations, without a jump
+SHALLOW = 1e-3  # metres: what an obstacle's curvature leaves after a tangent step
 MIN_RADIUS = 0.005  # smaller capsules (face, finger tips) are not worth their queries
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from .quaternion import qcanonical, qexp, qmul
 
 ATTEMPTS = 4  # escapes per solve
-_UNFOLD_ANGLE = 0.15  # radians
+_UNFOLD_ANGLE = 0.15  # radians: enough for the Jacobian to see a fold, small beside any range
 _STRAIGHT_COSINE = np.cos(np.radians(2.0))  # a chain within 2° of straight is straight
 # A warm solve escapes again after futile escapes once an unmet task is this fraction closer
 _FUTILE_CLOSER = 0.5

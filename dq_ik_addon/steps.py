@@ -26,15 +26,16 @@ from .constraint_rows import ConstraintRows
 from .prioritized import PrioritizedBasis
 from .quaternion import any_true, qcanonical, qconj, qlog, qmul
 
+# The rest pull is at full weight once the task error is under this fraction of the chain size
 _PULL_FADE = 0.05
 # A step is a correction when every task level is within _POLISH × tolerance; it may keep the last
 # active rows when it meets every level to first order within _POLISHED × tolerance
-_POLISH = 1000.0
+_POLISH = 1000.0  # 10 mm at the default tolerance: well inside a Newton step's quadratic range
 _POLISHED = 0.1
 # A correction with every level within _CHORD × tolerance first tries a chord step; it is kept
 # when it takes the first unmet level to _CHORD_GAIN of its error or less, and the next one tries
 # it again while it takes it to _CHORD_RATE or less
-_CHORD = 30.0
+_CHORD = 30.0  # where one chord (rate ~ the last step's length) usually meets the tolerance
 _CHORD_GAIN = 0.5
 _CHORD_RATE = 0.25
 # The first step is corrected to second order when its linear model takes every task level to

@@ -18,8 +18,8 @@ import numpy as np
 from ..quaternion import all_true, any_true, row_dots
 from ..swing_twist import quat_from_swing_twist, swing_twist_array, swing_twist_params
 
-_NEWTON_ITERATIONS = 64
-_CONVERGED = 4.0 * np.finfo(float).eps
+_NEWTON_ITERATIONS = 64  # far more than monotone Newton needs from its start (a safety cap)
+_CONVERGED = 4.0 * np.finfo(float).eps  # relative step of t at which Newton has converged
 LOCKED_TOLERANCE = 1e-12  # radians
 ROUNDING = 1e-12  # radians: how far outside its limits a rotation may be left (rounding)
 
