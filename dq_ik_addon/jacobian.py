@@ -1,6 +1,6 @@
 """Geometric Jacobian of task points and orientations with respect to incremental joint rotations.
 
-Each joint j is updated as ``q_j ← exp(½ Δθ_j) ⊗ q_j`` (DESIGN.md §4; Bartelink §4.3), so Δθ_j is
+Each joint j is updated as ``q_j ← exp(½ Δθ_j) ⊗ q_j`` (the left update, Bartelink §4.3), so Δθ_j is
 a rotation vector in the frame ``F_j = M_parent · (B_p⁻¹ B_j) · T(l_j)``, the bone's frame before
 its own rotation. With world axes ``a_jk = R(F_j) e_k = R(M_j) R(q_j)ᵀ e_k`` and joint centre
 ``c_j`` (the head), the columns are (Baerlocher Table 4.1; van den Bergen's Plücker form)
@@ -77,7 +77,7 @@ def second_order_motion(columns, heads, points, delta, chain, ancestors, rotatio
     Each joint turns everything below it about its head ``c_j`` by the world rotation vector
     ``v_j = Σ_k a_jk Δθ_jk`` (the columns of ``JointFrames``), and the turns compose from the
     root down as rotations about the start pose's axes, ``p(Δ) = G_1 ⋯ G_n p`` with
-    ``G_j x = c_j + exp([v_j]×)(x − c_j)`` (the left update of DESIGN.md §4 conjugated into
+    ``G_j x = c_j + exp([v_j]×)(x − c_j)`` (the left update of Bartelink §4.3 conjugated into
     world space). Expanding ``exp([v]×) = I + [v]× + ½[v]×²`` and the product to second order:
 
         p(Δ) = p + Σ_j v_j × r_j + Σ_j (½ v_j + Σ_{i<j} v_i) × (v_j × r_j),    r_j = p − c_j,

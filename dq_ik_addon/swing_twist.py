@@ -27,7 +27,8 @@ def swing_twist(q):
 
 
 def swing_twist_params(q):
-    """``(s_x, s_z, τ)``: x and z of ``swing.to_exponential_map()`` and the twist angle (DESIGN.md §2).
+    """``(s_x, s_z, τ)``: x and z of ``swing.to_exponential_map()`` and the twist angle (the
+    README's limit semantics).
 
     ``(s_x, 0, s_z)`` is the full-angle rotation vector of the swing (Baerlocher §3.5.4 option B,
     "direct rotation"; App. C corrected). In closed form, from ``swing_twist`` with
@@ -114,7 +115,7 @@ _SERIES = 1e-3  # u = N/r² below this: K's closed form cancels, its series (err
 
 def swing_twist_jacobian(q):
     """``(params (m,3), S (m,3,3))``: ``(s_x, s_z, τ)`` and ``S_ik = ∂param_i/∂Δθ_k`` for the left
-    update ``q ← exp(½Δθ) ⊗ q`` (DESIGN.md §4).
+    update ``q ← exp(½Δθ) ⊗ q`` (Bartelink §4.3).
 
     Chain rule on the closed form of ``swing_twist_params``: ``dq/dΔθ_k = ½ (0, e_k) ⊗ q``,
     ``∇A = (x, w, z, y)``, ``∇B = (z, −y, −x, w)``, ``∇r² = 2(w, 0, y, 0)``, ``∇τ = 2(−y, 0, w, 0)/r²``,
