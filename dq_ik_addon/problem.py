@@ -95,6 +95,7 @@ class Problem:
                              else self.limits.column_scale).ravel()
         self.moves = self.model.descendants_mask()
         self.chain_roots, self.chain_reach = self._chains()
+        self.tasks.set_reach(self.chain_roots, self.chain_reach)
         tasks = self.tasks
         self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.joints))
         chain, ancestors = chain_order(tasks.joint_masks, self.moves, self.joints)

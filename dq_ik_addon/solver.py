@@ -191,7 +191,8 @@ class Solver:
             self._futile = None if better(current, stall[0], tol) else stall[1]
         self._last = (q, world, self.locations)
         full[self.bones] = q
-        result = SolveResult(full, iterations, problem.tasks.norms(errors), converged, history,
+        result = SolveResult(full, iterations, problem.tasks.norms(problem.tasks.true_errors(world)),
+                             converged, history,
                              None if problem.contacts is None else
                              problem.contacts.contacts(world, self.bones),
                              dict(self.steps.counts, escapes=escapes))

@@ -4,7 +4,9 @@ A task kind is one module of this package with one class derived from ``TaskKind
 builds one instance per kind present in a solve, holding every task of that kind (a batch of k),
 and asks it, per iteration, for arrays over the whole batch:
 
-- ``errors(effectors)``: the (k, 3) error rows e, such that the task is met when ‖e‖ = 0;
+- ``errors(effectors)``: the (k, 3) error rows e, such that the task is met when ‖e‖ = 0 (a
+  kind whose target is a point may bring a far target in to ``effectors.reach``, see
+  ``Position``; ``effectors.reach`` is None when the true errors are asked for);
 - ``jacobian(frame, effectors, mask)``: the (k, 3, 3m) rows J with ``e(Δθ) ≈ e − J Δθ`` over
   the 3m joint columns of ``jacobian.JointFrames`` (``mask``: (k, 3m), which columns move each
   task: its chain);
@@ -49,12 +51,15 @@ class TaskKind:
 
 class Effectors:
     """What the task kinds read of a pose for their batch: the pose matrices ``world`` (n,4,4)
-    of the solve's bones, the batch's ``bones`` and their tails (k,3)."""
+    of the solve's bones, the batch's ``bones``, their tails (k,3), and for a solve (None for a
+    report of the true errors) the heads of their chains' roots ``origins`` (k,3) with the
+    ``reach`` (k,) beyond which a target point counts as far (``TaskSet.set_reach``)."""
 
-    __slots__ = ("world", "bones", "tails")
+    __slots__ = ("world", "bones", "tails", "origins", "reach")
 
-    def __init__(self, world, bones, tails):
+    def __init__(self, world, bones, tails, origins=None, reach=None):
         self.world, self.bones, self.tails = world, bones, tails
+        self.origins, self.reach = origins, reach
 
     def frames(self):
         """The batch's bone matrices (k,4,4)."""

@@ -3,9 +3,20 @@
 ``e = t − p`` with p the tail (armature space); its Jacobian column for joint axis a_jk about the
 head c_j is ``a_jk × (p − c_j)`` (Baerlocher Table 4.1; ``jacobian.task_jacobian``), and its
 second-order change under a step is ``jacobian.second_order_motion``'s positional term.
+
+A target farther from its chain's root head o than the chain's reach R (``Effectors.reach``)
+is solved for as the point ``o + R (t − o)/‖t − o‖`` instead: the clamped error of Buss and Kim
+(Selectively damped least squares, 2005, §3) and Baerlocher's clamp of the task increment
+(§4.4, §5.2), taken on the target's distance from the chain, so that a target out of reach pulls
+its chain the same way wherever it lies along a direction from it (10 m, 1 km or 10,000 km), and
+its error weighs in its level as a target just out of reach does, not a thousand times more.
+Reports give the true distance.
 """
 
+import numpy as np
+
 from ..jacobian import second_order_motion, task_jacobian
+from ..quaternion import any_true, row_dots
 from .kind import TaskKind
 
 
@@ -15,7 +26,16 @@ class Position(TaskKind):
     reaches_point = True
 
     def errors(self, effectors):
-        return self.targets - effectors.tails
+        targets = self.targets
+        if effectors.reach is not None:
+            offset = targets - effectors.origins
+            distance = np.sqrt(row_dots(offset, offset))
+            far = distance > effectors.reach
+            if any_true(far):
+                scale = effectors.reach / np.where(far, distance, 1.0)
+                targets = np.where(far[:, None], effectors.origins + offset * scale[:, None],
+                                   targets)
+        return targets - effectors.tails
 
     def jacobian(self, frame, effectors, mask):
         return task_jacobian(*frame, effectors.tails, mask, False)[0]

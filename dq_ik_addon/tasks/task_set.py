@@ -7,6 +7,10 @@ import numpy as np
 from ..quaternion import row_dots
 from .kind import Effectors, StepMotion
 
+# A far target is solved for at this fraction beyond its chain's reach (``set_reach``): just out
+# of reach, so that the chain stretches towards it as it does for any target out of reach
+_BEYOND = 0.1
+
 
 @dataclass(frozen=True)
 class Task:
@@ -52,8 +56,16 @@ class TaskSet:
         for batch, index in zip(self.batches, self.index):
             self.angular[index], self.reaches_point[index] = batch.angular, batch.reaches_point
         self.any_angular = bool(self.angular.any())
+        self.origins = self.reach = None   # chain roots and reaches (``set_reach``)
         self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
         self._effectors_of = (None, None)  # (pose matrices, each batch's ``Effectors``)
+
+    def set_reach(self, roots, reach):
+        """Each task's chain root (bone index) and an upper bound of its reach from that root's
+        head: the solve takes a target point farther than ``(1 + _BEYOND)`` times that as that
+        far along its direction (``Effectors``, ``Position``)."""
+        self.origins = np.asarray(roots, dtype=np.int64)
+        self.reach = (1.0 + _BEYOND) * np.asarray(reach, dtype=np.float64)
 
     def set_targets(self, targets):
         """New targets for the same tasks: one per task, in the order the tasks were given."""
@@ -96,18 +108,29 @@ class TaskSet:
         if world is self._effectors_of[0]:
             return self._effectors_of[1]
         tails = self.tails(world)
-        effectors = [Effectors(world, self.bones, tails)] if self.whole else \
-            [Effectors(world, self.bones.take(index), tails.take(index, axis=0))
-             for index in self.index]
+        origins = None if self.origins is None else world.take(self.origins, axis=0)[:, :3, 3]
+        if self.whole:
+            effectors = [Effectors(world, self.bones, tails, origins, self.reach)]
+        else:
+            effectors = [Effectors(world, self.bones.take(index), tails.take(index, axis=0),
+                                   None if origins is None else origins.take(index, axis=0),
+                                   None if origins is None else self.reach.take(index))
+                         for index in self.index]
         self._effectors_of = (world, effectors)
         return effectors
 
     def errors(self, world):
-        """Each batch's error rows (k,3) at the pose matrices ``world``."""
+        """Each batch's error rows (k,3) at the pose matrices ``world``, far targets brought in
+        to their chain's reach (``set_reach``)."""
         effectors = self._effectors(world)
         if self.whole:
             return [self.batches[0].errors(effectors[0])]
         return [batch.errors(at) for batch, at in zip(self.batches, effectors)]
+
+    def true_errors(self, world):
+        """Each batch's error rows at ``world`` towards the targets as they are (for reports)."""
+        return [batch.errors(Effectors(world, at.bones, at.tails))
+                for batch, at in zip(self.batches, self._effectors(world))]
 
     def jacobians(self, frame, world, masks):
         """Each batch's Jacobian rows (k,3,3m); ``masks``: each batch's (k,3m) column masks."""

@@ -1,0 +1,82 @@
+"""Targets far out of reach: the solve is the same wherever a far target lies along a direction,
+and a far target weighs in its level as one just out of reach does."""
+
+import numpy as np
+import pytest
+
+from chains import identity_pose
+from dq_ik_addon import ChainModel
+from dq_ik_addon.solver import Solver, SolverSettings
+from dq_ik_addon.tasks import Position, Task
+
+
+def little_body():
+    """A spine of two 0.3 m bones up +Z and two arms of three 0.25 m bones out along ±X."""
+    names, parents, heads, axes = [], [], [], []
+
+    def bone(name, parent, head, axis):
+        names.append(name)
+        parents.append(names.index(parent) if parent else -1)
+        heads.append(head)
+        axes.append(axis)
+    bone("hips", None, (0, 0, 1.0), (0, 0, 1))
+    bone("chest", "hips", (0, 0, 1.3), (0, 0, 1))
+    for side, sign in (("L", 1.0), ("R", -1.0)):
+        for k, part in enumerate(("upper", "fore", "hand")):
+            bone(f"{part}.{side}", f"{('chest', f'upper.{side}', f'fore.{side}')[k]}",
+                 (sign * 0.25 * k, 0, 1.6), (sign, 0, 0))
+    rest = np.tile(np.eye(4), (len(names), 1, 1))
+    for i, (head, axis) in enumerate(zip(heads, axes)):
+        y = np.array(axis, float)
+        x = np.cross(y, (0.0, 1.0, 0.0)) if abs(y[1]) < 0.9 else np.array([1.0, 0, 0])
+        x /= np.linalg.norm(x)
+        rest[i, :3, :3] = np.stack([x, y, np.cross(x, y)], axis=1)
+        rest[i, :3, 3] = head
+    lengths = np.array([0.3, 0.3] + [0.25] * 6)
+    return ChainModel.from_bones(names, parents, rest, lengths=lengths,
+                                 connected=np.array([False] + [True] * 7))
+
+
+def solve_with_far_hand(model, distance, direction, tasks_before):
+    hand_r = model.index["hand.R"]
+    origin = model.rest_matrices[0, :3, 3]
+    far = Task(Position, hand_r, origin + distance * direction, priority=2)
+    result = Solver(model, tasks_before + [far], settings=SolverSettings(max_iterations=200)) \
+        .solve(identity_pose(len(model)))
+    return result, model.tails(model.matrices(result.rotations))
+
+
+def test_far_targets_along_one_direction_give_the_same_pose():
+    model = little_body()
+    direction = np.array([-0.6, -0.5, 0.3]) / np.linalg.norm([-0.6, -0.5, 0.3])
+    hand_l = model.index["hand.L"]
+    planted = Task(Position, hand_l, np.array([0.45, -0.3, 1.45]), priority=1)
+    poses, results = [], []
+    for distance in (10.0, 1e3, 1e7):
+        result, tails = solve_with_far_hand(model, distance, direction, [planted])
+        assert np.isfinite(result.rotations).all()
+        assert result.errors[0] < 1e-5                      # the priority-1 hand holds
+        assert result.errors[1] == pytest.approx(
+            np.linalg.norm(model.rest_matrices[0, :3, 3] + distance * direction
+                           - tails[model.index["hand.R"]]), rel=1e-9)   # the true distance
+        poses.append(tails)
+        results.append(result)
+    for tails in poses[1:]:
+        assert np.abs(tails - poses[0]).max() < 0.01
+    reach = np.dot(poses[0][model.index["hand.R"]] - model.rest_matrices[0, :3, 3], direction)
+    assert reach > 1.1                                      # stretched towards it
+
+
+def test_a_far_target_drags_its_level_no_more_than_one_at_two_metres():
+    """The right hand far away and the chest on the same level: the chest is pulled off its
+    target no farther than by the same hand target 2 m away."""
+    model = little_body()
+    direction = np.array([-1.0, -0.2, 0.1]) / np.linalg.norm([-1.0, -0.2, 0.1])
+    chest = model.index["chest"]
+    chest_goal = model.tails(model.rest_matrices)[chest] + np.array([0.05, 0.02, -0.03])
+    keep_chest = Task(Position, chest, chest_goal, priority=2)
+    off = {}
+    for distance in (2.0, 30.0, 300.0, 1e4):
+        result, tails = solve_with_far_hand(model, distance, direction, [keep_chest])
+        off[distance] = np.linalg.norm(tails[chest] - chest_goal)
+    assert max(off[30.0], off[300.0], off[1e4]) <= off[2.0] + 1e-6
