@@ -13,10 +13,16 @@ the 2^s transforms above it, so ⌈log₂(depth + 1)⌉ batched matrix products 
 a loop over bones (5 steps for the 20-deep Rigify human).
 """
 
+import os
+
 import numpy as np
 
-from .dual_quaternion import dq_from_matrix
-from .quaternion import quat_to_matrix
+from .dual_quaternion import dq_conj, dq_from_matrix, dq_mul, dq_to_matrix, dq_translation
+from .quaternion import _PRODUCT, qnormalize, quat_to_matrix
+
+_BY_PURE = _PRODUCT.reshape(4, 4, 4)[:, 1:, :].reshape(12, 4)   # a ⊗ (0, v) = (a vᵀ) : T
+
+FK_FORM = os.environ.get("DQIK_FK_FORM", "matrix")   # measurement switch: "matrix" or "dq"
 
 
 class ChainModel:
@@ -37,6 +43,7 @@ class ChainModel:
         self.jumps, self.depth = self._jumps()
         self.levels = self._levels()
         self.rest_offsets = self._rest_offsets()
+        self.rest_offset_dqs = dq_from_matrix(self.rest_offsets)
         self.uses_location = ~self.connected
         self._descendants = None
 
@@ -115,6 +122,26 @@ class ChainModel:
             world[idx] = world.take(ancestor, axis=0) @ world.take(idx, axis=0)
         return world
 
+    def local_dual_quaternions(self, rotations, locations=None):
+        """``D(B_p⁻¹ B_i) ⊗ (1 + ε l_i/2) ⊗ q_i`` for every bone, as (n,8) (Bartelink Alg. 6):
+        the offset's real and dual parts times the normalized rotation in one ``qmul`` table form."""
+        n = len(self.names)
+        q = qnormalize(np.asarray(rotations, dtype=np.float64).reshape(n, 4))
+        offset = self.rest_offset_dqs
+        if locations is not None:
+            loc = np.asarray(locations, dtype=np.float64).reshape(n, 3) * self.uses_location[:, None]
+            slide = (self.rest_offset_dqs[:, :4, None] * loc[:, None, :]).reshape(n, 12)
+            offset = offset + np.concatenate([np.zeros((n, 4)), 0.5 * slide.dot(_BY_PURE)], axis=1)
+        outer = offset.reshape(n, 2, 4, 1) * q[:, None, None, :]
+        return outer.reshape(n, 2, 16).dot(_PRODUCT).reshape(n, 8)
+
+    def dual_quaternions(self, rotations, locations=None):
+        """Armature-space poses (n,8) by pointer jumping over ``dq_mul`` (Kenwright §3)."""
+        pose = self.local_dual_quaternions(rotations, locations)
+        for idx, ancestor in self.jumps:
+            pose[idx] = dq_mul(pose.take(ancestor, axis=0), pose.take(idx, axis=0))
+        return pose
+
     def forward(self, rotations, locations=None):
         """Armature-space poses as (n,8) unit dual quaternions ``(1 + ε t/2) r``."""
         return dq_from_matrix(self.matrices(rotations, locations))
@@ -153,6 +180,24 @@ class ChainModel:
         return self._descendants
 
 
+_POSES = []
+MISSES = [0]
+
+
+def remember(world, pose):
+    """Keep the DQ pose of ``world`` for ``JointFrames`` (measurement only)."""
+    _POSES[:] = [(world, pose)] + _POSES[:15]
+    return world
+
+
+def pose_of(world):
+    for kept, pose in _POSES:
+        if kept is world:
+            return pose
+    MISSES[0] += 1
+    return dq_from_matrix(world)
+
+
 class MovingJointsFK:
     """Forward kinematics of ``model`` while only ``joints`` rotate (one solve).
 
@@ -183,6 +228,11 @@ class MovingJointsFK:
 
     def start(self, rotations, locations=None):
         """Full FK of the start pose; keeps each rigid bone's offset from its anchor."""
+        if FK_FORM == "dq":
+            pose = self.model.dual_quaternions(rotations, locations)
+            self.riding_offsets = dq_mul(dq_conj(pose[self.anchors]), pose[self.riding])
+            self.fixed_matrices = pose[self.fixed].copy()
+            return remember(dq_to_matrix(pose), pose)
         world = self.model.matrices(rotations, locations)
         self.riding_offsets = np.linalg.inv(world[self.anchors]) @ world[self.riding]
         self.fixed_matrices = world[self.fixed].copy()
@@ -191,6 +241,8 @@ class MovingJointsFK:
     def __call__(self, rotations, locations=None):
         """Armature-space pose matrices (n,4,4) for ``rotations`` that differ from the start pose
         only at the joints."""
+        if FK_FORM == "dq":
+            return self._dq_call(rotations, locations)
         if self.rigid.size == 0:
             return self.model.matrices(rotations, locations)
         world = np.empty((len(self.model), 4, 4))
@@ -201,3 +253,16 @@ class MovingJointsFK:
             world[self.fixed] = self.fixed_matrices
         world[self.riding] = world.take(self.anchors, axis=0) @ self.riding_offsets
         return world
+
+    def _dq_call(self, rotations, locations):
+        if self.rigid.size == 0:
+            pose = self.model.dual_quaternions(rotations, locations)
+            return remember(dq_to_matrix(pose), pose)
+        pose = np.empty((len(self.model), 8))
+        pose[self.moving] = self.part.dual_quaternions(
+            rotations.take(self.moving, axis=0),
+            None if locations is None else locations.take(self.moving, axis=0))
+        if self.fixed.size:
+            pose[self.fixed] = self.fixed_matrices
+        pose[self.riding] = dq_mul(pose.take(self.anchors, axis=0), self.riding_offsets)
+        return remember(dq_to_matrix(pose), pose)

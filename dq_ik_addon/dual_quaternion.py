@@ -7,6 +7,7 @@ Def. 4.2.10b).  ``dq_mul(a, b)`` applies ``b`` first (Bartelink Prop. 4.2.13), l
 import numpy as np
 
 from .quaternion import (
+    _PRODUCT,
     _TAYLOR,
     sinc,
     matrix_to_quat,
@@ -53,11 +54,25 @@ def dq_translation(dq):
     return 2.0 * qmul(dual, qconj(real))[..., 1:]
 
 
+def _dq_product_table():
+    """(64,8) table T with ``(â ⊗ b̂)_k = Σ_ij â_i b̂_j T[8i+j, k]``: the quaternion table in the
+    blocks real·real → real, real·dual and dual·real → dual (ε² = 0)."""
+    quat = _PRODUCT.reshape(4, 4, 4)
+    table = np.zeros((8, 8, 8))
+    table[:4, :4, :4] = table[:4, 4:, 4:] = table[4:, :4, 4:] = quat
+    return table.reshape(64, 8)
+
+
+_DQ_PRODUCT = _dq_product_table()
+
+
 def dq_mul(a, b):
-    """``(A₀ + εA_ε)(B₀ + εB_ε) = A₀B₀ + ε(A₀B_ε + A_εB₀)`` (Bartelink Def. 4.1.21)."""
-    ar, ad = _split(a)
-    br, bd = _split(b)
-    return _join(qmul(ar, br), qmul(ar, bd) + qmul(ad, br))
+    """``(A₀ + εA_ε)(B₀ + εB_ε) = A₀B₀ + ε(A₀B_ε + A_εB₀)`` (Bartelink Def. 4.1.21), as the
+    bilinear form ``(â b̂ᵀ) : T`` (``qmul``'s table in blocks), two numpy calls for any batch."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    outer = a[..., :, None] * b[..., None, :]
+    return outer.reshape(outer.shape[:-2] + (64,)).dot(_DQ_PRODUCT)
 
 
 def dq_conj(dq):
