@@ -6,23 +6,21 @@ pose-bone location ``l`` and rotation ``q`` in the bone's rest frame) is
     M_i = M_p · (B_p⁻¹ B_i) · T(l_i) · R(q_i)          (roots: M_i = B_i · T(l_i) · R(q_i))
 
 which in dual quaternions reads ``D_i = D_p ⊗ L_i ⊗ (1 + ε l_i/2) ⊗ q_i`` with the constant rest
-offset ``L_i = D(B_p)* ⊗ D(B_i)`` (Bartelink §5.1, Alg. 6; Kenwright §3). Bones connected to their
-parent ignore ``l`` as Blender does. The products along every root path are formed by pointer
-jumping (Hillis & Steele's parallel prefix on a tree): after step s each bone holds the product of
-the 2^s transforms above it, so ⌈log₂(depth + 1)⌉ batched matrix products over all bones replace
-a loop over bones (5 steps for the 20-deep Rigify human).
+offset ``L_i = D(B_p)* ⊗ D(B_i)`` (Bartelink §5.1, Alg. 6; Kenwright eqs. 13, 15). ``matrices``
+evaluates the first form, the solver's (in numpy it runs about twice as fast as the second:
+docs/fk_forms.md, ``benchmarks/fk_forms.py``), and ``forward`` the second. Bones connected to
+their parent ignore ``l`` as Blender does. The products along every root path are formed by
+pointer jumping (Hillis & Steele's parallel prefix on a tree): after step s each bone holds the
+product of the 2^s transforms above it, so ⌈log₂(depth + 1)⌉ batched products over all bones
+replace a loop over bones (5 steps for the 20-deep Rigify human).
 """
 
-import os
+from functools import cached_property
 
 import numpy as np
 
-from .dual_quaternion import dq_conj, dq_from_matrix, dq_mul, dq_to_matrix, dq_translation
-from .quaternion import _PRODUCT, qnormalize, quat_to_matrix
-
-_BY_PURE = _PRODUCT.reshape(4, 4, 4)[:, 1:, :].reshape(12, 4)   # a ⊗ (0, v) = (a vᵀ) : T
-
-FK_FORM = os.environ.get("DQIK_FK_FORM", "matrix")   # measurement switch: "matrix" or "dq"
+from .dual_quaternion import dq_from_matrix, dq_mul, dq_times_rotation, dq_times_translation
+from .quaternion import qnormalize, quat_to_matrix
 
 
 class ChainModel:
@@ -43,7 +41,6 @@ class ChainModel:
         self.jumps, self.depth = self._jumps()
         self.levels = self._levels()
         self.rest_offsets = self._rest_offsets()
-        self.rest_offset_dqs = dq_from_matrix(self.rest_offsets)
         self.uses_location = ~self.connected
         self._descendants = None
 
@@ -117,34 +114,37 @@ class ChainModel:
 
     def matrices(self, rotations, locations=None):
         """Armature-space pose matrices (n,4,4), equal to Blender's ``PoseBone.matrix``."""
-        world = self.local_matrices(rotations, locations)
-        for idx, ancestor in self.jumps:
-            world[idx] = world.take(ancestor, axis=0) @ world.take(idx, axis=0)
-        return world
+        return self._along_root_paths(self.local_matrices(rotations, locations), np.matmul)
+
+    @cached_property
+    def rest_offset_dqs(self):
+        """The rest offsets ``L_i = D(B_p⁻¹ B_i)`` as unit dual quaternions (n,8)."""
+        return dq_from_matrix(self.rest_offsets)
 
     def local_dual_quaternions(self, rotations, locations=None):
-        """``D(B_p⁻¹ B_i) ⊗ (1 + ε l_i/2) ⊗ q_i`` for every bone, as (n,8) (Bartelink Alg. 6):
-        the offset's real and dual parts times the normalized rotation in one ``qmul`` table form."""
+        """``L_i ⊗ (1 + ε l_i/2) ⊗ q_i`` for every bone, as (n,8) (Bartelink Alg. 6), with the
+        rotations normalized."""
         n = len(self.names)
-        q = qnormalize(np.asarray(rotations, dtype=np.float64).reshape(n, 4))
-        offset = self.rest_offset_dqs
+        offsets = self.rest_offset_dqs
         if locations is not None:
-            loc = np.asarray(locations, dtype=np.float64).reshape(n, 3) * self.uses_location[:, None]
-            slide = (self.rest_offset_dqs[:, :4, None] * loc[:, None, :]).reshape(n, 12)
-            offset = offset + np.concatenate([np.zeros((n, 4)), 0.5 * slide.dot(_BY_PURE)], axis=1)
-        outer = offset.reshape(n, 2, 4, 1) * q[:, None, None, :]
-        return outer.reshape(n, 2, 16).dot(_PRODUCT).reshape(n, 8)
-
-    def dual_quaternions(self, rotations, locations=None):
-        """Armature-space poses (n,8) by pointer jumping over ``dq_mul`` (Kenwright §3)."""
-        pose = self.local_dual_quaternions(rotations, locations)
-        for idx, ancestor in self.jumps:
-            pose[idx] = dq_mul(pose.take(ancestor, axis=0), pose.take(idx, axis=0))
-        return pose
+            loc = np.asarray(locations, dtype=np.float64).reshape(n, 3)
+            offsets = dq_times_translation(offsets, loc * self.uses_location[:, None])
+        rotations = qnormalize(np.asarray(rotations, dtype=np.float64).reshape(n, 4))
+        return dq_times_rotation(offsets, rotations)
 
     def forward(self, rotations, locations=None):
-        """Armature-space poses as (n,8) unit dual quaternions ``(1 + ε t/2) r``."""
-        return dq_from_matrix(self.matrices(rotations, locations))
+        """Armature-space poses as (n,8) unit dual quaternions ``(1 + ε t/2) r``, composed down
+        the chain as ``D_i = D_p ⊗ L_i ⊗ (1 + ε l_i/2) ⊗ q_i`` (module docstring).
+        Equal to ``matrices`` for rigid rest matrices. Blender's float32 rest matrices are rigid to
+        about 1e-6 only: ``L_i`` is rigid, so the two forms differ by that much on real rigs."""
+        return self._along_root_paths(self.local_dual_quaternions(rotations, locations), dq_mul)
+
+    def _along_root_paths(self, local, product):
+        """Each bone's ``local`` transform (n,…) premultiplied by its ancestors' along its root
+        path, by pointer jumping over ``product`` (module docstring)."""
+        for idx, ancestor in self.jumps:
+            local[idx] = product(local.take(ancestor, axis=0), local.take(idx, axis=0))
+        return local
 
     def tails(self, matrices):
         """Bone tails ``M_i · (0, length_i, 0, 1)`` from pose matrices, as (n,3)."""
@@ -180,24 +180,6 @@ class ChainModel:
         return self._descendants
 
 
-_POSES = []
-MISSES = [0]
-
-
-def remember(world, pose):
-    """Keep the DQ pose of ``world`` for ``JointFrames`` (measurement only)."""
-    _POSES[:] = [(world, pose)] + _POSES[:15]
-    return world
-
-
-def pose_of(world):
-    for kept, pose in _POSES:
-        if kept is world:
-            return pose
-    MISSES[0] += 1
-    return dq_from_matrix(world)
-
-
 class MovingJointsFK:
     """Forward kinematics of ``model`` while only ``joints`` rotate (one solve).
 
@@ -228,11 +210,6 @@ class MovingJointsFK:
 
     def start(self, rotations, locations=None):
         """Full FK of the start pose; keeps each rigid bone's offset from its anchor."""
-        if FK_FORM == "dq":
-            pose = self.model.dual_quaternions(rotations, locations)
-            self.riding_offsets = dq_mul(dq_conj(pose[self.anchors]), pose[self.riding])
-            self.fixed_matrices = pose[self.fixed].copy()
-            return remember(dq_to_matrix(pose), pose)
         world = self.model.matrices(rotations, locations)
         self.riding_offsets = np.linalg.inv(world[self.anchors]) @ world[self.riding]
         self.fixed_matrices = world[self.fixed].copy()
@@ -241,8 +218,6 @@ class MovingJointsFK:
     def __call__(self, rotations, locations=None):
         """Armature-space pose matrices (n,4,4) for ``rotations`` that differ from the start pose
         only at the joints."""
-        if FK_FORM == "dq":
-            return self._dq_call(rotations, locations)
         if self.rigid.size == 0:
             return self.model.matrices(rotations, locations)
         world = np.empty((len(self.model), 4, 4))
@@ -253,16 +228,3 @@ class MovingJointsFK:
             world[self.fixed] = self.fixed_matrices
         world[self.riding] = world.take(self.anchors, axis=0) @ self.riding_offsets
         return world
-
-    def _dq_call(self, rotations, locations):
-        if self.rigid.size == 0:
-            pose = self.model.dual_quaternions(rotations, locations)
-            return remember(dq_to_matrix(pose), pose)
-        pose = np.empty((len(self.model), 8))
-        pose[self.moving] = self.part.dual_quaternions(
-            rotations.take(self.moving, axis=0),
-            None if locations is None else locations.take(self.moving, axis=0))
-        if self.fixed.size:
-            pose[self.fixed] = self.fixed_matrices
-        pose[self.riding] = dq_mul(pose.take(self.anchors, axis=0), self.riding_offsets)
-        return remember(dq_to_matrix(pose), pose)

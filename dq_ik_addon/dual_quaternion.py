@@ -64,6 +64,7 @@ def _dq_product_table():
 
 
 _DQ_PRODUCT = _dq_product_table()
+_TIMES_PURE = _PRODUCT.reshape(4, 4, 4)[:, 1:, :].reshape(12, 4)   # a ⊗ (0, v) = (a vᵀ) : T
 
 
 def dq_mul(a, b):
@@ -73,6 +74,26 @@ def dq_mul(a, b):
     b = np.asarray(b, dtype=float)
     outer = a[..., :, None] * b[..., None, :]
     return outer.reshape(outer.shape[:-2] + (64,)).dot(_DQ_PRODUCT)
+
+
+def dq_times_translation(dq, t):
+    """``q̂ ⊗ (1 + ε t/2) = q̂₀ + ε(q̂_ε + ½ q̂₀ ⊗ (0, t))``: translate by t, then apply q̂
+    (Bartelink Def. 4.2.10b, Def. 4.1.21), for (..., 8) ``dq`` and (..., 3) ``t``."""
+    dq = np.asarray(dq, dtype=float)
+    t = np.asarray(t, dtype=float)
+    outer = dq[..., :4, None] * t[..., None, :]
+    slide = outer.reshape(outer.shape[:-2] + (12,)).dot(_TIMES_PURE)
+    return _join(dq[..., :4], dq[..., 4:] + 0.5 * slide)
+
+
+def dq_times_rotation(dq, q):
+    """``q̂ ⊗ (q + ε0) = q̂₀ q + ε q̂_ε q``: rotate by q, then apply q̂ (Bartelink Def. 4.1.21),
+    both parts in one ``qmul`` table form."""
+    dq = np.asarray(dq, dtype=float)
+    q = np.asarray(q, dtype=float)
+    halves = dq.reshape(dq.shape[:-1] + (2, 4))
+    outer = halves[..., :, None] * q[..., None, None, :]
+    return outer.reshape(outer.shape[:-3] + (2, 16)).dot(_PRODUCT).reshape(dq.shape)
 
 
 def dq_conj(dq):

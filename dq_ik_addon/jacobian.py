@@ -12,9 +12,7 @@ This equals Bartelink's exp-map derivative at Δθ = 0 (digest §4.6, "equivalen
 
 import numpy as np
 
-from .chain_model import FK_FORM, pose_of
-from .dual_quaternion import dq_translation
-from .quaternion import qmul, quat_to_matrix, row_dots
+from .quaternion import row_dots
 
 class JointFrames:
     """What the Jacobians need of the joints ``joints`` of ``model`` at any pose: per joint the
@@ -28,25 +26,8 @@ class JointFrames:
         self.rooted = (parents < 0).nonzero()[0]
         self.parents = np.where(parents < 0, 0, parents)
         self.offsets = model.rest_offsets[self.joints, :3, :3]
-        self.offset_dqs = model.rest_offset_dqs[self.joints]
 
     def __call__(self, world):
-        if FK_FORM == "dq":
-            return self.screw_axes(pose_of(world))
-        return self.matrix_axes(world)
-
-    def screw_axes(self, pose):
-        """From the DQ pose (n,8): the frame ``F̂_j = D̂_parent ⊗ D̂(B_p⁻¹B_j) ⊗ (1 + ε l_j/2)``;
-        the screw axis of Δθ_jk is ``F̂_j ê_k F̂_j*`` = ``a_jk + ε c_j × a_jk`` (van den Bergen 2015
-        §3.7), ``a_jk = R(f_j) e_k``, and ``c_j = vec(2 d_j r_j*)`` of the joint's own pose."""
-        parent = pose.take(self.parents, axis=0)[:, :4]
-        if self.rooted.size:
-            parent[self.rooted] = _IDENTITY_QUAT
-        axes = quat_to_matrix(qmul(parent, self.offset_dqs[:, :4]))
-        heads = dq_translation(pose.take(self.joints, axis=0))
-        return axes.transpose(1, 0, 2).reshape(3, 3 * self.joints.size), heads.repeat(3, axis=0)
-
-    def matrix_axes(self, world):
         """``(columns, heads)`` per Jacobian column (3j+k for a_jk): the world axes
         ``a_jk = R(F_j) e_k`` as (3, 3m) and each column's joint centre c_j as (3m, 3)."""
         parent = world.take(self.parents, axis=0)[:, :3, :3]
@@ -142,7 +123,6 @@ def _cross(u, v):
 
 _NEXT, _AFTER = np.array([1, 2, 0]), np.array([2, 0, 1])
 _IDENTITY = np.eye(3)
-_IDENTITY_QUAT = np.array([1.0, 0.0, 0.0, 0.0])
 _LEVI_CIVITA = np.zeros((3, 3, 3))
 _LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
 _LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0
