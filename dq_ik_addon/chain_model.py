@@ -7,7 +7,7 @@ pose-bone location ``l`` and rotation ``q`` in the bone's rest frame) is
 
 which in dual quaternions reads ``D_i = D_p ⊗ L_i ⊗ (1 + ε l_i/2) ⊗ q_i`` with the constant rest
 offset ``L_i = D(B_p)* ⊗ D(B_i)`` (Bartelink §5.1, Alg. 6; Kenwright eqs. 13, 15). ``matrices``
-evaluates the first form, the solver's (in numpy it runs about twice as fast as the second:
+evaluates the first form, the solver's (in numpy it runs 2–2.7× as fast as the second:
 docs/fk_forms.md, ``benchmarks/fk_forms.py``), and ``forward`` the second. Bones connected to
 their parent ignore ``l`` as Blender does. The products along every root path are formed by
 pointer jumping (Hillis & Steele's parallel prefix on a tree): after step s each bone holds the
@@ -135,8 +135,8 @@ class ChainModel:
     def forward(self, rotations, locations=None):
         """Armature-space poses as (n,8) unit dual quaternions ``(1 + ε t/2) r``, composed down
         the chain as ``D_i = D_p ⊗ L_i ⊗ (1 + ε l_i/2) ⊗ q_i`` (module docstring).
-        Equal to ``matrices`` for rigid rest matrices. Blender's float32 rest matrices are rigid to
-        about 1e-6 only: ``L_i`` is rigid, so the two forms differ by that much on real rigs."""
+        Equal to ``matrices`` for rigid rest matrices. Blender's float32 rest matrices are rigid only
+        to about 6e-6 and ``L_i`` is rigid, so on its rigs the two differ by a few 1e-6 m."""
         return self._along_root_paths(self.local_dual_quaternions(rotations, locations), dq_mul)
 
     def _along_root_paths(self, local, product):
