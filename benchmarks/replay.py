@@ -124,8 +124,12 @@ def _solver(problem, model, priorities=None):
                   problem.get("radii"), problem.get("collision"))
 
 
-def run(path, name, setup_only):
+def run(path, name, setup_only, adapt=None):
+    """The warm solves of problem ``name`` (its solver first passed to ``adapt``, if given);
+    prints their iterations and returns the seconds per warm solve."""
     problem, model, solver = _load(path, name)
+    if adapt is not None:
+        adapt(solver)
     collides = "centre" in problem
     targets = np.array([t[1] for t in problem["tasks"]], dtype=np.float64)
     if collides:    # the hand follows the goals from the scene's pose

@@ -6,18 +6,7 @@ Def. 4.2.10b).  ``dq_mul(a, b)`` applies ``b`` first (Bartelink Prop. 4.2.13), l
 
 import numpy as np
 
-from .quaternion import (
-    _TAYLOR,
-    sinc,
-    matrix_to_quat,
-    qconj,
-    qexp,
-    qlog,
-    qmul,
-    qnormalize,
-    qrotate,
-    quat_to_matrix,
-)
+from .quaternion import _PRODUCT, matrix_to_quat, qconj, qmul, quat_to_matrix
 
 
 def _pure(v):
@@ -53,31 +42,52 @@ def dq_translation(dq):
     return 2.0 * qmul(dual, qconj(real))[..., 1:]
 
 
+def _dq_product_table():
+    """(64,8) table T with ``(â ⊗ b̂)_k = Σ_ij â_i b̂_j T[8i+j, k]``: the quaternion table in the
+    blocks real·real → real, real·dual and dual·real → dual (ε² = 0)."""
+    quat = _PRODUCT.reshape(4, 4, 4)
+    table = np.zeros((8, 8, 8))
+    table[:4, :4, :4] = table[:4, 4:, 4:] = table[4:, :4, 4:] = quat
+    return table.reshape(64, 8)
+
+
+_DQ_PRODUCT = _dq_product_table()
+_TIMES_PURE = _PRODUCT.reshape(4, 4, 4)[:, 1:, :].reshape(12, 4)   # a ⊗ (0, v) = (a vᵀ) : T
+
+
 def dq_mul(a, b):
-    """``(A₀ + εA_ε)(B₀ + εB_ε) = A₀B₀ + ε(A₀B_ε + A_εB₀)`` (Bartelink Def. 4.1.21)."""
-    ar, ad = _split(a)
-    br, bd = _split(b)
-    return _join(qmul(ar, br), qmul(ar, bd) + qmul(ad, br))
+    """``(A₀ + εA_ε)(B₀ + εB_ε) = A₀B₀ + ε(A₀B_ε + A_εB₀)`` (Bartelink Def. 4.1.21), as the
+    bilinear form ``(â b̂ᵀ) : T`` (``qmul``'s table in blocks), two numpy calls for any batch."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    outer = a[..., :, None] * b[..., None, :]
+    return outer.reshape(outer.shape[:-2] + (64,)).dot(_DQ_PRODUCT)
+
+
+def dq_times_translation(dq, t):
+    """``q̂ ⊗ (1 + ε t/2) = q̂₀ + ε(q̂_ε + ½ q̂₀ ⊗ (0, t))``: translate by t, then apply q̂
+    (Bartelink Def. 4.2.10b, Def. 4.1.21), for (..., 8) ``dq`` and (..., 3) ``t``."""
+    dq = np.asarray(dq, dtype=float)
+    t = np.asarray(t, dtype=float)
+    outer = dq[..., :4, None] * t[..., None, :]
+    slide = outer.reshape(outer.shape[:-2] + (12,)).dot(_TIMES_PURE)
+    return _join(dq[..., :4], dq[..., 4:] + 0.5 * slide)
+
+
+def dq_times_rotation(dq, q):
+    """``q̂ ⊗ (q + ε0) = q̂₀ q + ε q̂_ε q``: rotate by q, then apply q̂ (Bartelink Def. 4.1.21),
+    both parts in one ``qmul`` table form."""
+    dq = np.asarray(dq, dtype=float)
+    q = np.asarray(q, dtype=float)
+    halves = dq.reshape(dq.shape[:-1] + (2, 4))
+    outer = halves[..., :, None] * q[..., None, None, :]
+    return outer.reshape(outer.shape[:-3] + (2, 16)).dot(_PRODUCT).reshape(dq.shape)
 
 
 def dq_conj(dq):
     """Quaternion conjugate ``q̂* = r* + ε d*``, the inverse of a unit DQ (Bartelink Def. 4.1.22)."""
     real, dual = _split(dq)
     return _join(qconj(real), qconj(dual))
-
-
-def dq_normalize(dq):
-    """Nearest unit DQ: ``r ← r/‖r‖``, ``d ← d/‖r‖`` minus its component along r.
-
-    Enforces ``‖r‖ = 1`` and ``r·d = 0`` (Bartelink Thm 4.1.25; Kenwright eq. 11).  Keeps the
-    translation ``vec(2 d r*)/‖r‖²``.  A zero real part gives the identity.
-    """
-    real, dual = _split(dq)
-    n = np.linalg.norm(real, axis=-1, keepdims=True)
-    dual = np.where(n > 0.0, dual / np.where(n > 0.0, n, 1.0), 0.0)
-    real = qnormalize(real)
-    dual = dual - np.sum(real * dual, axis=-1, keepdims=True) * real
-    return _join(real, dual)
 
 
 def dq_to_matrix(dq):
@@ -96,57 +106,3 @@ def dq_from_matrix(m):
     """Unit DQ of a rigid ``(..., 4, 4)`` matrix: ``r = matrix_to_quat(M₃ₓ₃)`` (w ≥ 0), ``d = ½ (0, t) r``."""
     m = np.asarray(m, dtype=float)
     return dq_from_rotation_translation(matrix_to_quat(m[..., :3, :3]), m[..., :3, 3])
-
-
-def dq_transform_point(dq, p):
-    """``p' = R p + t``, i.e. ``1 + ε p' = q̂ (1 + ε p) q̂̄*`` for a unit DQ (Bartelink Prop. 4.2.12)."""
-    return qrotate(dq_rotation(dq), p) + dq_translation(dq)
-
-
-def _exp_coefficients(n):
-    """``b = sin n / n`` and ``c = (n cos n − sin n)/n³`` (Taylor ``−1/3 + n²/30`` near 0)."""
-    n2 = n * n
-    small = n < _TAYLOR
-    safe = np.where(small, 1.0, n)
-    c = np.where(small, -1.0 / 3.0 + n2 / 30.0, (safe * np.cos(safe) - np.sin(safe)) / safe**3)
-    return sinc(n), c
-
-
-def dq_exp(xi):
-    """Dual exponential of ``ξ = (φ, ρ)`` (..., 6), half-angle units: ``exp(φ + ερ) = e^φ + ε D(φ) ρ``.
-
-    The dual part is the derivative of ``qexp`` (dual-number rule ``f(a + εb) = f(a) + ε f'(a) b``,
-    Bartelink Prop. 4.1.17) with ``D(φ) = [−b φᵀ ; b I + c φφᵀ]`` (Bartelink Thm 4.4.7).  For a
-    screw of angle θ and slide d along the unit line ``u + ε(p × u)``:
-    ``φ = θu/2``, ``ρ = (θ (p × u) + d u)/2`` (van den Bergen 2015; Kenwright).  Pure translation:
-    ``φ = 0``, ``ρ = t/2``.
-    """
-    xi = np.asarray(xi, dtype=float)
-    phi, rho = xi[..., :3], xi[..., 3:]
-    n = np.linalg.norm(phi, axis=-1, keepdims=True)
-    b, c = _exp_coefficients(n)
-    dot = np.sum(phi * rho, axis=-1, keepdims=True)
-    dual = np.concatenate([-b * dot, b * rho + c * dot * phi], axis=-1)
-    return _join(qexp(phi), dual)
-
-
-def dq_log(dq):
-    """Screw logarithm ``(φ, ρ)`` (..., 6) of a unit DQ, the exact inverse of ``dq_exp``.
-
-    ``φ = qlog(r)`` (half-angle, θ = ‖φ‖, u = φ/θ) and ``ρ = D(φ)⁻¹ d`` restricted to the tangent
-    space: ``ρ = (θ/sin θ)(d_v − (u·d_v)u) + (cos θ (u·d_v) − sin θ d_w) u``, evaluated as
-    ``k₁ d_v + k₂ (φ·d_v) φ − (sin θ/θ) d_w φ`` with ``k₁ = θ/sin θ``,
-    ``k₂ = (cos θ − θ/sin θ)/θ²`` (→ −2/3 at θ = 0, so pure translations give ``ρ = t/2``).
-    Not canonicalized; singular only as ``r → −1`` (θ → π, a 2π rotation).
-    """
-    real, dual = _split(dq)
-    phi = qlog(real)
-    n = np.linalg.norm(phi, axis=-1, keepdims=True)
-    small = n < _TAYLOR
-    n2 = n * n
-    safe = np.where(small, 1.0, n)
-    k1 = np.where(small, 1.0 + n2 / 6.0, safe / np.sin(safe))
-    k2 = np.where(small, -2.0 / 3.0 + n2 / 45.0, (np.cos(safe) - safe / np.sin(safe)) / safe**2)
-    dw, dv = dual[..., :1], dual[..., 1:]
-    rho = k1 * dv + k2 * np.sum(phi * dv, axis=-1, keepdims=True) * phi - sinc(n) * dw * phi
-    return np.concatenate([phi, rho], axis=-1)
