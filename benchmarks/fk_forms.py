@@ -13,9 +13,9 @@ errors read matrices). Microseconds, fastest of 7 runs of 2,000 calls.
 
 ``solve``: ``replay.py``'s warm solves of basic-root, human-root and basic-collision with the
 solver's FK and joint frames in each form, the forms alternating for the given number of rounds
-(fastest of 7 replays each). The DQ form replaces ``solver.fk`` (``DualQuaternionFK``: the
+(fastest of 7 replays each). The DQ form replaces ``solver.problem.fk`` (``DualQuaternionFK``: the
 moving part composed by ``ChainModel.forward``, each rigid bone ``D_a ⊗ (D_a* ⊗ D_i)`` on its
-anchor, converted to matrices once per call) and ``solver.joint_frames`` (``ScrewAxisFrames``:
+anchor, converted to matrices once per call) and ``solver.problem.joint_frames`` (``ScrewAxisFrames``:
 joint j's Δθ_jk turns about the screw axis ``F̂_j ê_k F̂_j*`` = ``a_jk + ε c_j × a_jk`` of its
 pre-rotation frame ``F̂_j = D̂_parent ⊗ L_j``, van den Bergen GDC 2015 "Déjà vu"; Bartelink
 digest §4.6), so the Jacobians come from the DQ pose. Iteration counts must match; on the
@@ -97,8 +97,9 @@ class ScrewAxisFrames(JointFrames):
 
 def dual_quaternion_form(solver):
     """Give ``solver`` the DQ form of its FK and joint frames."""
-    solver.fk = DualQuaternionFK(solver.model, solver.joints)
-    solver.joint_frames = ScrewAxisFrames(solver.model, solver.joints, solver.fk)
+    problem = solver.problem
+    problem.fk = DualQuaternionFK(problem.model, problem.joints)
+    problem.joint_frames = ScrewAxisFrames(problem.model, problem.joints, problem.fk)
 
 
 def fk(path):
