@@ -135,7 +135,10 @@ class Solver:
         steps.begin()
         while iterations < settings.max_iterations and len(problem.joints):
             q, world, errors, current = state
-            if problem.converged(errors, current) or self._out_of_time(started):
+            if problem.converged(errors, current):
+                best = state    # (the priority comparison's "met" is half the tolerance)
+                break
+            if self._out_of_time(started):
                 break
             polish = steps.is_correction(current)
             chorded = steps.chord(q, errors, current, self._measure) if polish else None
