@@ -20,6 +20,9 @@ _PROGRESS = 1e-3
 _SETTLE = 5e-3
 # An escape ends when its descent, extrapolated, stays this fraction above the best before it
 _HOPELESS = 0.01
+# ... judged from this many iterations into it: earlier, an escape that would reach its targets
+# (14 of 2,800 random reachable problems from rest) was often cut short
+_HOPELESS_AFTER = 5
 # A level that loses less than 0.1 % of its error over this many iterations has stalled
 _STALL_WINDOW = 4
 _STALL_RATIO = 0.999
@@ -153,11 +156,12 @@ def holds(history, before, after, predicted, touched, tolerance):
 def hopeless(history, best, tolerance):
     """True when the descent since an escape cannot beat ``best`` (the best errors before it):
     the first level unmet in ``best``, extrapolated to where its shrinking gains lead
-    (``gain_left``), stays above its best error by more than ``_HOPELESS`` of it. The escape
+    (``gain_left``), stays above its best error by more than ``_HOPELESS`` of it, once
+    ``_HOPELESS_AFTER`` iterations of the escape have been taken. The escape
     then ends as a stalled one does, instead of descending all the way to a compromise no better
     than the one already found (a target out of reach under the limits settles after its
     escapes in a third of the iterations)."""
-    if len(history) < 3:
+    if len(history) < _HOPELESS_AFTER:
         return False
     first = first_unmet(best, tolerance)
     if first is None:

@@ -100,6 +100,8 @@ class Solver:
         on, the rest pull then aiming at the escaped pose. The best state seen, in priority order,
         is returned, so escapes never make it worse.
 
+        ``max_iterations`` bounds each descent: the first, and each one after an escape.
+
         A solve that settled short of its targets (not one cut short by ``max_iterations`` or the
         time budget) is remembered: solving again from its result (within ``_SAME_POSE``, e.g.
         after a round trip through float32 pose channels) with the same targets, locations and
@@ -131,9 +133,9 @@ class Solver:
         preferred = q if preferred is None else qnormalize(np.asarray(preferred, float)[self.bones])
         state = best = self._measure(q, world)
         history = [state[3]]
-        iterations, escapes, stall = 0, 0, None
+        iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
         steps.begin()
-        while iterations < settings.max_iterations and len(problem.joints):
+        while descent < settings.max_iterations and len(problem.joints):
             q, world, errors, current = state
             if problem.converged(errors, current):
                 best = state    # (the priority comparison's "met" is half the tolerance)
@@ -143,7 +145,7 @@ class Solver:
             polish = steps.is_correction(current)
             chorded = steps.chord(q, errors, current, self._measure) if polish else None
             if chorded is not None:
-                iterations += 1
+                iterations, descent = iterations + 1, descent + 1
                 state = chorded
                 history.append(state[3])
                 best = state if better(state[3], best[3], tol) else best
@@ -151,7 +153,7 @@ class Solver:
             step_list, predicted, corrected = steps.full(world, q, errors, preferred, polish)
             if not all_true(np.isfinite(step_list[-1])):
                 break
-            iterations += 1
+            iterations, descent = iterations + 1, descent + 1
             stop = blocked(current, predicted, tol)
             trial = None if stop else line_search(
                 lambda step, scale: self._measure(self.update(q, step, scale)), self._step_scale,
@@ -170,7 +172,7 @@ class Solver:
                 if escaped is None:
                     settled = True  # nothing left to try: the closest reachable pose
                     break
-                escapes += 1
+                escapes, descent = escapes + 1, 0
                 preferred = escaped
                 steps.restart()
                 state = self._measure(escaped)

@@ -16,6 +16,7 @@ joint's Δθ columns). The solver asks it for:
 - ``retraction(joints)``: ``retract(p) -> (q, p)`` for joints stepping in parameter space,
   ``p ← p + S Δθ``, which keeps a joint on the bound it rests on exactly;
 - ``tracks_parameters(params)``: which joints' parameters can carry such a step;
+- ``limited`` (m,): which joints have limits (the escapes turn the others towards rest);
 - ``escape_start(q, moved, attempt)``: rotations (m,4) for the ``attempt``-th escape from a
   local minimum, the ``moved`` joints moved into their ranges.
 """
@@ -26,6 +27,7 @@ class JointLimits:
 
     column_scale = None
     row_joint = None
+    limited = None
 
     def rows(self, params, sens):
         raise NotImplementedError

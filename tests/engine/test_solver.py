@@ -678,16 +678,16 @@ def test_an_escape_that_cannot_beat_the_best_pose_ends_early():
     """``acceptance.hopeless``: after an escape, a descent whose shrinking gains (Aitken's
     extrapolation) cannot take the first level unmet in the best pose below its best error ends;
     one that can, one whose gains do not shrink (no extrapolation; no progress at all is a
-    stall), or one after a best pose with every level met, goes on."""
+    stall), one too young to judge, or one after a best pose with every level met, goes on."""
     from dq_ik_addon.acceptance import hopeless
     tol = SolverSettings().tolerance
     best = np.array([0.050])
-    history = [np.array([error]) for error in (0.100, 0.090, 0.085)]   # heads for 0.080
+
+    def descent(*errors):
+        return [np.array([0.3]), np.array([0.2])] + [np.array([error]) for error in errors]
+    history = descent(0.100, 0.090, 0.085)          # heads for 0.080
     assert hopeless(history, best, tol)
-    history = [np.array([error]) for error in (0.100, 0.060, 0.040)]   # heads for 0.020
-    assert not hopeless(history, best, tol)
-    accelerating = [np.array([error]) for error in (0.100, 0.095, 0.085)]
-    assert not hopeless(accelerating, best, tol)                      # gains not shrinking
-    assert not hopeless(history[:2], best, tol)
-    assert not hopeless([np.array([error]) for error in (0.100, 0.090, 0.085)],
-                        np.array([1e-6]), tol)
+    assert not hopeless(history[2:], best, tol)     # three iterations in: too early to tell
+    assert not hopeless(descent(0.100, 0.060, 0.040), best, tol)     # heads for 0.020
+    assert not hopeless(descent(0.100, 0.095, 0.085), best, tol)     # gains not shrinking
+    assert not hopeless(history, np.array([1e-6]), tol)
