@@ -25,9 +25,10 @@ import math
 import bpy
 from bpy.props import BoolProperty
 
-from .armature_bridge import active_armature, check_editable
+from ..bridge.armature import active_armature
+from ..bridge.reporting import run_reported
+from .poll import editable_armature
 from .presets import LimitBounds, target_pose_bones
-from .reporting import run_reported
 
 _FREE = (-math.pi, math.pi)
 
@@ -154,6 +155,8 @@ class DQIK_OT_import_limits(bpy.types.Operator):
     bl_label = "Import Blender IK Settings"
     bl_options = {'REGISTER', 'UNDO'}
 
+    poll = classmethod(editable_armature)
+
     only_selected: BoolProperty(
         name="Only Selected",
         description="Import only the selected bones' settings",
@@ -171,7 +174,6 @@ class DQIK_OT_import_limits(bpy.types.Operator):
 
     def _import(self, context):
         obj = active_armature(context)
-        check_editable(obj)
         notes = ImportNotes()
         for pb in target_pose_bones(obj, self.only_selected):
             _import_limits(pb, notes)

@@ -30,8 +30,9 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty
 from mathutils import Vector
 
-from .armature_bridge import ArmatureError, active_armature, check_editable
-from .reporting import run_reported
+from ..bridge.armature import ArmatureError, active_armature
+from ..bridge.reporting import run_reported
+from .poll import editable_armature
 
 
 @dataclass(frozen=True)
@@ -332,6 +333,8 @@ class DQIK_OT_apply_preset(bpy.types.Operator):
     bl_label = "Apply Limit Preset"
     bl_options = {'REGISTER', 'UNDO'}
 
+    poll = classmethod(editable_armature)
+
     preset: EnumProperty(
         name="Preset",
         items=(('HUMANOID', "Humanoid",
@@ -354,7 +357,6 @@ class DQIK_OT_apply_preset(bpy.types.Operator):
 
     def _apply(self, context):
         obj = active_armature(context)
-        check_editable(obj)
         plan, unmatched = plan_preset(obj, self.preset)
         if not plan:
             raise ArmatureError(f"No bone of '{obj.name}' has a name the {self.preset.title()} preset "

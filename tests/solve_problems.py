@@ -102,15 +102,22 @@ def limit_violation(obj, names, dqik):
     return worst
 
 
+def capsule_radii(obj, dqik, model):
+    """Every bone's capsule radius and the collision mask, as a new solving session measures them."""
+    colliders = dqik.bridge.colliders
+    return colliders.capsule_radii(obj, model, colliders.ColliderCache())
+
+
 def deepest_clearance(obj, dqik, names=None):
     """Smallest clearance (distance − radius − margin, metres) of the capsule sample points of
     ``names`` (default: every bone) against the armature's colliders."""
-    bridge = dqik.operators.armature_bridge
+    bridge = dqik.bridge.armature
     model = bridge.read_model(obj)
     pose = bridge.PoseArrays(obj)
-    obstacles = dqik.operators.colliders.SceneObstacles(
-        obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None)
-    radii, enabled = dqik.operators.colliders.capsule_radii(obj, model)
+    obstacles = dqik.bridge.colliders.SceneObstacles(
+        obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None,
+        dqik.bridge.colliders.ColliderCache())
+    radii, enabled = capsule_radii(obj, dqik, model)
     if names is not None:
         enabled &= np.isin(np.array(model.names), names)
     capsules = dqik.dq_ik_addon.contacts.Capsules(model, radii, enabled)
