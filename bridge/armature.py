@@ -121,8 +121,9 @@ def read_model(obj):
 
 
 def rig_fingerprint(obj):
-    """What ``read_model`` and the supported-rig checks read from the bones, by value, in a few
-    ``foreach_get`` calls (about 30 µs on 159 bones, against about 0.5 ms for ``read_model``).
+    """What ``read_model`` and the supported-rig checks read from the bones, as bytes, read with
+    ``foreach_get`` into Blender's own storage types (about 60 µs on 159 bones, against about
+    0.5 ms for ``read_model``).
 
     It changes with the armature data, the number and names of the bones, their rest frames
     (``matrix_local``), their frames and heads relative to their parents (``Bone.matrix``,
@@ -130,14 +131,21 @@ def rig_fingerprint(obj):
     equal the old one's), lengths, connections, inherited rotation and local location, and with
     the address of the first bone and pose bone (leaving Edit Mode re-allocates both)."""
     bones, pose_bones = obj.data.bones, obj.pose.bones
-    if len(bones) == 0 or len(pose_bones) != len(bones):
-        return (obj.data.as_pointer(), len(bones), len(pose_bones))
-    values = np.concatenate([_get(bones, "matrix_local", 16), _get(bones, "matrix", 9),
-                             _get(bones, "head", 3), _get(bones, "length", 1)[:, None]], axis=1)
-    flags = np.concatenate([_get(bones, name, 1, dtype=bool) for name in
-                            ("use_connect", "use_inherit_rotation", "use_local_location")])
+    count = len(bones)
+    if count == 0 or len(pose_bones) != count:
+        return (obj.data.as_pointer(), count, len(pose_bones))
+    values = np.empty(count * 29, dtype=np.float32)
+    flags = np.empty(count * 3, dtype=bool)
+    for attr, offset, width in _FINGERPRINT_FLOATS:
+        bones.foreach_get(attr, values[offset * count:(offset + width) * count])
+    for k, attr in enumerate(("use_connect", "use_inherit_rotation", "use_local_location")):
+        bones.foreach_get(attr, flags[k * count:(k + 1) * count])
     return (obj.data.as_pointer(), bones[0].as_pointer(), pose_bones[0].as_pointer(),
             tuple(pose_bones.keys()), values.tobytes(), flags.tobytes())
+
+
+_FINGERPRINT_FLOATS = (("matrix_local", 0, 16), ("matrix", 16, 9), ("head", 25, 3),
+                       ("length", 28, 1))  # (Bone property, first column, width) of 29 per bone
 
 
 def _rotation_modes(pose_bones):
