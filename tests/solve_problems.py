@@ -90,8 +90,8 @@ def limit_violation(obj, names, dqik):
         exp = swing.to_exponential_map()
         q = np.array(pb.rotation_quaternion)[None]
         ours = limits_mod.limit_violation(q, limits)[0]
-        # the same test in Blender's own terms (DESIGN.md §2); a zero bound locks its half-axis,
-        # and there the distance from the axis is the violation
+        # the same test in Blender's own terms (README, "Limit semantics"); a zero bound locks
+        # its half-axis, and there the distance from the axis is the violation
         a = s.swing_x_max if exp.x >= 0 else -s.swing_x_min
         b = s.swing_z_max if exp.z >= 0 else -s.swing_z_min
         locked = max(abs(exp.x) if a == 0 else 0.0, abs(exp.z) if b == 0 else 0.0)

@@ -1,6 +1,6 @@
 """``dqik.apply_preset``: anatomical limits on the Rigify metarigs and a Mixamo-named T-pose rig.
 
-Poses are built as local pose quaternions and judged by the limit semantics of DESIGN.md §2:
+Poses are built as local pose quaternions and judged by the README's "Limit semantics":
 ``q.to_swing_twist('Y')``, the swing's exponential map, the four quarter-ellipses and the twist
 interval. The anatomical sense of each motion is checked in world space by the test itself (a
 flexed elbow's hand moves forward, a flexed knee's foot moves back, ...), independently of how the
@@ -24,7 +24,8 @@ def lateral(side):
 
 
 def allowed(settings, q):
-    """Membership of the local rotation ``q`` in the bone's swing/twist limits (DESIGN.md §2)."""
+    """Membership of the local rotation ``q`` in the bone's swing/twist limits (README, "Limit
+    semantics")."""
     swing, twist = q.to_swing_twist('Y')
     s = swing.to_exponential_map()
 
