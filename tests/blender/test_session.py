@@ -127,11 +127,17 @@ def test_sessions_are_dropped_on_file_load_deletion_and_undo(clean_scene, dqik):
     bpy.ops.wm.read_homefile(use_empty=True)              # load_post
     assert count() == 0
     obj, empty, session = _arm(clean_scene, dqik)
+    bpy.ops.ed.undo_push(message="targets set")
     session.tick()
-    for handler in bpy.app.handlers.undo_post:            # what an undo step calls
-        if handler.__module__.startswith(dqik.__name__):
-            handler(bpy.context.scene, None)
-    assert count() == 0 and _api(dqik).session_for(obj) is not session
+    bpy.ops.ed.undo_push(message="solved")
+    assert count() == 1
+    name = obj.name
+    assert bpy.ops.ed.undo() == {'FINISHED'}              # undo_post
+    assert count() == 0
+    _api(dqik).session_for(bpy.data.objects[name]).tick()
+    assert count() == 1
+    assert bpy.ops.ed.redo() == {'FINISHED'}              # redo_post
+    assert count() == 0
 
 
 def test_session_for_refuses_what_is_not_an_armature(clean_scene, dqik):
