@@ -25,6 +25,7 @@ Sessions are dropped on file load, undo and redo (``handlers.py``), when the ext
 disabled, and when their armature is deleted.
 """
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -61,6 +62,13 @@ class TaskReport:
     position_error: float
     rotation_error: float
 
+    def describe(self):
+        """The task for a report: ``hand.L 0.0123 mm`` (and the rotation error in degrees)."""
+        if self.status == 'MISSING':
+            return f"{self.name} target missing"
+        return (f"{self.name} {self.position_error * 1e3:.3g} mm"
+                + (f" {math.degrees(self.rotation_error):.3g}°" if self.rotation_error > 0 else ""))
+
 
 @dataclass(frozen=True)
 class SolveSnapshot:
@@ -80,6 +88,14 @@ class SolveSnapshot:
     @property
     def status(self):
         return 'ERROR' if self.error else ('MET' if self.converged else 'CLOSEST')
+
+    def describe(self):
+        """One line for a report: how the solve ended and each task's error."""
+        if self.error:
+            return self.error
+        state = "converged" if self.converged else "closest reachable"
+        return (f"{state} in {self.iterations} iterations; "
+                + ", ".join(task.describe() for task in self.tasks))
 
 
 class Session:
@@ -188,6 +204,13 @@ def session_for(obj):
     if session is None:
         session = _SESSIONS[obj.session_uid] = Session(obj)
     return session
+
+
+def last_result_of(obj):
+    """The last ``SolveSnapshot`` of ``obj``'s session, or None; never makes a session (for
+    drawing)."""
+    session = _SESSIONS.get(obj.session_uid)
+    return None if session is None else session.last_result
 
 
 def invalidate(obj):

@@ -1,18 +1,12 @@
 """``dqik.solve``: solve the current frame once, to convergence, and write the pose (undoable):
 one tick of the armature's solving session (``bridge/session.py``)."""
 
-import math
-
 import bpy
 
 from ..bridge.armature import active_armature
 from ..bridge.reporting import run_reported
 from ..bridge.session import session_for
 from .poll import editable_armature
-
-
-def _millimetres(metres):
-    return f"{metres * 1e3:.3g} mm"
 
 
 class DQIK_OT_solve(bpy.types.Operator):
@@ -31,12 +25,7 @@ class DQIK_OT_solve(bpy.types.Operator):
         snapshot = session_for(active_armature(context)).tick()
         for warning in snapshot.warnings:
             self.report({'WARNING'}, warning)
-        errors = ", ".join(
-            f"{task.name} {_millimetres(task.position_error)}"
-            + (f" {math.degrees(task.rotation_error):.3g}°" if task.rotation_error > 0 else "")
-            for task in snapshot.tasks if task.status != 'MISSING')
-        state = "converged" if snapshot.converged else "closest reachable"
-        self.report({'INFO'}, f"DQ IK: {state} in {snapshot.iterations} iterations; {errors}")
+        self.report({'INFO'}, f"DQ IK: {snapshot.describe()}")
         return {'FINISHED'}
 
 

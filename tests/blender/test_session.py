@@ -106,10 +106,20 @@ def test_a_missing_target_is_reported_and_a_failed_tick_leaves_an_error(clean_sc
     status = {task.name: task.status for task in snapshot.tasks}
     assert status == {"hand.L": 'MET', "foot.L": 'MISSING'}
     assert any("foot.L" in warning for warning in snapshot.warnings)
+    assert "foot.L target missing" in snapshot.describe()
     bpy.data.objects.remove(empty)
     with pytest.raises(_api(dqik).ArmatureError, match="no bone with an enabled DQ IK target"):
         session.tick()
     assert session.last_result.status == 'ERROR' and "DQ IK target" in session.last_result.error
+
+
+def test_pose_scale_set_between_ticks_is_refused(clean_scene, dqik):
+    """Pose scale is a pose channel, checked on every tick, not only when the rig is read."""
+    obj, empty, session = _arm(clean_scene, dqik)
+    session.tick()
+    obj.pose.bones["forearm.L"].scale = (1.0, 2.0, 1.0)
+    with pytest.raises(_api(dqik).ArmatureError, match="pose scale other than 1.*forearm.L"):
+        session.tick()
 
 
 def test_sessions_are_dropped_on_file_load_deletion_and_undo(clean_scene, dqik):
