@@ -110,6 +110,7 @@ class Session:
         self._dirty = True
         self._fingerprint = None
         self._sources, self._warnings, self._solved_names = [], [], []
+        self._tolerance = 0.0
 
     def invalidate(self):
         """Read the rig and every setting again on the next tick."""
@@ -127,7 +128,7 @@ class Session:
             self.last_result = SolveSnapshot(error=str(err),
                                              ms=(time.perf_counter() - start) * 1e3)
             raise
-        tolerance = self.solver.settings.tolerance
+        tolerance = self._tolerance
         reports = [TaskReport(name, 'MET' if p <= tolerance and r <= tolerance else 'CLOSEST',
                               p, r)
                    for name, p, r in zip(names, result.position_errors.tolist(),
@@ -188,8 +189,10 @@ class Session:
             radii, collision = capsule_radii(obj, model, self.colliders)
         bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
         limits, stiffness = read_joints(obj, model, bones)
-        self.solver = Solver(model, tasks, limits, stiffness, read_settings(obj), pose.location,
-                             obstacles, radii, collision, self_collision)
+        settings = read_settings(obj)
+        self.solver = Solver(model, tasks, limits, stiffness, settings, pose.location, obstacles,
+                             radii, collision, self_collision)
+        self._tolerance = settings.tolerance
 
 
 _SESSIONS = {}  # Object.session_uid → Session
