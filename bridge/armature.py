@@ -41,6 +41,8 @@ def not_editable(obj):
     if obj.library is not None:
         return (f"'{obj.name}' is linked from '{obj.library.filepath}' and cannot be posed; "
                 "make a library override first (Object > Library Override)")
+    if obj.pose is None:
+        return f"'{obj.name}' has no pose yet; link it into a scene first"
     if len(obj.pose.bones) == 0:
         return f"'{obj.name}' has no bones"
     return None

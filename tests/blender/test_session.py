@@ -153,6 +153,9 @@ def test_session_for_refuses_what_is_not_an_armature(clean_scene, dqik):
     mesh = bpy.data.objects.new("Mesh", bpy.data.meshes.new("Mesh"))
     with pytest.raises(_api(dqik).ArmatureError, match="needs an armature object"):
         _api(dqik).session_for(mesh)
+    unlinked = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
+    with pytest.raises(_api(dqik).ArmatureError, match="no pose yet"):
+        _api(dqik).session_for(unlinked).tick()
 
 
 @pytest.mark.parametrize("operator", ["solve", "build_chain", "apply_preset", "import_limits",
