@@ -21,6 +21,23 @@ def _dqik_state():
     }
 
 
+def test_disabling_drops_the_solving_sessions(clean_scene, dqik):
+    import importlib
+
+    import rigs
+    import solve_problems as sp
+    obj = rigs.metarig("basic")
+    sp.add_targets(obj, ["hand.L"], chain_count=3)
+    session_module = importlib.import_module(f"{MODULE}.bridge.session")
+    session_module.session_for(obj).tick()
+    assert session_module.session_count() == 1
+    addon_utils.disable(MODULE, default_set=True)
+    try:
+        assert session_module.session_count() == 0
+    finally:
+        addon_utils.enable(MODULE, default_set=True)
+
+
 def test_enable_disable_three_times_is_clean(dqik):
     enabled = _dqik_state()
     assert enabled["pose_bone_prop"] and enabled["object_prop"]
