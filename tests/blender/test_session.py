@@ -94,6 +94,19 @@ def test_a_rig_edit_in_edit_mode_gives_a_new_model(clean_scene, dqik):
                       obj.data.bones["forearm.L"].length, atol=1e-6)
 
 
+def test_a_bone_reparented_in_edit_mode_gives_a_new_model(clean_scene, dqik):
+    obj, empty, session = _arm(clean_scene, dqik)
+    session.tick()
+    bpy.ops.object.mode_set(mode='EDIT')
+    hand = obj.data.edit_bones["hand.L"]
+    hand.use_connect = False
+    hand.parent = obj.data.edit_bones["upper_arm.L"]
+    bpy.ops.object.mode_set(mode='POSE')
+    session.tick()
+    model = session.model
+    assert model.names[model.parents[model.index["hand.L"]]] == "upper_arm.L"
+
+
 def test_a_missing_target_is_reported_and_a_failed_tick_leaves_an_error(clean_scene, dqik):
     obj, empty, session = _arm(clean_scene, dqik)
     foot = sp.add_targets(obj, ["foot.L"], chain_count=2)["foot.L"]
