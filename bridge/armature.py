@@ -65,6 +65,21 @@ def check_editable(obj):
         raise ArmatureError(problem)
 
 
+def is_selected(pose_bone):
+    """Pose-mode selection (``PoseBone.select`` from Blender 5.0, ``Bone.select`` before)."""
+    selected = getattr(pose_bone, "select", None)
+    return pose_bone.bone.select if selected is None else selected
+
+
+def target_pose_bones(obj, only_selected):
+    """The pose bones an operator works on: all, or the selected ones (at least one)."""
+    bones = [pb for pb in obj.pose.bones if not only_selected or is_selected(pb)]
+    if not bones:
+        raise ArmatureError(f"No bones of '{obj.name}' are selected; select some in Pose Mode "
+                            "or turn off 'Only Selected'")
+    return bones
+
+
 def _get(collection, attr, width, dtype=np.float64):
     """``attr`` of every item, (n, width). Float properties go through a float32 buffer, Blender's
     own storage, which ``foreach_get`` fills by a plain copy (4–10× faster than converting each
