@@ -55,6 +55,18 @@ def _geometry_key(mesh, coords):
         float(np.abs(coords).sum(dtype=np.float64))
 
 
+def placement(obj, depsgraph):
+    """Where the armature and each of its colliders are and what shape each has, by value:
+    equal from one solve to the next while no obstacle moved or changed shape (one read of each
+    collider's vertex positions, without building anything)."""
+    key = [np.array(obj.matrix_world).tobytes()]
+    for collider in collider_objects(obj):
+        mesh = collider.evaluated_get(depsgraph).data
+        key.append((collider.name, np.array(collider.matrix_world).tobytes(),
+                    _geometry_key(mesh, _vertices(mesh))))
+    return tuple(key)
+
+
 def _bounding_sphere(coords):
     """``(centre, radius)`` in local space of a sphere holding every vertex (centred on the
     bounding box): a point farther than ``d`` from it is farther than ``d`` from the mesh."""

@@ -3,8 +3,9 @@ posing, solving on frame change, baking and the overlay are to share).
 
 A session owns what is read once from the rig: the ``ChainModel``, each task's settings, the warm
 engine ``Solver`` (with the limits and stiffness of the bones it moves) and the ``ColliderCache``.
-``tick()`` reads only what moves between two solves (the target matrices, the pose channels and
-the colliders' placement), solves warm from the current pose, writes the pose and keeps a
+``tick()`` reads only what moves between two solves (the target matrices, the pose channels, and
+the colliders' placement and shape, making the obstacle query again only when they changed),
+solves warm from the current pose, writes the pose and keeps a
 ``SolveSnapshot`` of the result in ``last_result``.
 
 How a session learns that the rig or its settings changed, without reading them again:
@@ -40,7 +41,7 @@ from .armature import (
     read_model,
     rig_fingerprint,
 )
-from .colliders import ColliderCache, SceneObstacles, capsule_radii
+from .colliders import ColliderCache, SceneObstacles, capsule_radii, placement
 from .scene_tasks import (
     aimed_tasks,
     armature_settings,
@@ -111,6 +112,7 @@ class Session:
         self._fingerprint = None
         self._sources, self._warnings, self._solved_names = [], [], []
         self._tolerance = 0.0
+        self._obstacles, self._placement = None, None
 
     def invalidate(self):
         """Read the rig and every setting again on the next tick."""
@@ -161,10 +163,7 @@ class Session:
         if not tasks:
             raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
                                 + ("" if not warnings else ": " + "; ".join(warnings)))
-        obstacles = None
-        if obj.dqik.colliders is not None:
-            obstacles = SceneObstacles(obj, bpy.context.evaluated_depsgraph_get(),
-                                       warnings.append, self.colliders)
+        obstacles = None if obj.dqik.colliders is None else self._scene_obstacles(obj, warnings)
         if self.solver is None or names != self._solved_names:
             self._build_solver(obj, tasks, pose, obstacles)
             self._solved_names = names
@@ -176,9 +175,20 @@ class Session:
         solved = set(names)
         return result, names, [s.name for s in self._sources if s.name not in solved], warnings
 
+    def _scene_obstacles(self, obj, warnings):
+        """The obstacle query, made again only when the armature or a collider moved or changed
+        shape (``colliders.placement``)."""
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        where = placement(obj, depsgraph)
+        if where != self._placement:
+            self._obstacles = SceneObstacles(obj, depsgraph, warnings.append, self.colliders)
+            self._placement = where
+        return self._obstacles
+
     def _read_rig(self, obj):
         """The model and every task's settings, read again; the solver is built on next use."""
         self.model, self.solver = None, None
+        self._obstacles, self._placement = None, None
         self.model = read_model(obj)
         self._sources, self._warnings = task_sources(self.model, bone_settings(obj))
 

@@ -107,6 +107,25 @@ def test_a_bone_reparented_in_edit_mode_gives_a_new_model(clean_scene, dqik):
     assert model.names[model.parents[model.index["hand.L"]]] == "upper_arm.L"
 
 
+def test_a_collider_moved_between_ticks_is_avoided(clean_scene, dqik):
+    obj, empty, session = _arm(clean_scene, dqik)
+    collection = bpy.data.collections.new("Colliders")
+    clean_scene.collection.children.link(collection)
+    obj.dqik.colliders = collection
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.ops.mesh.primitive_cube_add(size=0.2, location=(5.0, 5.0, 5.0))
+    cube = bpy.context.active_object
+    rigs.move_to_collection(cube, collection)
+    bpy.context.view_layer.update()
+    assert session.tick().status == 'MET'
+    sp.clear_pose(obj)
+    cube.location = empty.location                         # now around the target
+    bpy.context.view_layer.update()
+    assert session.tick().status == 'CLOSEST'
+    bpy.context.view_layer.update()
+    assert sp.deepest_clearance(obj, dqik, ["hand.L"]) >= -1e-3
+
+
 def test_a_missing_target_is_reported_and_a_failed_tick_leaves_an_error(clean_scene, dqik):
     obj, empty, session = _arm(clean_scene, dqik)
     foot = sp.add_targets(obj, ["foot.L"], chain_count=2)["foot.L"]
