@@ -1,12 +1,14 @@
 """DQ IK: prioritized, joint-limited, collision-aware inverse kinematics on dual quaternions.
 
-Registration gathers the property groups, operators and panels; ``unregister`` removes exactly
-what ``register`` added, so enabling and disabling the extension repeatedly leaves nothing behind.
+Registration gathers the property groups, operators, panels and the application handlers of the
+solving sessions (``bridge/handlers.py``); ``unregister`` removes exactly what ``register`` added
+and drops every session, so enabling and disabling the extension repeatedly leaves nothing behind.
 """
 
 import bpy
 
-from . import operators, panels, properties
+from . import api, operators, panels, properties  # noqa: F401  (api: the scripting module)
+from .bridge import handlers
 
 _CLASSES = (*properties.CLASSES, *operators.CLASSES, *panels.CLASSES)
 
@@ -16,9 +18,11 @@ def register():
         bpy.utils.register_class(cls)
     properties.register_properties()
     panels.register_menu()
+    handlers.register()
 
 
 def unregister():
+    handlers.unregister()
     panels.unregister_menu()
     properties.unregister_properties()
     for cls in reversed(_CLASSES):

@@ -1,8 +1,12 @@
-"""The settings DQ IK stores on pose bones and armature objects (DESIGN.md §2).
+"""The settings DQ IK stores on pose bones and armature objects.
 
 ``PoseBone.dqik`` holds one bone's task, swing/twist limits, stiffness and collision capsule;
 ``Object.dqik`` holds the armature-wide solver, collision and live-solve settings.
 All angles are radians relative to the rest pose; all lengths are metres.
+
+Every property can be overridden in a library override (``LIBRARY_OVERRIDABLE``), so a linked
+rig can be set up after Object > Library Override; and every one marks its armature's solving
+session for a rebuild when set (``update``; ``bridge/session.py``).
 """
 
 import math
@@ -16,12 +20,20 @@ from bpy.props import (
     StringProperty,
 )
 
+from .bridge.session import invalidate
+
+_OVERRIDABLE = {'LIBRARY_OVERRIDABLE'}
 _QUARTER_TURN = math.pi / 2
 _HALF_TURN = math.pi
 
 
+def _settings_changed(settings, _context):
+    invalidate(settings.id_data)
+
+
 def _swing_min(name, axis):
     return FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name=name,
         description=f"Largest swing about the bone's local {axis} axis in the negative direction "
         "(0 locks this half-axis; swings form an ellipse between the four bounds)",
@@ -32,6 +44,7 @@ def _swing_min(name, axis):
 
 def _swing_max(name, axis):
     return FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name=name,
         description=f"Largest swing about the bone's local {axis} axis in the positive direction "
         "(0 locks this half-axis; swings form an ellipse between the four bounds)",
@@ -44,42 +57,50 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     """Per pose bone: task, limits, stiffness and collision capsule."""
 
     use_target: BoolProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Target",
         description="Give this bone an IK task: pull its tail (and optionally its orientation) "
         "towards the target",
         default=False,
     )
     target: PointerProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Target",
         type=bpy.types.Object,
         description="Object the bone reaches for; with an armature, pick a bone as subtarget",
     )
     subtarget: StringProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Bone",
         description="Bone of the target armature whose head is the goal position",
     )
     priority: IntProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Priority",
         description="Task priority level: 1 is the most important. A lower-priority task only uses "
         "what higher levels leave free",
         default=1, min=1, soft_max=5, max=32,
     )
     use_position: BoolProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Position",
         description="Bring the bone's tail onto the target's position",
         default=True,
     )
     use_rotation: BoolProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Rotation",
         description="Align the bone's orientation with the target's orientation",
         default=False,
     )
     weight: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Weight",
         description="Relative weight among tasks sharing the same priority level",
         default=1.0, min=0.0, soft_max=10.0,
     )
     chain_count: IntProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Chain Length",
         description="How many bones this task may move, counting its own bone, as Blender's IK "
         "Chain Length (0 = all the way to the root)",
@@ -87,6 +108,7 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     )
 
     use_limits: BoolProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Limits",
         description="Restrict this joint to a swing/twist range relative to its rest pose",
         default=False,
@@ -96,12 +118,14 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     swing_z_min: _swing_min("Swing Z Min", "Z")
     swing_z_max: _swing_max("Swing Z Max", "Z")
     twist_min: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Twist Min",
         description="Smallest twist about the bone's own Y axis (0 locks negative twist)",
         subtype='ANGLE', unit='ROTATION',
         default=-_QUARTER_TURN, min=-_HALF_TURN, max=0.0,
     )
     twist_max: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Twist Max",
         description="Largest twist about the bone's own Y axis (0 locks positive twist)",
         subtype='ANGLE', unit='ROTATION',
@@ -109,17 +133,20 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     )
 
     stiffness: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Stiffness",
         description="How reluctantly the solver turns this joint: 0 is free, 1 is locked",
         subtype='FACTOR', default=0.0, min=0.0, max=1.0,
     )
 
     use_collision: BoolProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Collision",
         description="Treat this bone as a capsule that avoids colliders",
         default=True,
     )
     radius: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Radius",
         description="Capsule radius (0 = automatic, from the skinned mesh or the bone length)",
         subtype='DISTANCE', unit='LENGTH',
@@ -131,45 +158,53 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     """Per armature object: colliders and solver settings."""
 
     colliders: PointerProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Colliders",
         type=bpy.types.Collection,
         description="Collection whose meshes (and those of its child collections) are obstacles",
     )
     margin: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Margin",
         description="Clearance kept between bone capsules and obstacles",
         subtype='DISTANCE', unit='LENGTH',
         default=0.01, min=0.0, soft_max=0.2,
     )
     use_self_collision: BoolProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Self Collision",
         description="Keep non-adjacent bone capsules of this armature apart",
         default=False,
     )
     max_iterations: IntProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Max Iterations",
         description="Iterations per solve before giving up on the tolerance",
         default=100, min=1, soft_max=1000, max=100000,
     )
     tolerance: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Tolerance",
         description="A solve stops when every task is closer than this",
         subtype='DISTANCE', unit='LENGTH',
         default=1e-5, min=1e-9, soft_max=0.01, precision=6,
     )
     damping: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Damping",
         description="Damped least-squares factor, relative to the chain size; larger is smoother "
         "near singular poses but slower to converge",
         default=0.05, min=0.0, soft_max=1.0, precision=3,
     )
     rest_weight: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Rest Pull",
         description="Weight of the lowest-priority pull towards the starting pose in the "
         "remaining freedom",
         default=0.1, min=0.0, soft_max=1.0,
     )
     time_budget_ms: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
         name="Time Budget (ms)",
         description="Live solving stops iterating within this many milliseconds per tick",
         default=8.0, min=0.5, soft_max=33.0,
@@ -180,8 +215,8 @@ CLASSES = (DQIK_PG_bone, DQIK_PG_armature)
 
 
 def register_properties():
-    bpy.types.PoseBone.dqik = PointerProperty(type=DQIK_PG_bone)
-    bpy.types.Object.dqik = PointerProperty(type=DQIK_PG_armature)
+    bpy.types.PoseBone.dqik = PointerProperty(type=DQIK_PG_bone, override=_OVERRIDABLE)
+    bpy.types.Object.dqik = PointerProperty(type=DQIK_PG_armature, override=_OVERRIDABLE)
 
 
 def unregister_properties():

@@ -4,12 +4,13 @@ Rigs: Rigify basic human (29 bones) and human metarig (159 bones) with the HUMAN
 tasks: both feet held where they stand (priority 1) and both hands (priority 2) following a path
 that pushes the left hand 40 cm forwards and back in 5 cm steps, into a UV sphere of about 20,000
 triangles (the collider) and out again. Each step is solved warm from the previous result with
-the engine ``Solver`` built by ``operators.solve.build_solver`` (what ``dqik.solve`` runs), once
+the warm engine ``Solver`` of the armature's solving session (``api.session_for``, what
+``dqik.solve`` runs), once
 with the collider collection set and once without; only ``Solver.solve`` is timed (fastest of 3
 runs, ``common.fastest_ms``, each going on from the previous step's result,
 ``common.same_warm_start``). Reported: the median and p90 ms per warm solve, the deepest capsule
 penetration past the margin (with collisions), and how many BVH trees were built over the whole
-run (the collider is static, so 1).
+run (the collider is static: one per rig's session).
 
 Run from the repository root: ``.venv/bin/python benchmarks/collision.py`` (or ``make bench``).
 """
@@ -68,34 +69,36 @@ def run(kind, dqik, with_collider):
     import bpy
     obj, goal, tail, collection, triangles = scene(kind, dqik)
     obj.dqik.colliders = collection if with_collider else None
-    bridge = dqik.operators.armature_bridge
-    model = bridge.read_model(obj)
-    pose = bridge.PoseArrays(obj)
-    solver, names, _ = dqik.operators.solve.build_solver(obj, model, pose)
+    pose = dqik.bridge.armature.PoseArrays(obj)
+    session = dqik.api.session_for(obj)
+    session.tick()
+    solver = session.solver
+    tasks, names, _ = dqik.bridge.scene_tasks.read_tasks(obj, session.model)
+    targets = np.array([task.target for task in tasks])
     hand = names.index("hand.L")
     rotations = pose.rotations()
     times, depth = [], 0.0
     for target in hand_goals(obj, tail):
-        solver.tasks.positions[hand] = target
+        targets[hand] = target
+        solver.retarget(targets)
         ms, result = common.fastest_ms(lambda: solver.solve(rotations),
                                        common.same_warm_start(solver))
         times.append(ms)
         rotations = result.rotations
-        if with_collider:
-            sub = solver.model.matrices(rotations[solver.bones])
-            depth = max(depth, solver._penetration(sub))
+        if with_collider:   # the deepest capsule sample past the margin
+            depth = max(depth, -float(result.contacts.clearances.min(initial=0.0)))
     bpy.context.view_layer.update()
-    return times, depth, triangles
+    return times, depth, triangles, session.colliders.tree_builds
 
 
 def main():
     dqik = common.install()
     started = time.perf_counter()
-    builds_before = dqik.operators.colliders.BUILD_COUNT[0]
-    rows, summary = [], []
+    rows, summary, builds = [], [], 0
     for kind, label in (("basic", "basic human (29)"), ("human", "human metarig (159)")):
-        free, _, _ = run(kind, dqik, False)
-        hit, depth, triangles = run(kind, dqik, True)
+        free, _, _, _ = run(kind, dqik, False)
+        hit, depth, triangles, built = run(kind, dqik, True)
+        builds += built
         free_median, free_p90 = common.median_p90(free)
         hit_median, hit_p90 = common.median_p90(hit)
         rows.append([label, f"{free_median:.2f} / {free_p90:.2f}", f"{hit_median:.2f} / {hit_p90:.2f}",
@@ -103,11 +106,11 @@ def main():
         summary.append((kind, hit_median))
     print(f"\n## Warm solves with and without a collider\n\n{common.versions()}\n")
     print(common.markdown(["rig", "no collider ms median / p90", "with collider ms median / p90",
-                           "collider triangles", "deepest penetration past margin, mm (summed)"],
+                           "collider triangles", "deepest penetration past margin, mm"],
                           rows))
-    builds = dqik.operators.colliders.BUILD_COUNT[0] - builds_before
     print(f"\n{2 * STEPS} warm steps per rig (left hand 5 cm per step into the sphere and back; feet "
-          f"priority 1, hands priority 2, HUMANOID limits). BVH trees built in the run: {builds}. "
+          f"priority 1, hands priority 2, HUMANOID limits). BVH trees built: {builds} "
+          "(each rig's session builds its own). "
           f"Run time {time.perf_counter() - started:.0f} s.\n\nGoal: {GOAL}.")
     for kind, median in summary:
         if kind == "human":

@@ -109,14 +109,14 @@ def fastest_ms(call, before=None, repeats=REPEATS):
 def same_warm_start(solver, before=None):
     """A ``before`` for ``fastest_ms`` that gives ``solver`` back the last result it remembered,
     with the limited joints' parameters its last trial found there (and runs ``before``): every
-    repeat is then the same warm solve, one that goes on from the previous step's result
-    (``Solver._continued``), not a solve from a start it did not produce."""
-    last, terms = solver._last, solver._terms
+    repeat is then the same warm solve, one that goes on from the previous step's result, not a
+    solve from a start it did not produce (``Solver.warm_start``, ``Solver.resume``)."""
+    memory = solver.warm_start()
 
     def restore():
         if before is not None:
             before()
-        solver._last, solver._terms = last, terms
+        solver.resume(memory)
     return restore
 
 

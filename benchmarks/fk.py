@@ -34,7 +34,7 @@ def measure(dqik, kind, poses, seed):
     import rigs
     obj = common.new_rig(kind)
     common.use_quaternions(obj)
-    model = dqik.operators.armature_bridge.read_model(obj)
+    model = dqik.bridge.armature.read_model(obj)
     rng = common.np.random.default_rng(seed)
     n = len(model)
     engine_ms, blender_ms, worst = [], [], 0.0

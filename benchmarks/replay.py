@@ -48,8 +48,8 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 
 def _inputs(dqik, obj):
-    """What ``build_solver`` reads from ``obj``, as plain engine arguments."""
-    bridge, scene_tasks = dqik.operators.armature_bridge, dqik.operators.scene_tasks
+    """What a solving session reads from ``obj`` to build its solver, as plain engine arguments."""
+    bridge, scene_tasks = dqik.bridge.armature, dqik.bridge.scene_tasks
     model = bridge.read_model(obj)
     pose = bridge.PoseArrays(obj)
     tasks, names, _ = scene_tasks.read_tasks(obj, model)
@@ -68,6 +68,7 @@ def dump(path):
     dqik = common.install()
     import collision
     import solve
+    import solve_problems as sp
     problems = {}
     for kind, chain in (("basic", 0), ("basic", 3), ("human", 0)):
         bench = solve.Bench(dqik, kind, chain, True, False, 10 + chain)
@@ -80,7 +81,7 @@ def dump(path):
         obj, _, tail, collection, _ = collision.scene(kind, dqik)
         obj.dqik.colliders = collection
         problem, model = _inputs(dqik, obj)
-        radii, enabled = dqik.operators.colliders.capsule_radii(obj, model)
+        radii, enabled = sp.capsule_radii(obj, dqik, model)
         sphere = next(iter(collection.all_objects))
         to_armature = np.linalg.inv(np.array(obj.matrix_world))
         problem.update(

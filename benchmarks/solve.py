@@ -17,7 +17,8 @@ HUMANOID preset limits when ``dqik.apply_preset`` exists, else random rotations 
 
 Solvers and what is timed:
 
-- ``DQ IK Solver``: the engine object from ``operators.solve.build_solver``, built once; targets are
+- ``DQ IK Solver``: the warm engine ``Solver`` of the armature's solving session (``api.session_for``,
+  after one tick), built once; targets are
   written into its task set, and only ``Solver.solve`` is timed (warm: from the previous result).
   Also run with limits switched off (``no limits``) on the same problems.
 - ``DQ IK operator``: ``view_layer.update()`` + ``bpy.ops.dqik.solve()`` + ``view_layer.update()``
@@ -122,11 +123,11 @@ class Bench:
         self.limits = apply_preset(obj) if limits else False
         self.effectors = sp.EFFECTORS
         self.empties = sp.add_targets(obj, self.effectors, chain_count=count)
-        self.model = dqik.operators.armature_bridge.read_model(obj)
+        self.model = dqik.bridge.armature.read_model(obj)
         self.names = sorted({n for e in self.effectors for n in chain_of(obj, e, count)})
         self.joints = np.array([self.model.index[n] for n in self.names])
         self.effector_idx = np.array([self.model.index[e] for e in self.effectors])
-        self.limit_set = dqik.operators.scene_tasks.read_joints(obj, self.model)[0]
+        self.limit_set = dqik.bridge.scene_tasks.read_joints(obj, self.model)[0]
         rng = np.random.default_rng(seed)
         self.cold, self.path = make_problems(obj, dqik, self.names, self.effectors, rng,
                                              COLD[quick], SEGMENTS[quick])
@@ -176,15 +177,16 @@ def run_dq_solver(b, use_limits):
     if not use_limits:
         for pb in b.obj.pose.bones:
             pb.dqik.use_limits = False
+    session = b.dqik.api.session_for(b.obj)
+    session.tick()
+    solver, task_names = session.solver, [task.name for task in session.last_result.tasks]
     b.rest()
-    bridge = b.dqik.operators.armature_bridge
-    solver, task_names, _ = b.dqik.operators.solve.build_solver(b.obj, b.model, bridge.PoseArrays(b.obj))
     order = [b.effectors.index(n) for n in task_names]
     rest = np.tile([1.0, 0, 0, 0], (len(b.model), 1))
     out = {"cold": [], "warm": [], "cold_err": [], "warm_err": [], "violation": [], "iterations": []}
 
     def solve(targets, start, phase):
-        solver.tasks.positions[:] = targets[order]  # new targets for the same tasks
+        solver.retarget(targets[order])  # new targets for the same tasks
         ms, result = common.fastest_ms(lambda: solver.solve(start), common.same_warm_start(solver))
         out[phase].append(ms)
         out["iterations"].append(result.iterations)
@@ -227,9 +229,9 @@ def timed_update(b, targets, call=None):
         for empty in b.empties.values():
             empty.update_tag(refresh={'OBJECT'})
 
-    cached = b.dqik.operators.solve._SOLVERS.get(b.obj.as_pointer())
-    if cached is not None:    # dqik.solve's solver: every repeat goes on from the last result
-        restore = common.same_warm_start(cached[1], restore)
+    solver = b.dqik.api.session_for(b.obj).solver
+    if solver is not None:    # dqik.solve's solver: every repeat goes on from the last result
+        restore = common.same_warm_start(solver, restore)
 
     def solve():
         update()

@@ -275,8 +275,8 @@ def bone_points(obj):
 
 def gentle_pose_in_limits(obj, names, rng, dqik):
     """Set a random pose inside the limits, scaled towards the rest pose (full-range random poses
-    look like contortions): each rotation ``q = swing @ twist`` is decomposed as DESIGN.md §2
-    says, its swing exponential map and twist angle scaled by POSE_SCALE and recomposed. The
+    look like contortions): each rotation ``q = swing @ twist`` is decomposed as the README's
+    "Limit semantics" says, its swing exponential map and twist angle scaled by POSE_SCALE and recomposed. The
     swing ellipse and the twist range contain the rest pose, so the scaled pose stays inside
     the limits; it is checked with Blender's own decomposition all the same."""
     import solve_problems as sp

@@ -51,7 +51,8 @@ class SolveResult:
 
 class Solver:
     """Solves one set of tasks on one model, warm from its last result; reusable across solves
-    with new targets (``retarget``). ``reset`` forgets the warm-start memory."""
+    with new targets (``retarget``). ``reset`` forgets the warm-start memory; ``warm_start`` and
+    ``resume`` save and restore it."""
 
     def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None,
                  obstacles=None, radii=None, collision=None, self_collision=False):
@@ -78,6 +79,15 @@ class Solver:
         self._last = None  # (the last result's rotations, its FK, the pose locations it had)
         self._futile = None  # each task's error at a stall whose escapes found nothing better
         self.update.terms = None
+
+    def warm_start(self):
+        """The warm-start memory (opaque), to ``resume`` later: a benchmark repeats one warm
+        solve that way."""
+        return self._memo, self._last, self._futile, self.update.terms
+
+    def resume(self, memory):
+        """Go back to the warm-start memory ``memory`` (``warm_start``)."""
+        self._memo, self._last, self._futile, self.update.terms = memory
 
     def retarget(self, targets=None, locations=None, obstacles=None):
         """New ``targets`` (one per task, in the order the tasks were given), pose ``locations``

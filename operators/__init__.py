@@ -1,4 +1,4 @@
-"""Blender side of DQ IK: the armature bridge and the ``dqik.*`` operators."""
+"""The ``dqik.*`` operators, thin shells over ``bridge/``."""
 
 from . import add_target, build_chain, import_limits, presets, solve
 

@@ -2,8 +2,9 @@
 
 import bpy
 
-from .armature_bridge import ArmatureError, active_armature, check_editable
-from .reporting import run_reported
+from ..bridge.armature import active_armature
+from ..bridge.reporting import run_reported
+from .poll import editable_armature_with_active_bone
 
 
 def add_target_empty(obj, pose_bone):
@@ -30,15 +31,14 @@ class DQIK_OT_add_target(bpy.types.Operator):
     bl_label = "Add Target"
     bl_options = {'REGISTER', 'UNDO'}
 
+    poll = classmethod(editable_armature_with_active_bone)
+
     def execute(self, context):
         return run_reported(self, lambda: self._add(context))
 
     def _add(self, context):
         obj = active_armature(context)
-        check_editable(obj)
         bone = context.active_pose_bone
-        if bone is None or bone.id_data != obj:
-            raise ArmatureError("Select the bone that should get a target (Pose Mode, click a bone)")
         empty = add_target_empty(obj, bone)
         self.report({'INFO'}, f"DQ IK: '{empty.name}' is now the target of {bone.name}")
         return {'FINISHED'}

@@ -2,11 +2,13 @@
 
 import bpy
 
-from .armature_bridge import PoseArrays, active_armature, read_model
-from .reporting import run_reported
-from .colliders import SceneObstacles
-from .scene_summary import rotational_dofs
-from .scene_tasks import read_tasks
+from ..bridge.armature import PoseArrays, active_armature, read_model
+from ..bridge.colliders import SceneObstacles
+from ..bridge.reporting import run_reported
+from ..bridge.scene_summary import rotational_dofs
+from ..bridge.scene_tasks import read_tasks
+from ..bridge.session import session_for
+from .poll import editable_armature
 
 
 class DQIK_OT_build_chain(bpy.types.Operator):
@@ -15,6 +17,8 @@ class DQIK_OT_build_chain(bpy.types.Operator):
     bl_idname = "dqik.build_chain"
     bl_label = "Build Chain"
     bl_options = {'REGISTER'}
+
+    poll = classmethod(editable_armature)
 
     def execute(self, context):
         return run_reported(self, lambda: self._build(context))
@@ -25,7 +29,8 @@ class DQIK_OT_build_chain(bpy.types.Operator):
         PoseArrays(obj)  # validates the pose values
         pose_bones = obj.pose.bones
         tasks, _names, warnings = read_tasks(obj, model)
-        colliders = SceneObstacles(obj, context.evaluated_depsgraph_get(), warnings.append)
+        colliders = SceneObstacles(obj, context.evaluated_depsgraph_get(), warnings.append,
+                                   session_for(obj).colliders)
         for warning in warnings:
             self.report({'WARNING'}, warning)
         self.report({'INFO'}, f"DQ IK '{obj.name}': {len(model)} bones, "

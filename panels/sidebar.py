@@ -1,6 +1,11 @@
-"""3D Viewport sidebar (N) → DQ IK tab: the armature's solver and collision settings, and actions."""
+"""3D Viewport sidebar (N) → DQ IK tab: actions, the armature's last solve, and its solver and
+collision settings."""
 
 import bpy
+
+from ..bridge.session import last_result_of
+
+_STATUS_ICONS = {'MET': 'CHECKMARK', 'CLOSEST': 'INFO', 'ERROR': 'ERROR'}
 
 
 class DQIK_PT_sidebar(bpy.types.Panel):
@@ -25,6 +30,17 @@ class DQIK_PT_sidebar(bpy.types.Panel):
         row = col.row(align=True)
         row.operator("dqik.apply_preset", text="Humanoid Limits", icon='OUTLINER_OB_ARMATURE')
         row.operator("dqik.import_limits", text="Import Limits", icon='IMPORT')
+
+        snapshot = last_result_of(context.active_object)
+        if snapshot is not None:
+            box = layout.box().column(align=True)
+            box.label(text=f"Last solve, {snapshot.ms:.1f} ms", icon=_STATUS_ICONS[snapshot.status])
+            if snapshot.error:
+                box.label(text=snapshot.error)
+            else:
+                box.label(text=f"{snapshot.iterations} iterations")
+                for task in snapshot.tasks:
+                    box.label(text=task.describe())
 
         col = layout.column(heading="Solver")
         col.prop(settings, "max_iterations")

@@ -90,8 +90,8 @@ def limit_violation(obj, names, dqik):
         exp = swing.to_exponential_map()
         q = np.array(pb.rotation_quaternion)[None]
         ours = limits_mod.limit_violation(q, limits)[0]
-        # the same test in Blender's own terms (DESIGN.md §2); a zero bound locks its half-axis,
-        # and there the distance from the axis is the violation
+        # the same test in Blender's own terms (README, "Limit semantics"); a zero bound locks
+        # its half-axis, and there the distance from the axis is the violation
         a = s.swing_x_max if exp.x >= 0 else -s.swing_x_min
         b = s.swing_z_max if exp.z >= 0 else -s.swing_z_min
         locked = max(abs(exp.x) if a == 0 else 0.0, abs(exp.z) if b == 0 else 0.0)
@@ -102,15 +102,22 @@ def limit_violation(obj, names, dqik):
     return worst
 
 
+def capsule_radii(obj, dqik, model):
+    """Every bone's capsule radius and the collision mask, as a new solving session measures them."""
+    colliders = dqik.bridge.colliders
+    return colliders.capsule_radii(obj, model, colliders.ColliderCache())
+
+
 def deepest_clearance(obj, dqik, names=None):
     """Smallest clearance (distance − radius − margin, metres) of the capsule sample points of
     ``names`` (default: every bone) against the armature's colliders."""
-    bridge = dqik.operators.armature_bridge
+    bridge = dqik.bridge.armature
     model = bridge.read_model(obj)
     pose = bridge.PoseArrays(obj)
-    obstacles = dqik.operators.colliders.SceneObstacles(
-        obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None)
-    radii, enabled = dqik.operators.colliders.capsule_radii(obj, model)
+    obstacles = dqik.bridge.colliders.SceneObstacles(
+        obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None,
+        dqik.bridge.colliders.ColliderCache())
+    radii, enabled = capsule_radii(obj, dqik, model)
     if names is not None:
         enabled &= np.isin(np.array(model.names), names)
     capsules = dqik.dq_ik_addon.contacts.Capsules(model, radii, enabled)

@@ -73,8 +73,8 @@ def test_feet_on_the_floor_and_a_hand_target_under_a_table_top(clean_scene, dqik
     tail = sp.world_tail(obj, "hand.L")
     box("table", (tail[0] - 0.5, tail[1] - 0.8, 0.7), (tail[0] + 0.5, tail[1] + 0.2, 0.75),
         colliders)
-    model = dqik.operators.armature_bridge.read_model(obj)
-    radii, _ = dqik.operators.colliders.capsule_radii(obj, model)
+    model = dqik.bridge.armature.read_model(obj)
+    radii, _ = sp.capsule_radii(obj, dqik, model)
     floor_top = min(sp.world_tail(obj, n)[2] for n in ("foot.L", "foot.R")) \
         - radii.max() - obj.dqik.margin - 0.001
     box("floor", (-3, -3, floor_top - 0.2), (3, 3, floor_top), colliders)
@@ -100,13 +100,12 @@ def test_a_static_collider_builds_its_tree_once_over_100_solves(clean_scene, dqi
     bpy.context.view_layer.objects.active = obj
     empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
     start = sp.world_tail(obj, "hand.L")
-    built = dqik.operators.colliders.BUILD_COUNT[0]
     for k in range(100):
         empties["hand.L"].location = start + np.array([0.0, -0.002 * k, 0.001 * k])
         sphere.location.x = 0.6 + 0.001 * k  # rigid motion: no rebuild
         bpy.context.view_layer.update()
         assert bpy.ops.dqik.solve() == {'FINISHED'}
-    assert dqik.operators.colliders.BUILD_COUNT[0] - built == 1
+    assert dqik.api.session_for(obj).colliders.tree_builds == 1
 
 
 def test_collider_problems_are_clear_messages(clean_scene, dqik):
@@ -136,11 +135,11 @@ def test_build_chain_counts_collider_triangles(clean_scene, dqik, capfd):
 def _segment_gaps(dqik, obj, group_a, group_b):
     """Clearance (distance − both radii) between every capsule of ``group_a`` and of ``group_b``."""
     contacts = dqik.dq_ik_addon.contacts
-    bridge = dqik.operators.armature_bridge
+    bridge = dqik.bridge.armature
     model = bridge.read_model(obj)
     pose = bridge.PoseArrays(obj)
     world = model.matrices(pose.rotations(), pose.location)
-    radii, _ = dqik.operators.colliders.capsule_radii(obj, model)
+    radii, _ = sp.capsule_radii(obj, dqik, model)
     idx = {n: i for i, n in enumerate(model.names)}
     a = np.repeat([idx[n] for n in group_a], len(group_b))
     b = np.tile([idx[n] for n in group_b], len(group_a))
@@ -185,12 +184,12 @@ def test_automatic_radius_comes_from_the_skin(clean_scene, dqik):
     modifier = skin.modifiers.new("Armature", 'ARMATURE')
     modifier.object = obj
     bpy.context.view_layer.update()
-    model = dqik.operators.armature_bridge.read_model(obj)
-    radii, _ = dqik.operators.colliders.capsule_radii(obj, model)
+    model = dqik.bridge.armature.read_model(obj)
+    radii, _ = sp.capsule_radii(obj, dqik, model)
     assert radii[model.index["forearm.L"]] == pytest.approx(0.07, abs=0.003)
     assert radii[model.index["hand.L"]] == pytest.approx(0.15 * model.lengths[model.index["hand.L"]])
     obj.pose.bones["forearm.L"].dqik.radius = 0.02
-    radii, _ = dqik.operators.colliders.capsule_radii(obj, model)
+    radii, _ = sp.capsule_radii(obj, dqik, model)
     assert radii[model.index["forearm.L"]] == pytest.approx(0.02)
 
 
@@ -274,8 +273,9 @@ def test_obstacle_query_reports_deep_points_inside_and_skips_far_ones(clean_scen
     colliders = collider_collection(clean_scene, obj)
     box("block", (-1.0, 1.0, -1.0), (1.0, 3.0, 1.0), colliders)
     bpy.context.view_layer.update()
-    obstacles = dqik.operators.colliders.SceneObstacles(obj, bpy.context.evaluated_depsgraph_get(),
-                                                        lambda message: None)
+    obstacles = dqik.bridge.colliders.SceneObstacles(
+        obj, bpy.context.evaluated_depsgraph_get(), lambda message: None,
+        dqik.bridge.colliders.ColliderCache())
     points = np.array([[0.0, 2.0, 0.0],      # the centre: 1 m deep
                        [0.0, 1.2, 0.0],      # 0.2 m deep
                        [0.0, 0.95, 0.0],     # 5 cm in front

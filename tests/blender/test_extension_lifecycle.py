@@ -1,4 +1,5 @@
-"""The zip installs and enables; enabling/disabling three times leaves nothing behind."""
+"""The zip installs and enables; enabling/disabling three times leaves nothing behind (classes,
+properties, menu entries, application handlers)."""
 
 import bpy  # noqa: F401  (bpy first: it puts addon_utils on the path)
 import addon_utils
@@ -14,7 +15,27 @@ def _dqik_state():
         "classes": sorted(name for name in dir(bpy.types) if name.startswith("DQIK_")),
         "pose_menu_entries": [f.__name__ for f in bpy.types.VIEW3D_MT_pose._dyn_ui_initialize()
                               if f.__module__.startswith(MODULE)],
+        "handlers": {name: sum(f.__module__.startswith(MODULE)
+                               for f in getattr(bpy.app.handlers, name))
+                     for name in ("load_post", "undo_post", "redo_post", "depsgraph_update_post")},
     }
+
+
+def test_disabling_drops_the_solving_sessions(clean_scene, dqik):
+    import importlib
+
+    import rigs
+    import solve_problems as sp
+    obj = rigs.metarig("basic")
+    sp.add_targets(obj, ["hand.L"], chain_count=3)
+    session_module = importlib.import_module(f"{MODULE}.bridge.session")
+    session_module.session_for(obj).tick()
+    assert session_module.session_count() == 1
+    addon_utils.disable(MODULE, default_set=True)
+    try:
+        assert session_module.session_count() == 0
+    finally:
+        addon_utils.enable(MODULE, default_set=True)
 
 
 def test_enable_disable_three_times_is_clean(dqik):
@@ -22,12 +43,14 @@ def test_enable_disable_three_times_is_clean(dqik):
     assert enabled["pose_bone_prop"] and enabled["object_prop"]
     assert "build_chain" in enabled["operators"]
     assert enabled["pose_menu_entries"] == ["draw_pose_menu_entry"]
+    assert set(enabled["handlers"].values()) == {1}
     for _ in range(3):
         addon_utils.disable(MODULE, default_set=True)
         disabled = _dqik_state()
         assert not disabled["pose_bone_prop"] and not disabled["object_prop"]
         assert disabled["classes"] == []
         assert disabled["pose_menu_entries"] == []
+        assert set(disabled["handlers"].values()) == {0}
         addon_utils.enable(MODULE, default_set=True)
         assert _dqik_state() == enabled
 

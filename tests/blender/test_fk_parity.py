@@ -27,7 +27,7 @@ def _random_pose(obj, rng):
 @pytest.mark.parametrize("kind, bones", [("basic", 29), ("human", 159)])
 def test_metarig_fk_matches_blender(clean_scene, dqik, kind, bones):
     obj = rigs.metarig(kind)
-    model = dqik.operators.armature_bridge.read_model(obj)
+    model = dqik.bridge.armature.read_model(obj)
     assert len(model) == bones
     rng = np.random.default_rng(7)
     for _ in range(20):
@@ -41,7 +41,7 @@ def test_metarig_fk_matches_blender(clean_scene, dqik, kind, bones):
 
 def test_awkward_rig_fk_matches_blender(clean_scene, dqik):
     obj = rigs.awkward_rig()
-    model = dqik.operators.armature_bridge.read_model(obj)
+    model = dqik.bridge.armature.read_model(obj)
     assert int((model.parents < 0).sum()) == 2
     assert model.connected.tolist() == [obj.data.bones[name].use_connect for name in model.names]
     rng = np.random.default_rng(11)
@@ -53,7 +53,7 @@ def test_awkward_rig_fk_matches_blender(clean_scene, dqik):
 @pytest.mark.parametrize("mode", ['XYZ', 'XZY', 'YXZ', 'YZX', 'ZXY', 'ZYX', 'AXIS_ANGLE'])
 def test_every_rotation_mode_is_read_and_written_back(clean_scene, dqik, mode):
     obj = rigs.awkward_rig()
-    bridge = dqik.operators.armature_bridge
+    bridge = dqik.bridge.armature
     model = bridge.read_model(obj)
     rng = np.random.default_rng(3)
     for pb in obj.pose.bones:

@@ -1,6 +1,6 @@
 """``dqik.apply_preset``: anatomical limits on the Rigify metarigs and a Mixamo-named T-pose rig.
 
-Poses are built as local pose quaternions and judged by the limit semantics of DESIGN.md §2:
+Poses are built as local pose quaternions and judged by the README's "Limit semantics":
 ``q.to_swing_twist('Y')``, the swing's exponential map, the four quarter-ellipses and the twist
 interval. The anatomical sense of each motion is checked in world space by the test itself (a
 flexed elbow's hand moves forward, a flexed knee's foot moves back, ...), independently of how the
@@ -24,7 +24,8 @@ def lateral(side):
 
 
 def allowed(settings, q):
-    """Membership of the local rotation ``q`` in the bone's swing/twist limits (DESIGN.md §2)."""
+    """Membership of the local rotation ``q`` in the bone's swing/twist limits (README, "Limit
+    semantics")."""
     swing, twist = q.to_swing_twist('Y')
     s = swing.to_exponential_map()
 
@@ -233,7 +234,7 @@ def test_every_matched_bone_gets_limits_containing_rest(clean_scene, dqik, capfd
     out = capfd.readouterr()
     assert f"limits on {limited} bones" in out.out + out.err
     assert f"{unmatched} bones unmatched" in out.out + out.err
-    presets = dqik.operators.presets
+    presets = dqik.bridge.limit_presets
     count = 0
     for pb in obj.pose.bones:
         matched = pb.parent is not None and presets.match_joint(pb.name) is not None
@@ -284,20 +285,20 @@ def test_spine_range_is_shared_between_its_bones(clean_scene, dqik):
     ("L_Forearm", 'FOREARM', 'L'), ("Chest", 'SPINE', None),
 ])
 def test_names_are_recognised(dqik, name, joint, side):
-    assert dqik.operators.presets.match_joint(name) == (joint, side)
+    assert dqik.bridge.limit_presets.match_joint(name) == (joint, side)
 
 
 @pytest.mark.parametrize("name", ["mixamorig:Hips", "mixamorig:LeftToe_End", "mixamorig:HeadTop_End",
                                   "mixamorig:LeftHandIndex4", "thigh_twist_01_l", "ik_foot_l",
                                   "heel.02.L", "breast.R", "pelvis.L", "jaw", "eye.L", "root"])
 def test_other_names_are_not(dqik, name):
-    assert dqik.operators.presets.match_joint(name) is None
+    assert dqik.bridge.limit_presets.match_joint(name) is None
 
 
 def test_only_selected_and_enable_limits(clean_scene, dqik):
     obj = rigs.metarig("basic")
     for pb in obj.pose.bones:
-        dqik.operators.presets.is_selected(pb)  # readable on every version
+        dqik.bridge.armature.is_selected(pb)  # readable on every version
         if hasattr(pb, "select"):
             pb.select = pb.name == "forearm.L"
         else:

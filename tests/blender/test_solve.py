@@ -258,12 +258,12 @@ def test_add_target_without_an_active_bone_is_a_clear_error(clean_scene, dqik):
 
 
 def test_repeated_solves_follow_every_edit(clean_scene, dqik):
-    """``dqik.solve`` reuses the armature's last solver while nothing but the targets changed
-    (the module keeps it); every other edit between two solves still takes effect."""
+    """``dqik.solve`` reuses the armature's session solver while nothing but the targets changed;
+    every other edit between two solves still takes effect."""
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
     empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
-    cache = dqik.operators.solve._SOLVERS
+    session = dqik.api.session_for(obj)
     rng = np.random.default_rng(3)
 
     def solve_to_reachable(names):
@@ -273,7 +273,7 @@ def test_repeated_solves_follow_every_edit(clean_scene, dqik):
         empties["hand.L"].location = sp.world_tail(obj, "hand.L")
         sp.clear_pose(obj)
         assert bpy.ops.dqik.solve() == {'FINISHED'}
-        return _worst_error(obj, empties), cache[obj.as_pointer()][1]
+        return _worst_error(obj, empties), session.solver
 
     arm = ["upper_arm.L", "forearm.L", "hand.L"]
     error, first = solve_to_reachable(arm)

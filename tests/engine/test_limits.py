@@ -1,4 +1,5 @@
-"""Swing/twist decomposition and the quarter-ellipse limit set (README, limit semantics): projection and violation."""
+"""Swing/twist decomposition and the quarter-ellipse limit set of the README's "Limit
+semantics": projection and violation."""
 
 import numpy as np
 import pytest

@@ -25,24 +25,59 @@ class ArmatureError(Exception):
     """An armature the solver cannot work on; the message is meant for the user."""
 
 
-def active_armature(context):
-    """The armature to work on (active object, or the armature of the active pose bone)."""
-    obj = context.active_object
+def not_an_armature(obj):
+    """Why ``obj`` is not an armature to work on (nothing, or another kind of object), or None."""
     if obj is None or obj.type != 'ARMATURE':
-        raise ArmatureError("Select an armature: the active object is "
-                            + ("nothing" if obj is None else f"'{obj.name}', a {obj.type.lower()}"))
+        return ("Select an armature: the active object is "
+                + ("nothing" if obj is None else f"'{obj.name}', a {obj.type.lower()}"))
+    return None
+
+
+def not_editable(obj):
+    """Why the armature ``obj`` cannot be posed (Edit Mode, linked, no bones), with what to do,
+    or None."""
+    if obj.mode == 'EDIT':
+        return f"'{obj.name}' is in Edit Mode; switch to Pose or Object Mode first"
+    if obj.library is not None:
+        return (f"'{obj.name}' is linked from '{obj.library.filepath}' and cannot be posed; "
+                "make a library override first (Object > Library Override)")
+    if obj.pose is None:
+        return f"'{obj.name}' has no pose yet; link it into a scene first"
+    if len(obj.pose.bones) == 0:
+        return f"'{obj.name}' has no bones"
+    return None
+
+
+def active_armature(context):
+    """The armature to work on: the active object."""
+    obj = context.active_object
+    problem = not_an_armature(obj)
+    if problem:
+        raise ArmatureError(problem)
     return obj
 
 
 def check_editable(obj):
-    """Refuse edit mode and linked armatures with a message that says what to do."""
-    if obj.mode == 'EDIT':
-        raise ArmatureError(f"'{obj.name}' is in Edit Mode; switch to Pose or Object Mode first")
-    if obj.library is not None:
-        raise ArmatureError(f"'{obj.name}' is linked from '{obj.library.filepath}' and cannot be "
-                            "posed; make a library override first (Object > Library Override)")
-    if len(obj.pose.bones) == 0:
-        raise ArmatureError(f"'{obj.name}' has no bones")
+    """Refuse edit mode, linked armatures and armatures without bones with a message that says
+    what to do."""
+    problem = not_editable(obj)
+    if problem:
+        raise ArmatureError(problem)
+
+
+def is_selected(pose_bone):
+    """Pose-mode selection (``PoseBone.select`` from Blender 5.0, ``Bone.select`` before)."""
+    selected = getattr(pose_bone, "select", None)
+    return pose_bone.bone.select if selected is None else selected
+
+
+def target_pose_bones(obj, only_selected):
+    """The pose bones an operator works on: all, or the selected ones (at least one)."""
+    bones = [pb for pb in obj.pose.bones if not only_selected or is_selected(pb)]
+    if not bones:
+        raise ArmatureError(f"No bones of '{obj.name}' are selected; select some in Pose Mode "
+                            "or turn off 'Only Selected'")
+    return bones
 
 
 def _get(collection, attr, width, dtype=np.float64):
@@ -55,14 +90,20 @@ def _get(collection, attr, width, dtype=np.float64):
     return out.reshape(len(collection), width) if width > 1 else out
 
 
-def _check_supported(obj, pose_bones, bones):
-    """Reject what the model does not reproduce exactly, naming the bones involved."""
+def check_pose_scale(obj):
+    """Reject pose scale other than 1, which the model does not reproduce, naming the bones. A
+    pose channel, so it is checked on every solve, not only when the model is read."""
+    pose_bones = obj.pose.bones
     scale = _get(pose_bones, "scale", 3)
     unscaled = np.abs(scale - 1.0).max(axis=1) <= 1e-6
     if not all_true(unscaled):
         names = ", ".join(pose_bones[int(i)].name for i in np.flatnonzero(~unscaled)[:5])
         raise ArmatureError(f"'{obj.name}': pose scale other than 1 is not supported "
                             f"(bones: {names}); apply or clear scale (Alt+S) first")
+
+
+def _check_supported(obj, bones):
+    """Reject bones whose transform the model does not reproduce, naming them."""
     inherit_rot = _get(bones, "use_inherit_rotation", 1, dtype=bool)
     local_loc = _get(bones, "use_local_location", 1, dtype=bool)
     supported = inherit_rot & local_loc
@@ -73,12 +114,12 @@ def _check_supported(obj, pose_bones, bones):
 
 
 def read_model(obj):
-    """The armature's ChainModel, from ``Bone.matrix_local`` in pose-bone order; the same object
-    as last time while the bones (names, parents, rest frames, lengths, connections) are equal."""
+    """The armature's ChainModel, from ``Bone.matrix_local`` in pose-bone order."""
     pose_bones = obj.pose.bones
     bones = obj.data.bones
     check_editable(obj)
-    _check_supported(obj, pose_bones, bones)
+    check_pose_scale(obj)
+    _check_supported(obj, bones)
     names = pose_bones.keys()
     pose_index = {name: i for i, name in enumerate(names)}
     bone_names = bones.keys()
@@ -93,16 +134,35 @@ def read_model(obj):
     rest = _get(bones, "matrix_local", 16).reshape(-1, 4, 4).transpose(0, 2, 1)[order]
     lengths = _get(bones, "length", 1)[order]
     connected = _get(bones, "use_connect", 1, dtype=bool)[order]
-    key = (tuple(names), parents.tobytes(), rest.tobytes(), lengths.tobytes(), connected.tobytes())
-    cached = _MODELS.get(obj.as_pointer())
-    if cached is None or cached[0] != key:
-        cached = (key, ChainModel.from_bones(names, parents, rest, lengths=lengths,
-                                             connected=connected))
-        _MODELS[obj.as_pointer()] = cached
-    return cached[1]
+    return ChainModel.from_bones(names, parents, rest, lengths=lengths, connected=connected)
 
 
-_MODELS = {}  # armature object pointer → (its bones by value, their ChainModel)
+def rig_fingerprint(obj):
+    """What ``read_model`` and the supported-rig checks read from the bones, as bytes, read with
+    ``foreach_get`` into Blender's own storage types (about 60 µs on 159 bones, against about
+    0.5 ms for ``read_model``).
+
+    It changes with the armature data, the number and names of the bones, their rest frames
+    (``matrix_local``), their frames and heads relative to their parents (``Bone.matrix``,
+    ``Bone.head``: a re-parented bone changes them unless the new parent's tail and orientation
+    equal the old one's), lengths, connections, inherited rotation and local location, and with
+    the address of the first bone and pose bone (leaving Edit Mode re-allocates both)."""
+    bones, pose_bones = obj.data.bones, obj.pose.bones
+    count = len(bones)
+    if count == 0 or len(pose_bones) != count:
+        return (obj.data.as_pointer(), count, len(pose_bones))
+    values = np.empty(count * 29, dtype=np.float32)
+    flags = np.empty(count * 3, dtype=bool)
+    for attr, offset, width in _FINGERPRINT_FLOATS:
+        bones.foreach_get(attr, values[offset * count:(offset + width) * count])
+    for k, attr in enumerate(("use_connect", "use_inherit_rotation", "use_local_location")):
+        bones.foreach_get(attr, flags[k * count:(k + 1) * count])
+    return (obj.data.as_pointer(), bones[0].as_pointer(), pose_bones[0].as_pointer(),
+            tuple(pose_bones.keys()), values.tobytes(), flags.tobytes())
+
+
+_FINGERPRINT_FLOATS = (("matrix_local", 0, 16), ("matrix", 16, 9), ("head", 25, 3),
+                       ("length", 28, 1))  # (Bone property, first column, width) of 29 per bone
 
 
 def _rotation_modes(pose_bones):

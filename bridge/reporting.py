@@ -2,7 +2,7 @@
 
 import traceback
 
-from .armature_bridge import ArmatureError
+from .armature import ArmatureError
 
 
 def run_reported(operator, action):

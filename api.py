@@ -1,0 +1,24 @@
+"""DQ IK for scripts: one solving session per armature.
+
+    import bpy
+    from bl_ext.user_default.dq_ik import api   # the module path of the installed extension
+
+    session = api.session_for(bpy.data.objects["Armature"])
+    snapshot = session.tick()          # solve from the current pose, write it
+    print(snapshot.status, snapshot.iterations, snapshot.ms)
+    for task in snapshot.tasks:        # TaskReport: name, status, position_error, rotation_error
+        print(task.name, task.status, task.position_error)
+
+``session.last_result`` keeps the last ``SolveSnapshot``; ``session.solver`` is the warm engine
+``Solver`` and ``session.model`` its ``ChainModel`` (None before the first tick). A session
+follows settings changed through their properties and rig edits by itself; call
+``session.invalidate()`` after writing a setting as a raw ID property or when keyframes or
+drivers change DQ IK settings (``bridge/session.py`` says why). Problems raise ``ArmatureError``
+with a message meant for the user.
+"""
+
+from .bridge.armature import ArmatureError
+from .bridge.session import Session, SolveSnapshot, TaskReport, drop_sessions, session_for
+
+__all__ = ["ArmatureError", "Session", "SolveSnapshot", "TaskReport", "drop_sessions",
+           "session_for"]

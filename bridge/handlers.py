@@ -1,0 +1,44 @@
+"""Application handlers that keep the solving sessions (``session.py``) true to the file.
+
+- ``load_post``, ``undo_post``, ``redo_post``: a loaded file, undo or redo re-allocates the
+  objects and their pose bones, so every session is dropped;
+- ``depsgraph_update_post``: the sessions of deleted armatures are dropped. Rig edits are not
+  taken from it: posing a bone through RNA also reports its armature data as updated (measured
+  with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
+  bones by value instead (``armature.rig_fingerprint``).
+
+All are ``@persistent`` (they survive file loads) and ``unregister`` removes exactly the
+functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handlers.html).
+"""
+
+import bpy
+from bpy.app.handlers import persistent
+
+from . import session
+
+
+@persistent
+def _drop_sessions(*_args):
+    session.drop_sessions()
+
+
+@persistent
+def _drop_deleted(*_args):
+    session.drop_deleted()
+
+
+_HANDLERS = (("load_post", _drop_sessions), ("undo_post", _drop_sessions),
+             ("redo_post", _drop_sessions), ("depsgraph_update_post", _drop_deleted))
+
+
+def register():
+    for name, function in _HANDLERS:
+        getattr(bpy.app.handlers, name).append(function)
+
+
+def unregister():
+    for name, function in _HANDLERS:
+        handlers = getattr(bpy.app.handlers, name)
+        if function in handlers:
+            handlers.remove(function)
+    session.drop_sessions()

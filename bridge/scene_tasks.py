@@ -1,0 +1,156 @@
+"""Read DQ IK's per-bone settings into engine inputs: tasks in armature space, limits, stiffness.
+
+Targets are brought into armature space with ``armature.matrix_world⁻¹ · target.matrix_world``
+(for a bone subtarget: ``· pose_bone.matrix``), so a moved, rotated or uniformly scaled armature
+solves the same as one at the origin. Target orientations drop any scale.
+"""
+
+import operator
+from typing import NamedTuple
+
+import bpy
+import numpy as np
+
+from ..dq_ik_addon.limits import SwingTwistLimits
+from ..dq_ik_addon.solver import SolverSettings
+from ..dq_ik_addon.tasks import Orientation, Position, Task
+
+_LIMIT_FIELDS = ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
+                 "twist_min", "twist_max")
+
+
+class TaskSource(NamedTuple):
+    """One bone's task as its settings give it, read once per session build: all but where its
+    target is, which ``aimed_tasks`` reads on every solve."""
+
+    bone: int
+    name: str
+    target: object
+    subtarget: str
+    use_position: bool
+    use_rotation: bool
+    priority: int
+    weight: float
+    chain_count: int
+
+
+def target_matrix(to_armature, source):
+    """The task's goal in armature space (mathutils Matrix; ``to_armature`` is the armature's
+    ``matrix_world⁻¹``), or None with the reason."""
+    target = source.target
+    if target is None:
+        return None, "has no target"
+    try:
+        target_name = target.name
+    except ReferenceError:
+        return None, "targets an object that was deleted"
+    if not _in_a_scene(target):
+        return None, f"targets '{target_name}', which is in no scene (deleted?)"
+    world = target.matrix_world.copy()
+    if target.type == 'ARMATURE' and source.subtarget:
+        bone = target.pose.bones.get(source.subtarget)
+        if bone is None:
+            return None, f"targets bone '{source.subtarget}', which '{target_name}' does not have"
+        world = world @ bone.matrix
+    return to_armature @ world, None
+
+
+def _in_a_scene(obj):
+    """``obj.users_scene`` is not empty. That property lists every scene's objects in Python,
+    O(objects) per call, so each scene's own lookup by name (in C, compared by pointer) goes first;
+    ``users_scene`` only decides what that misses (a name shared with a linked object)."""
+    name = obj.name
+    return any(scene.objects.get(name) == obj for scene in bpy.data.scenes) \
+        or bool(obj.users_scene)
+
+
+def bone_settings(obj):
+    """Every pose bone's ``PoseBone.dqik`` settings, in pose-bone order: fetched once for the
+    readers below (each fetch costs about as much as reading three of its values)."""
+    return [pose_bone.dqik for pose_bone in obj.pose.bones]
+
+
+def task_sources(model, settings_of_bones):
+    """``(sources, warnings)``: a ``TaskSource`` for every bone with ``use_target`` set and
+    position or rotation enabled, in pose-bone order (the order of ``model.names``,
+    ``armature.read_model``); ``settings_of_bones`` is ``bone_settings(obj)``."""
+    sources, warnings = [], []
+    for i in [i for i, settings in enumerate(settings_of_bones) if settings.use_target]:
+        name, settings = model.names[i], settings_of_bones[i]
+        if not (settings.use_position or settings.use_rotation):
+            warnings.append(f"{name}: neither position nor rotation is enabled; skipped")
+            continue
+        sources.append(TaskSource(i, name, settings.target, settings.subtarget,
+                                  settings.use_position, settings.use_rotation,
+                                  settings.priority, settings.weight, settings.chain_count))
+    return sources, warnings
+
+
+def aimed_tasks(obj, sources):
+    """``(tasks, task_names, warnings)``: the engine ``Task`` of each part of every source whose
+    target can be found (a ``Position`` and an ``Orientation`` task, as enabled), at the target's
+    current place in armature space, with its bone's name; the others are named in a warning."""
+    tasks, names, warnings = [], [], []
+    to_armature = obj.matrix_world.inverted_safe()
+    found = []      # (source, goal matrix) of the tasks with a target
+    for source in sources:
+        matrix, problem = target_matrix(to_armature, source)
+        if matrix is None:
+            warnings.append(f"{source.name} {problem}; skipped")
+        else:
+            found.append((source, matrix))
+    values = np.array([matrix for _, matrix in found], dtype=np.float64).reshape(-1, 4, 4)
+    finite = np.isfinite(values).all(axis=(1, 2)).tolist()
+    for (source, matrix), goal, is_finite in zip(found, values, finite):
+        if not is_finite:
+            warnings.append(f"{source.name}: target transform is not finite; skipped")
+            continue
+        parts = [(Position, goal[:3, 3])] * source.use_position \
+            + [(Orientation, np.array(matrix.to_quaternion()))] * source.use_rotation
+        tasks += [Task(kind, source.bone, target, source.priority, source.weight,
+                       source.chain_count) for kind, target in parts]
+        names += [source.name] * len(parts)
+    return tasks, names, warnings
+
+
+def read_tasks(obj, model, settings_of_bones=None):
+    """``(tasks, task_names, warnings)`` for every bone with ``use_target`` set, read at once
+    (``settings_of_bones`` is ``bone_settings(obj)`` if already fetched)."""
+    every = bone_settings(obj) if settings_of_bones is None else settings_of_bones
+    sources, warnings = task_sources(model, every)
+    tasks, names, missing = aimed_tasks(obj, sources)
+    return tasks, names, warnings + missing
+
+
+def read_joints(obj, model, bones=None, settings_of_bones=None):
+    """``(SwingTwistLimits, stiffness)`` of every bone in pose-bone order, both from one read of
+    each bone's settings: limits disabled where ``use_limits`` is off, ``PoseBone.dqik.stiffness``.
+    With ``bones`` (indices) only those are read, the others are left disabled and at 0;
+    ``settings_of_bones`` is ``bone_settings(obj)`` if already fetched."""
+    values = np.zeros((len(model), len(_JOINT_FIELDS)))
+    every = bone_settings(obj) if settings_of_bones is None else settings_of_bones
+    indices = range(len(model)) if bones is None else bones.tolist()
+    if len(indices):
+        values[indices] = [_joint_settings(every[i]) for i in indices]
+    return SwingTwistLimits(*values.T[1:-1], values[:, 0] > 0.5), values[:, -1]
+
+
+_JOINT_FIELDS = ("use_limits", *_LIMIT_FIELDS, "stiffness")
+_joint_settings = operator.attrgetter(*_JOINT_FIELDS)
+
+
+_SOLVER_FIELDS = ("colliders", "margin", "use_self_collision", "max_iterations", "tolerance",
+                  "damping", "rest_weight")
+_armature_fields = operator.attrgetter(*_SOLVER_FIELDS)
+
+
+def armature_settings(obj):
+    """The ``Object.dqik`` values a solver is built from, as a tuple (to compare by value)."""
+    return _armature_fields(obj.dqik)
+
+
+def read_settings(obj):
+    """The armature's ``SolverSettings``."""
+    s = obj.dqik
+    return SolverSettings(max_iterations=s.max_iterations, tolerance=s.tolerance,
+                          damping=s.damping, rest_weight=s.rest_weight, margin=s.margin)

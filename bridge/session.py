@@ -1,0 +1,259 @@
+"""One solving session per armature: the seam that ``dqik.solve`` and scripts share (and that live
+posing, solving on frame change, baking and the overlay are to share).
+
+A session owns what is read once from the rig: the ``ChainModel``, each task's settings, the warm
+engine ``Solver`` (with the limits and stiffness of the bones it moves) and the ``ColliderCache``.
+``tick()`` reads only what moves between two solves (the target matrices, the pose channels, and
+the colliders' placement and shape, making the obstacle query again only when they changed),
+solves warm from the current pose, writes the pose and keeps a
+``SolveSnapshot`` of the result in ``last_result``.
+
+How a session learns that the rig or its settings changed, without reading them again:
+
+- setting a ``PoseBone.dqik`` or ``Object.dqik`` property (in the panels or from Python) calls
+  its ``update`` callback (``properties.py``), which marks the armature's session for a rebuild;
+- every tick compares ``armature.rig_fingerprint`` (the bones by value, in a few ``foreach_get``
+  calls) and the ``Object.dqik`` solver values with those of the last build: this catches rig
+  edits (Edit Mode, bone options) and raw writes of armature settings, in the UI and in scripts.
+
+What bypasses all three, so a script must call ``Session.invalidate()`` after it: writing a
+``PoseBone.dqik`` setting as a raw ID property (``pose_bone.dqik["stiffness"] = 0.5``, which calls
+no ``update`` callback), and keyframes or drivers on ``PoseBone.dqik`` settings. Comparing every
+bone's settings by value on each tick would cost about 0.45 ms on 159 bones, most of what the
+session saves (measured with bpy 5.0.1).
+
+Sessions are dropped on file load, undo and redo (``handlers.py``), when the extension is
+disabled, and when their armature is deleted.
+"""
+
+import math
+import time
+from dataclasses import dataclass
+
+import bpy
+
+from ..dq_ik_addon.solver import Solver, involved_bones
+from .armature import (
+    ArmatureError,
+    PoseArrays,
+    check_editable,
+    check_pose_scale,
+    read_model,
+    rig_fingerprint,
+)
+from .colliders import ColliderCache, SceneObstacles, capsule_radii, placement
+from .scene_tasks import (
+    aimed_tasks,
+    armature_settings,
+    bone_settings,
+    read_joints,
+    read_settings,
+    task_sources,
+)
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    """One task's outcome: ``'MET'`` (within the tolerance), ``'CLOSEST'`` (the closest pose the
+    solve found) or ``'MISSING'`` (its target could not be found; errors are NaN). Position error
+    in metres, rotation error in radians (0 for a task without that part)."""
+
+    name: str
+    status: str
+    position_error: float
+    rotation_error: float
+
+    def describe(self):
+        """The task for a report: ``hand.L 0.0123 mm`` (and the rotation error in degrees)."""
+        if self.status == 'MISSING':
+            return f"{self.name} target missing"
+        return (f"{self.name} {self.position_error * 1e3:.3g} mm"
+                + (f" {math.degrees(self.rotation_error):.3g}°" if self.rotation_error > 0 else ""))
+
+
+@dataclass(frozen=True)
+class SolveSnapshot:
+    """The last tick of a session. ``status`` is ``'MET'`` when the solve converged,
+    ``'CLOSEST'`` when it stopped at the closest reachable pose, ``'ERROR'`` when the tick
+    failed (``error`` says why; nothing was written). ``ms`` is the whole tick's time.
+    ``contacts`` is None: the engine does not report contacts yet."""
+
+    tasks: tuple = ()
+    iterations: int = 0
+    converged: bool = False
+    ms: float = 0.0
+    warnings: tuple = ()
+    error: str = ""
+    contacts: object = None
+
+    @property
+    def status(self):
+        return 'ERROR' if self.error else ('MET' if self.converged else 'CLOSEST')
+
+    def describe(self):
+        """One line for a report: how the solve ended and each task's error."""
+        if self.error:
+            return self.error
+        state = "converged" if self.converged else "closest reachable"
+        return (f"{state} in {self.iterations} iterations; "
+                + ", ".join(task.describe() for task in self.tasks))
+
+
+class Session:
+    """The solving session of one armature object; get it with ``session_for``."""
+
+    def __init__(self, obj):
+        self.obj = obj
+        self.last_result = None
+        self.colliders = ColliderCache()
+        self.model = None
+        self.solver = None
+        self._dirty = True
+        self._fingerprint = None
+        self._sources, self._warnings, self._solved_names, self._kinds = [], [], [], []
+        self._tolerance = 0.0
+        self._obstacles, self._placement = None, None
+
+    def invalidate(self):
+        """Read the rig and every setting again on the next tick."""
+        self._dirty = True
+
+    def tick(self):
+        """Solve the armature from its current pose to its targets, write the pose and return
+        the ``SolveSnapshot`` (also kept in ``last_result``). A rig the solver cannot work on
+        raises ``ArmatureError`` with a message for the user, after storing a snapshot whose
+        status is ``'ERROR'``."""
+        start = time.perf_counter()
+        try:
+            result, names, missing, warnings = self._solve()
+        except ArmatureError as err:
+            self.last_result = SolveSnapshot(error=str(err),
+                                             ms=(time.perf_counter() - start) * 1e3)
+            raise
+        reports = self._reports(names, result.errors.tolist())
+        reports += [TaskReport(name, 'MISSING', float("nan"), float("nan")) for name in missing]
+        self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
+                                         (time.perf_counter() - start) * 1e3, tuple(warnings))
+        return self.last_result
+
+    def _reports(self, names, errors):
+        """One ``TaskReport`` per bone with tasks (in task order): the errors of its position
+        task and of its angular one (orientation or aim)."""
+        found = {}
+        for name, kind, error in zip(names, self._kinds, errors):
+            found.setdefault(name, [0.0, 0.0])[1 if kind.angular else 0] = error
+        tolerance = self._tolerance
+        return [TaskReport(name, 'MET' if p <= tolerance and r <= tolerance else 'CLOSEST', p, r)
+                for name, (p, r) in found.items()]
+
+    def _armature(self):
+        try:
+            obj, kind = self.obj, self.obj.type
+        except ReferenceError:
+            raise ArmatureError("The armature of this DQ IK session was deleted") from None
+        if kind != 'ARMATURE':
+            raise ArmatureError(f"'{obj.name}' is no longer an armature")
+        return obj
+
+    def _solve(self):
+        obj = self._armature()
+        check_editable(obj)
+        fingerprint = (rig_fingerprint(obj), armature_settings(obj))
+        if self._dirty or fingerprint != self._fingerprint:
+            self._read_rig(obj)
+            self._fingerprint, self._dirty = fingerprint, False
+        check_pose_scale(obj)
+        pose = PoseArrays(obj)
+        tasks, names, missing = aimed_tasks(obj, self._sources)
+        warnings = self._warnings + missing
+        if not tasks:
+            raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
+                                + ("" if not warnings else ": " + "; ".join(warnings)))
+        obstacles = None if obj.dqik.colliders is None else self._scene_obstacles(obj, warnings)
+        kinds = [task.kind for task in tasks]
+        if self.solver is None or names != self._solved_names or kinds != self._kinds:
+            self._build_solver(obj, tasks, pose, obstacles)
+            self._solved_names, self._kinds = names, kinds
+        else:
+            self.solver.retarget([task.target for task in tasks], pose.location, obstacles)
+        result = self.solver.solve(pose.rotations())
+        pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
+        pose.write(obj)
+        solved = set(names)
+        return result, names, [s.name for s in self._sources if s.name not in solved], warnings
+
+    def _scene_obstacles(self, obj, warnings):
+        """The obstacle query, made again only when the armature or a collider moved or changed
+        shape (``colliders.placement``)."""
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        where = placement(obj, depsgraph)
+        if where != self._placement:
+            self._obstacles = SceneObstacles(obj, depsgraph, warnings.append, self.colliders)
+            self._placement = where
+        return self._obstacles
+
+    def _read_rig(self, obj):
+        """The model and every task's settings, read again; the solver is built on next use."""
+        self.model, self.solver = None, None
+        self._obstacles, self._placement = None, None
+        self.model = read_model(obj)
+        self._sources, self._warnings = task_sources(self.model, bone_settings(obj))
+
+    def _build_solver(self, obj, tasks, pose, obstacles):
+        model, self_collision = self.model, obj.dqik.use_self_collision
+        radii, collision = None, None
+        if obstacles is not None or self_collision:
+            radii, collision = capsule_radii(obj, model, self.colliders)
+        bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
+        limits, stiffness = read_joints(obj, model, bones)
+        settings = read_settings(obj)
+        self.solver = Solver(model, tasks, limits, stiffness, settings, pose.location, obstacles,
+                             radii, collision, self_collision)
+        self._tolerance = settings.tolerance
+
+
+_SESSIONS = {}  # Object.session_uid → Session
+
+
+def session_for(obj):
+    """The solving session of the armature object ``obj``, made on first use."""
+    if obj is None or obj.type != 'ARMATURE':
+        raise ArmatureError("A DQ IK session needs an armature object, not "
+                            + ("nothing" if obj is None else f"'{obj.name}', a {obj.type.lower()}"))
+    session = _SESSIONS.get(obj.session_uid)
+    if session is None:
+        session = _SESSIONS[obj.session_uid] = Session(obj)
+    return session
+
+
+def last_result_of(obj):
+    """The last ``SolveSnapshot`` of ``obj``'s session, or None; never makes a session (for
+    drawing)."""
+    session = _SESSIONS.get(obj.session_uid)
+    return None if session is None else session.last_result
+
+
+def invalidate(obj):
+    """Mark ``obj``'s session, if it has one, for a rebuild on its next tick."""
+    session = _SESSIONS.get(obj.session_uid)
+    if session is not None:
+        session.invalidate()
+
+
+def drop_deleted():
+    """Forget the sessions whose armature object was deleted."""
+    for key, session in list(_SESSIONS.items()):
+        try:
+            session.obj.name
+        except ReferenceError:
+            del _SESSIONS[key]
+
+
+def drop_sessions():
+    """Forget every session (file load, undo, redo, disabling the extension)."""
+    _SESSIONS.clear()
+
+
+def session_count():
+    """How many sessions are kept (for tests)."""
+    return len(_SESSIONS)

@@ -1,0 +1,226 @@
+"""The solving session per armature, through the scripting module ``api``: reuse across ticks,
+what makes it rebuild, when it is dropped, its snapshot; operator polls; overridable settings."""
+
+import importlib
+import math
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Quaternion
+
+import rigs
+import solve_problems as sp
+
+REACHED = 1e-4
+
+
+def _api(dqik):
+    """``bl_ext.<repo>.dq_ik.api``, imported as a script would."""
+    return importlib.import_module(f"{dqik.__name__}.api")
+
+
+def _arm(clean_scene, dqik):
+    """The basic metarig with a reachable target on hand.L (chain of 3: where the hand is with
+    the elbow bent) and its session."""
+    obj = rigs.metarig("basic")
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    sp.set_pose(obj, {"forearm.L": Quaternion((1.0, 0.0, 0.0), 0.5)})
+    empties["hand.L"].location = sp.world_tail(obj, "hand.L")
+    sp.clear_pose(obj)
+    return obj, empties["hand.L"], _api(dqik).session_for(obj)
+
+
+def _forearm_turn(obj):
+    return obj.pose.bones["forearm.L"].rotation_quaternion.angle
+
+
+def test_ticks_reuse_the_warm_solver_and_report_each_task(clean_scene, dqik):
+    obj, empty, session = _arm(clean_scene, dqik)
+    snapshot = session.tick()
+    solver = session.solver
+    assert session.last_result is snapshot and snapshot.status == 'MET' and snapshot.converged
+    (task,) = snapshot.tasks
+    assert (task.name, task.status) == ("hand.L", 'MET') and task.position_error <= REACHED
+    assert snapshot.contacts is None and snapshot.ms > 0.0
+    empty.location.z += 0.02
+    bpy.context.view_layer.update()
+    assert session.tick().status == 'MET'
+    assert session.solver is solver and _api(dqik).session_for(obj) is session
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(empty.location)) <= REACHED
+
+
+def _stiffen_forearm_by_property(obj, session):
+    obj.pose.bones["forearm.L"].dqik.stiffness = 1.0      # its update callback: rebuilt
+
+
+def _stiffen_forearm_by_raw_write(obj, session):
+    """A raw write calls no update callback: the documented ``invalidate()`` picks it up."""
+    obj.pose.bones["forearm.L"].dqik["stiffness"] = 1.0
+    session.invalidate()
+
+
+@pytest.mark.parametrize("stiffen", [_stiffen_forearm_by_property, _stiffen_forearm_by_raw_write])
+def test_a_changed_bone_setting_is_obeyed(clean_scene, dqik, stiffen):
+    obj, empty, session = _arm(clean_scene, dqik)
+    session.tick()
+    assert _forearm_turn(obj) > 0.1
+    sp.clear_pose(obj)
+    stiffen(obj, session)
+    session.tick()
+    assert _forearm_turn(obj) == 0.0
+
+
+def test_a_raw_write_of_an_armature_setting_is_seen_without_help(clean_scene, dqik):
+    obj, empty, session = _arm(clean_scene, dqik)
+    session.tick()
+    sp.clear_pose(obj)
+    obj.dqik["max_iterations"] = 1
+    assert session.tick().iterations == 1
+
+
+def test_a_rig_edit_in_edit_mode_gives_a_new_model(clean_scene, dqik):
+    obj, empty, session = _arm(clean_scene, dqik)
+    session.tick()
+    model = session.model
+    bpy.ops.object.mode_set(mode='EDIT')
+    obj.data.edit_bones["forearm.L"].tail.z += 0.05
+    bpy.ops.object.mode_set(mode='POSE')
+    sp.clear_pose(obj)
+    assert session.tick().status == 'MET'
+    assert session.model is not model
+    assert np.isclose(session.model.lengths[session.model.index["forearm.L"]],
+                      obj.data.bones["forearm.L"].length, atol=1e-6)
+
+
+def test_a_bone_reparented_in_edit_mode_gives_a_new_model(clean_scene, dqik):
+    obj, empty, session = _arm(clean_scene, dqik)
+    session.tick()
+    bpy.ops.object.mode_set(mode='EDIT')
+    hand = obj.data.edit_bones["hand.L"]
+    hand.use_connect = False
+    hand.parent = obj.data.edit_bones["upper_arm.L"]
+    bpy.ops.object.mode_set(mode='POSE')
+    session.tick()
+    model = session.model
+    assert model.names[model.parents[model.index["hand.L"]]] == "upper_arm.L"
+
+
+def test_a_collider_moved_between_ticks_is_avoided(clean_scene, dqik):
+    obj, empty, session = _arm(clean_scene, dqik)
+    collection = bpy.data.collections.new("Colliders")
+    clean_scene.collection.children.link(collection)
+    obj.dqik.colliders = collection
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.ops.mesh.primitive_cube_add(size=0.2, location=(5.0, 5.0, 5.0))
+    cube = bpy.context.active_object
+    rigs.move_to_collection(cube, collection)
+    bpy.context.view_layer.update()
+    assert session.tick().status == 'MET'
+    sp.clear_pose(obj)
+    cube.location = empty.location                         # now around the target
+    bpy.context.view_layer.update()
+    assert session.tick().status == 'CLOSEST'
+    bpy.context.view_layer.update()
+    assert sp.deepest_clearance(obj, dqik, ["hand.L"]) >= -1e-3
+
+
+def test_a_missing_target_is_reported_and_a_failed_tick_leaves_an_error(clean_scene, dqik):
+    obj, empty, session = _arm(clean_scene, dqik)
+    foot = sp.add_targets(obj, ["foot.L"], chain_count=2)["foot.L"]
+    foot.location = sp.world_tail(obj, "foot.L")
+    bpy.context.view_layer.update()
+    session.tick()
+    bpy.data.objects.remove(foot)
+    snapshot = session.tick()
+    status = {task.name: task.status for task in snapshot.tasks}
+    assert status == {"hand.L": 'MET', "foot.L": 'MISSING'}
+    assert any("foot.L" in warning for warning in snapshot.warnings)
+    assert "foot.L target missing" in snapshot.describe()
+    bpy.data.objects.remove(empty)
+    with pytest.raises(_api(dqik).ArmatureError, match="no bone with an enabled DQ IK target"):
+        session.tick()
+    assert session.last_result.status == 'ERROR' and "DQ IK target" in session.last_result.error
+
+
+def test_pose_scale_set_between_ticks_is_refused(clean_scene, dqik):
+    """Pose scale is a pose channel, checked on every tick, not only when the rig is read."""
+    obj, empty, session = _arm(clean_scene, dqik)
+    session.tick()
+    obj.pose.bones["forearm.L"].scale = (1.0, 2.0, 1.0)
+    with pytest.raises(_api(dqik).ArmatureError, match="pose scale other than 1.*forearm.L"):
+        session.tick()
+
+
+def test_sessions_are_dropped_on_file_load_deletion_and_undo(clean_scene, dqik):
+    obj, empty, session = _arm(clean_scene, dqik)
+    count = dqik.bridge.session.session_count
+    session.tick()
+    assert count() == 1
+    bpy.data.objects.remove(obj)
+    bpy.context.view_layer.update()                       # depsgraph_update_post
+    assert count() == 0
+    with pytest.raises(_api(dqik).ArmatureError, match="was deleted"):
+        session.tick()
+    obj, empty, session = _arm(clean_scene, dqik)
+    session.tick()
+    bpy.ops.wm.read_homefile(use_empty=True)              # load_post
+    assert count() == 0
+    obj, empty, session = _arm(clean_scene, dqik)
+    bpy.ops.ed.undo_push(message="targets set")
+    session.tick()
+    bpy.ops.ed.undo_push(message="solved")
+    assert count() == 1
+    name = obj.name
+    assert bpy.ops.ed.undo() == {'FINISHED'}              # undo_post
+    assert count() == 0
+    _api(dqik).session_for(bpy.data.objects[name]).tick()
+    assert count() == 1
+    assert bpy.ops.ed.redo() == {'FINISHED'}              # redo_post
+    assert count() == 0
+
+
+def test_session_for_refuses_what_is_not_an_armature(clean_scene, dqik):
+    mesh = bpy.data.objects.new("Mesh", bpy.data.meshes.new("Mesh"))
+    with pytest.raises(_api(dqik).ArmatureError, match="needs an armature object"):
+        _api(dqik).session_for(mesh)
+    unlinked = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
+    with pytest.raises(_api(dqik).ArmatureError, match="no pose yet"):
+        _api(dqik).session_for(unlinked).tick()
+
+
+@pytest.mark.parametrize("operator", ["solve", "build_chain", "apply_preset", "import_limits",
+                                      "add_target"])
+def test_polls_say_why_without_raising(clean_scene, dqik, operator):
+    poll = getattr(bpy.ops.dqik, operator).poll
+    assert not poll()                                      # nothing active
+    mesh = bpy.data.objects.new("Mesh", bpy.data.meshes.new("Mesh"))
+    clean_scene.collection.objects.link(mesh)
+    bpy.context.view_layer.objects.active = mesh
+    assert not poll()
+    with pytest.raises(RuntimeError, match="Select an armature"):
+        getattr(bpy.ops.dqik, operator)()
+    obj = rigs.metarig("basic")
+    obj.data.bones.active = obj.data.bones["hand.L"]
+    assert poll()
+    bpy.ops.object.mode_set(mode='EDIT')
+    assert not poll()
+    bpy.ops.object.mode_set(mode='POSE')
+
+
+def test_every_setting_is_library_overridable(dqik):
+    for owner in (bpy.types.PoseBone, bpy.types.Object):
+        pointer = owner.bl_rna.properties["dqik"]
+        settings = [p for p in pointer.fixed_type.properties
+                    if p.identifier not in ("rna_type", "name")]
+        assert pointer.is_overridable and len(settings) >= 7
+        assert [p.identifier for p in settings if not p.is_overridable] == []
+
+
+def test_dqik_solve_reports_the_session_snapshot(clean_scene, dqik, capfd):
+    obj, empty, session = _arm(clean_scene, dqik)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    snapshot = session.last_result
+    assert f"converged in {snapshot.iterations} iterations; hand.L" in capfd.readouterr().out
+    assert math.isfinite(snapshot.tasks[0].position_error)
