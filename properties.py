@@ -14,6 +14,7 @@ import math
 import bpy
 from bpy.props import (
     BoolProperty,
+    EnumProperty,
     FloatProperty,
     IntProperty,
     PointerProperty,
@@ -23,6 +24,13 @@ from bpy.props import (
 from .bridge.session import invalidate
 
 _OVERRIDABLE = {'LIBRARY_OVERRIDABLE'}
+# The aim axes, named as Damped Track's and Track To's ``track_axis`` (so they import as they are)
+AIM_AXES = [('TRACK_X', "X", "The bone's local +X axis"),
+            ('TRACK_Y', "Y", "The bone's local +Y axis: along the bone, head to tail"),
+            ('TRACK_Z', "Z", "The bone's local +Z axis"),
+            ('TRACK_NEGATIVE_X', "-X", "The bone's local -X axis"),
+            ('TRACK_NEGATIVE_Y', "-Y", "The bone's local -Y axis: along the bone, tail to head"),
+            ('TRACK_NEGATIVE_Z', "-Z", "The bone's local -Z axis")]
 _QUARTER_TURN = math.pi / 2
 _HALF_TURN = math.pi
 
@@ -92,6 +100,20 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
         name="Rotation",
         description="Align the bone's orientation with the target's orientation",
         default=False,
+    )
+    use_aim: BoolProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
+        name="Aim",
+        description="Point the bone's Aim Axis from its head at the target, as a head or an eye "
+        "looks at something (Blender's Damped Track, solved with the other tasks)",
+        default=False,
+    )
+    aim_axis: EnumProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
+        name="Aim Axis",
+        description="The bone axis that points at the target (Y runs along the bone)",
+        items=AIM_AXES,
+        default='TRACK_Y',
     )
     weight: FloatProperty(
         override=_OVERRIDABLE, update=_settings_changed,

@@ -15,9 +15,13 @@ twist, in radians relative to the rest pose:
 - An IK constraint becomes the owner bone's task: target, subtarget, chain_count, weight,
   ``use_location`` → ``use_position``, ``use_rotation`` (rotation-only: the orient weight is the
   weight). Pole targets, a second IK constraint, targetless or Use-Tail-off IK, Limit Distance IK
-  and stretch are reported as not converted. Converted IK constraints are muted (not deleted)
-  when ``mute_constraints`` is on, so Blender's IK does not fight DQ IK; unmute them to go back.
-  Muted constraints are skipped.
+  and stretch are reported as not converted.
+- A Damped Track or Track To constraint becomes the owner bone's aim task: target, subtarget,
+  ``track_axis`` → ``aim_axis``, chain length 1 (the constraint turns its bone alone). Track To's
+  up axis (the aim leaves the roll free), a head/tail offset and an influence below 1 are reported
+  as not converted; a bone that already has a task keeps it.
+- Converted constraints are muted (not deleted) when ``mute_constraints`` is on, so Blender's
+  constraints do not fight DQ IK; unmute them to go back. Muted constraints are skipped.
 """
 
 import math
@@ -40,10 +44,10 @@ class ImportNotes:
 
     def summary(self, obj_name):
         parts = [f"imported limits of {len(self.limited)} bones",
-                 f"stiffness of {len(self.stiffened)} bones", f"{len(self.tasks)} IK tasks"]
+                 f"stiffness of {len(self.stiffened)} bones", f"{len(self.tasks)} tasks"]
         text = f"DQ IK '{obj_name}': " + ", ".join(parts)
         if self.muted:
-            text += f" ({len(self.muted)} IK constraints muted)"
+            text += f" ({len(self.muted)} constraints muted)"
         if self.widened:
             text += "; widened to include the rest pose: " + ", ".join(self.widened)
         if self.lost:
@@ -136,6 +140,32 @@ def import_ik_task(pb, con, mute, notes):
         notes.lost.append(f"orient weight on {pb.name} (uses the weight)")
     if con.pole_target is not None:
         notes.lost.append(f"pole target on {pb.name}")
+    notes.tasks.append(pb.name)
+    if mute:
+        con.mute = True
+        notes.muted.append(pb.name)
+
+
+def import_aim_task(pb, con, mute, notes):
+    """Turn a Damped Track or Track To constraint into ``pb.dqik``'s aim task; note what is
+    lost."""
+    label = f"{'Damped Track' if con.type == 'DAMPED_TRACK' else 'Track To'} on {pb.name}"
+    if con.target is None:
+        notes.lost.append(f"{label} without target")
+        return
+    if pb.name in notes.tasks:
+        notes.lost.append(f"{label} (the bone already has a task)")
+        return
+    task = pb.dqik
+    task.use_target, task.target, task.subtarget = True, con.target, con.subtarget
+    task.use_position = task.use_rotation = False
+    task.use_aim, task.aim_axis, task.chain_count = True, con.track_axis, 1
+    if con.type == 'TRACK_TO':
+        notes.lost.append(f"up axis of {label} (the aim leaves the roll free)")
+    if con.head_tail != 0.0:
+        notes.lost.append(f"head/tail offset of {label}")
+    if con.influence < 1.0:
+        notes.lost.append(f"influence of {label}")
     notes.tasks.append(pb.name)
     if mute:
         con.mute = True

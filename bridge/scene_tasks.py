@@ -13,8 +13,12 @@ import numpy as np
 
 from ..dq_ik_addon.limits import SwingTwistLimits
 from ..dq_ik_addon.solver import SolverSettings
-from ..dq_ik_addon.tasks import Orientation, Position, Task
+from ..dq_ik_addon.tasks import Aim, Orientation, Position, Task
 
+# ``PoseBone.dqik.aim_axis`` as a unit vector in the bone's frame
+AIM_AXIS_VECTORS = {'TRACK_X': (1.0, 0.0, 0.0), 'TRACK_Y': (0.0, 1.0, 0.0),
+                    'TRACK_Z': (0.0, 0.0, 1.0), 'TRACK_NEGATIVE_X': (-1.0, 0.0, 0.0),
+                    'TRACK_NEGATIVE_Y': (0.0, -1.0, 0.0), 'TRACK_NEGATIVE_Z': (0.0, 0.0, -1.0)}
 _LIMIT_FIELDS = ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
                  "twist_min", "twist_max")
 
@@ -29,6 +33,8 @@ class TaskSource(NamedTuple):
     subtarget: str
     use_position: bool
     use_rotation: bool
+    use_aim: bool
+    aim_axis: tuple
     priority: int
     weight: float
     chain_count: int
@@ -77,19 +83,22 @@ def task_sources(model, settings_of_bones):
     sources, warnings = [], []
     for i in [i for i, settings in enumerate(settings_of_bones) if settings.use_target]:
         name, settings = model.names[i], settings_of_bones[i]
-        if not (settings.use_position or settings.use_rotation):
-            warnings.append(f"{name}: neither position nor rotation is enabled; skipped")
+        if not (settings.use_position or settings.use_rotation or settings.use_aim):
+            warnings.append(f"{name}: none of position, rotation and aim is enabled; skipped")
             continue
         sources.append(TaskSource(i, name, settings.target, settings.subtarget,
-                                  settings.use_position, settings.use_rotation,
-                                  settings.priority, settings.weight, settings.chain_count))
+                                  settings.use_position, settings.use_rotation, settings.use_aim,
+                                  AIM_AXIS_VECTORS[settings.aim_axis], settings.priority,
+                                  settings.weight, settings.chain_count))
     return sources, warnings
+
 
 
 def aimed_tasks(obj, sources):
     """``(tasks, task_names, warnings)``: the engine ``Task`` of each part of every source whose
-    target can be found (a ``Position`` and an ``Orientation`` task, as enabled), at the target's
-    current place in armature space, with its bone's name; the others are named in a warning."""
+    target can be found (a ``Position``, an ``Orientation`` and an ``Aim`` task, as enabled), at
+    the target's current place in armature space, with its bone's name; the others are named in
+    a warning."""
     tasks, names, warnings = [], [], []
     to_armature = obj.matrix_world.inverted_safe()
     found = []      # (source, goal matrix) of the tasks with a target
@@ -105,10 +114,11 @@ def aimed_tasks(obj, sources):
         if not is_finite:
             warnings.append(f"{source.name}: target transform is not finite; skipped")
             continue
-        parts = [(Position, goal[:3, 3])] * source.use_position \
-            + [(Orientation, np.array(matrix.to_quaternion()))] * source.use_rotation
+        parts = [(Position, goal[:3, 3], ())] * source.use_position \
+            + [(Orientation, np.array(matrix.to_quaternion()), ())] * source.use_rotation \
+            + [(Aim, goal[:3, 3], source.aim_axis)] * source.use_aim
         tasks += [Task(kind, source.bone, target, source.priority, source.weight,
-                       source.chain_count) for kind, target in parts]
+                       source.chain_count, options) for kind, target, options in parts]
         names += [source.name] * len(parts)
     return tasks, names, warnings
 

@@ -54,9 +54,10 @@ from .scene_tasks import (
 
 @dataclass(frozen=True)
 class TaskReport:
-    """One task's outcome: ``'MET'`` (within the tolerance), ``'CLOSEST'`` (the closest pose the
-    solve found) or ``'MISSING'`` (its target could not be found; errors are NaN). Position error
-    in metres, rotation error in radians (0 for a task without that part)."""
+    """One bone's tasks' outcome: ``'MET'`` (within the tolerance), ``'CLOSEST'`` (the closest
+    pose the solve found) or ``'MISSING'`` (its target could not be found; errors are NaN).
+    Position error in metres; rotation error in radians, of its orientation or aim task (None
+    for a bone without that part)."""
 
     name: str
     status: str
@@ -67,8 +68,10 @@ class TaskReport:
         """The task for a report: ``hand.L 0.0123 mm`` (and the rotation error in degrees)."""
         if self.status == 'MISSING':
             return f"{self.name} target missing"
-        return (f"{self.name} {self.position_error * 1e3:.3g} mm"
-                + (f" {math.degrees(self.rotation_error):.3g}°" if self.rotation_error > 0 else ""))
+        parts = [] if self.position_error is None else [f"{self.position_error * 1e3:.3g} mm"]
+        if self.rotation_error is not None:
+            parts.append(f"{math.degrees(self.rotation_error):.3g}°")
+        return " ".join([self.name, *parts])
 
 
 @dataclass(frozen=True)
@@ -141,10 +144,11 @@ class Session:
         task and of its angular one (orientation or aim)."""
         found = {}
         for name, kind, error in zip(names, self._kinds, errors):
-            found.setdefault(name, [0.0, 0.0])[1 if kind.angular else 0] = error
+            parts = found.setdefault(name, [None, None])
+            parts[1 if kind.angular else 0] = max(error, parts[1 if kind.angular else 0] or 0.0)
         tolerance = self._tolerance
-        return [TaskReport(name, 'MET' if p <= tolerance and r <= tolerance else 'CLOSEST', p, r)
-                for name, (p, r) in found.items()]
+        return [TaskReport(name, 'MET' if max(e or 0.0 for e in parts) <= tolerance else 'CLOSEST',
+                           *parts) for name, parts in found.items()]
 
     def _armature(self):
         try:

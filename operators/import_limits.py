@@ -5,13 +5,13 @@ import bpy
 from bpy.props import BoolProperty
 
 from ..bridge.armature import active_armature, target_pose_bones
-from ..bridge.ik_import import ImportNotes, import_bone_limits, import_ik_task
+from ..bridge.ik_import import ImportNotes, import_aim_task, import_bone_limits, import_ik_task
 from ..bridge.reporting import run_reported
 from .poll import editable_armature
 
 
 class DQIK_OT_import_limits(bpy.types.Operator):
-    """Turn Blender's IK limits, locks and stiffness, Limit Rotation and IK constraints into DQ IK limits and tasks"""
+    """Turn Blender's IK limits, locks and stiffness, Limit Rotation, IK, Damped Track and Track To constraints into DQ IK limits and tasks"""
 
     bl_idname = "dqik.import_limits"
     bl_label = "Import Blender IK Settings"
@@ -25,9 +25,9 @@ class DQIK_OT_import_limits(bpy.types.Operator):
         default=False,
     )
     mute_constraints: BoolProperty(
-        name="Mute IK Constraints",
-        description="Mute the IK constraints turned into DQ IK tasks, so Blender's IK does not "
-        "fight DQ IK (unmute them to go back)",
+        name="Mute Converted Constraints",
+        description="Mute the IK and tracking constraints turned into DQ IK tasks, so they do "
+        "not fight DQ IK (unmute them to go back)",
         default=True,
     )
 
@@ -40,8 +40,12 @@ class DQIK_OT_import_limits(bpy.types.Operator):
         for pb in target_pose_bones(obj, self.only_selected):
             import_bone_limits(pb, notes)
             for con in pb.constraints:
-                if con.type == 'IK' and not con.mute:
+                if con.mute:
+                    continue
+                if con.type == 'IK':
                     import_ik_task(pb, con, self.mute_constraints, notes)
+                elif con.type in {'DAMPED_TRACK', 'TRACK_TO'}:
+                    import_aim_task(pb, con, self.mute_constraints, notes)
         if not notes.changed():
             self.report({'WARNING'}, notes.summary(obj.name) + " (nothing to import)")
             return {'CANCELLED'}

@@ -41,6 +41,10 @@ class DQIK_PT_bone(bpy.types.Panel):
         row = col.row(heading="Match")
         row.prop(settings, "use_position", toggle=True)
         row.prop(settings, "use_rotation", toggle=True)
+        row.prop(settings, "use_aim", toggle=True)
+        sub = col.row()
+        sub.active = settings.use_aim
+        sub.prop(settings, "aim_axis", expand=True)
 
         box = layout.box()
         box.prop(settings, "use_limits")

@@ -290,11 +290,12 @@ def test_repeated_solves_follow_every_edit(clean_scene, dqik):
     error, narrowed = solve_to_reachable(["hand.L"])
     assert narrowed is not rebuilt and error <= REACHED
     assert obj.pose.bones["upper_arm.L"].rotation_quaternion == Quaternion()
+    model = session.model
     bpy.ops.object.mode_set(mode='EDIT')                 # the rest pose: a new model
     obj.data.edit_bones["forearm.L"].tail.z += 0.05
     bpy.ops.object.mode_set(mode='POSE')
     error, moved_bone = solve_to_reachable(["hand.L"])
-    assert moved_bone is not narrowed and moved_bone.model is not narrowed.model
+    assert moved_bone is not narrowed and session.model is not model
     assert error <= REACHED
 
 
