@@ -43,9 +43,9 @@ def install():
 
 
 def engine(dqik, name):
-    """The engine submodule ``dq_ik_addon.<name>`` of the installed extension (by import, so a
+    """The engine submodule ``ik_engine.<name>`` of the installed extension (by import, so a
     same-named function re-exported by the package cannot shadow it)."""
-    return importlib.import_module(f"{dqik.__name__}.dq_ik_addon.{name}")
+    return importlib.import_module(f"{dqik.__name__}.ik_engine.{name}")
 
 
 def new_rig(kind):

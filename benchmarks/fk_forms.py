@@ -33,11 +33,11 @@ import numpy as np
 
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__))]
 import replay  # noqa: E402  (puts the repository on sys.path)
-from dq_ik_addon import ChainModel  # noqa: E402
-from dq_ik_addon.chain_model import MovingJointsFK  # noqa: E402
-from dq_ik_addon.dual_quaternion import dq_conj, dq_mul, dq_to_matrix, dq_translation  # noqa: E402
-from dq_ik_addon.jacobian import JointFrames  # noqa: E402
-from dq_ik_addon.quaternion import qmul, quat_to_matrix  # noqa: E402
+from ik_engine import ChainModel  # noqa: E402
+from ik_engine.chain_model import MovingJointsFK  # noqa: E402
+from ik_engine.dual_quaternion import dq_conj, dq_mul, dq_to_matrix, dq_translation  # noqa: E402
+from ik_engine.jacobian import JointFrames  # noqa: E402
+from ik_engine.quaternion import qmul, quat_to_matrix  # noqa: E402
 
 SOLVES = ("basic-root", "human-root", "basic-collision")
 KEPT_POSES = 16

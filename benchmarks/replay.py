@@ -28,7 +28,7 @@ level below the feet:
     .venv/bin/python benchmarks/replay.py unreachable problems.pkl basic-root 16   # 16 directions
 
 ``run`` and ``time`` import only numpy and this repository's engine
-(``dq_ik_addon``), so it measures the working tree without building the extension. Problems:
+(``ik_engine``), so it measures the working tree without building the extension. Problems:
 ``basic-root``, ``basic-limb``, ``human-root`` (4 effectors, HUMANOID limits, targets moving
 ≤ 5 cm per step, as in ``solve.py``) and ``basic-collision``, ``human-collision`` (``collision.py``'s
 path into the sphere, with the sphere as an exact analytic obstacle instead of the BVH query).
@@ -96,7 +96,7 @@ def dump(path):
 
 def _load(path, name):
     """``(problem, model, solver)`` of the problem ``name`` saved by ``dump``."""
-    from dq_ik_addon import ChainModel
+    from ik_engine import ChainModel
     with open(path, "rb") as handle:
         problem = pickle.load(handle)[name]
     model = ChainModel(*problem["model"])
@@ -106,15 +106,15 @@ def _load(path, name):
 def _tasks(problem):
     """The position tasks of ``problem`` (saved as ``(bone, target, priority, weight, chain)``;
     problems saved before task kinds as ``(bone, position, rotation, priority, weight, chain)``)."""
-    from dq_ik_addon.tasks import Position, Task
+    from ik_engine.tasks import Position, Task
     return [Task(Position, t[0], t[1], *t[-3:]) for t in problem["tasks"]]
 
 
 def _solver(problem, model, priorities=None):
     """A new Solver of ``problem`` on ``model``, its tasks at ``priorities`` if given."""
     from chains import ball
-    from dq_ik_addon.limits import SwingTwistLimits
-    from dq_ik_addon.solver import Solver, SolverSettings
+    from ik_engine.limits import SwingTwistLimits
+    from ik_engine.solver import Solver, SolverSettings
     tasks = _tasks(problem)
     if priorities is not None:
         tasks = [dataclasses.replace(task, priority=level) for task, level in zip(tasks, priorities)]
@@ -163,9 +163,9 @@ def paths(path, name, seeds, step=0.04):
     solve, the time per solve (each path's fastest of 3 replays) and the solves that ended short
     of the tolerance."""
     from chains import random_pose_in_limits
-    from dq_ik_addon.limits import SwingTwistLimits
-    from dq_ik_addon.quaternion import qnormalize
-    from dq_ik_addon.tasks import TaskSet
+    from ik_engine.limits import SwingTwistLimits
+    from ik_engine.quaternion import qnormalize
+    from ik_engine.tasks import TaskSet
     problem, model, solver = _load(path, name)
     limits = SwingTwistLimits(*problem["limits"])
     tasks = _tasks(problem)

@@ -9,9 +9,9 @@ kept continuous with the current value, or axis-angle).
 import bpy
 import numpy as np
 
-from ..dq_ik_addon import ChainModel
-from ..dq_ik_addon.euler import euler_to_quat, quat_to_euler
-from ..dq_ik_addon.quaternion import (
+from ..ik_engine import ChainModel
+from ..ik_engine.euler import euler_to_quat, quat_to_euler
+from ..ik_engine.quaternion import (
     all_true,
     qcanonical,
     qnormalize,

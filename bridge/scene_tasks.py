@@ -11,9 +11,9 @@ from typing import NamedTuple
 import bpy
 import numpy as np
 
-from ..dq_ik_addon.limits import SwingTwistLimits
-from ..dq_ik_addon.solver import SolverSettings
-from ..dq_ik_addon.tasks import Aim, Orientation, Position, Task
+from ..ik_engine.limits import SwingTwistLimits
+from ..ik_engine.solver import SolverSettings
+from ..ik_engine.tasks import Aim, Orientation, Position, Task
 
 # ``PoseBone.dqik.aim_axis`` as a unit vector in the bone's frame
 AIM_AXIS_VECTORS = {'TRACK_X': (1.0, 0.0, 0.0), 'TRACK_Y': (0.0, 1.0, 0.0),

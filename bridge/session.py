@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import bpy
 
-from ..dq_ik_addon.solver import Solver, involved_bones
+from ..ik_engine.solver import Solver, involved_bones
 from .armature import (
     ArmatureError,
     PoseArrays,

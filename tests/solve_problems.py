@@ -22,7 +22,7 @@ def chain_bones(obj, effectors):
 
 def random_pose_in_limits(obj, names, rng, dqik, max_free_angle=0.6):
     """Quaternions inside each bone's swing/twist limits (or within ``max_free_angle`` if unlimited)."""
-    swing_twist = dqik.dq_ik_addon.swing_twist
+    swing_twist = dqik.ik_engine.swing_twist
     out = {}
     for name in names:
         s = obj.pose.bones[name].dqik
@@ -78,7 +78,7 @@ def add_targets(obj, effectors, **task_settings):
 def limit_violation(obj, names, dqik):
     """Largest violation (rad) of the DQ IK limits over ``names``, with Blender's own decomposition."""
     worst = 0.0
-    limits_mod = dqik.dq_ik_addon.limits
+    limits_mod = dqik.ik_engine.limits
     for name in names:
         pb = obj.pose.bones[name]
         s = pb.dqik
@@ -120,7 +120,7 @@ def deepest_clearance(obj, dqik, names=None):
     radii, enabled = capsule_radii(obj, dqik, model)
     if names is not None:
         enabled &= np.isin(np.array(model.names), names)
-    capsules = dqik.dq_ik_addon.contacts.Capsules(model, radii, enabled)
+    capsules = dqik.ik_engine.contacts.Capsules(model, radii, enabled)
     points = capsules.points(model.matrices(pose.rotations(), pose.location))
     distance, _ = obstacles(points, np.full(len(capsules), 10.0))
     return float(np.min(distance - capsules.radii - obj.dqik.margin))

@@ -134,7 +134,7 @@ def test_build_chain_counts_collider_triangles(clean_scene, dqik, capfd):
 
 def _segment_gaps(dqik, obj, group_a, group_b):
     """Clearance (distance − both radii) between every capsule of ``group_a`` and of ``group_b``."""
-    contacts = dqik.dq_ik_addon.contacts
+    contacts = dqik.ik_engine.contacts
     bridge = dqik.bridge.armature
     model = bridge.read_model(obj)
     pose = bridge.PoseArrays(obj)

@@ -70,4 +70,4 @@ def test_installed_zip_has_no_tests_or_benchmarks(dqik):
     root = os.path.dirname(dqik.__file__)
     assert not os.path.exists(os.path.join(root, "tests"))
     assert not os.path.exists(os.path.join(root, "benchmarks"))
-    assert os.path.isdir(os.path.join(root, "dq_ik_addon"))
+    assert os.path.isdir(os.path.join(root, "ik_engine"))

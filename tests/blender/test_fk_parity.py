@@ -36,7 +36,7 @@ def test_metarig_fk_matches_blender(clean_scene, dqik, kind, bones):
         got = model.matrices(rotations, locations)
         assert np.abs(got - expected).max() <= TOL
         dq = model.forward(rotations, locations)
-        assert np.abs(dqik.dq_ik_addon.dual_quaternion.dq_to_matrix(dq) - got).max() <= TOL  # rest matrices are float32, DQs rigid
+        assert np.abs(dqik.ik_engine.dual_quaternion.dq_to_matrix(dq) - got).max() <= TOL  # rest matrices are float32, DQs rigid
 
 
 def test_awkward_rig_fk_matches_blender(clean_scene, dqik):

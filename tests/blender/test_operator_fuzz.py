@@ -65,7 +65,7 @@ def _box_collider(obj, bone):
 
 
 def _worst_limit_violation(obj, dqik):
-    limits_mod = dqik.dq_ik_addon.limits
+    limits_mod = dqik.ik_engine.limits
     worst = 0.0
     for pb in obj.pose.bones:
         channels = [*pb.rotation_quaternion, *pb.rotation_euler, *pb.rotation_axis_angle]

@@ -10,9 +10,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_importing_the_engine_imports_no_blender_module():
     probe = (
         "import sys\n"
-        "import dq_ik_addon\n"
-        "import dq_ik_addon.solver, dq_ik_addon.limits, dq_ik_addon.tasks\n"
-        "import dq_ik_addon.euler, dq_ik_addon.jacobian, dq_ik_addon.prioritized\n"
+        "import ik_engine\n"
+        "import ik_engine.solver, ik_engine.limits, ik_engine.tasks\n"
+        "import ik_engine.euler, ik_engine.jacobian, ik_engine.prioritized\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('bpy', 'mathutils', 'bmesh'))\n"
         "print(loaded)\n"
     )
@@ -22,7 +22,7 @@ def test_importing_the_engine_imports_no_blender_module():
 
 
 def test_no_engine_source_mentions_an_import_of_blender():
-    engine = os.path.join(ROOT, "dq_ik_addon")
+    engine = os.path.join(ROOT, "ik_engine")
     for name in os.listdir(engine):
         if name.endswith(".py"):
             with open(os.path.join(engine, name), encoding="utf-8") as f:

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from chains import identity_pose
-from dq_ik_addon import ChainModel
-from dq_ik_addon.solver import Solver, SolverSettings
-from dq_ik_addon.tasks import Position, Task
+from ik_engine import ChainModel
+from ik_engine.solver import Solver, SolverSettings
+from ik_engine.tasks import Position, Task
 
 
 def little_body():

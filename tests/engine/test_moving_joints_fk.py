@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from chains import random_tree
-from dq_ik_addon import ChainModel
-from dq_ik_addon.chain_model import MovingJointsFK
+from ik_engine import ChainModel
+from ik_engine.chain_model import MovingJointsFK
 
 
 def random_rotations(rng, n):

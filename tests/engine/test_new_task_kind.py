@@ -10,13 +10,13 @@ import os
 import numpy as np
 
 from chains import identity_pose, random_pose_in_limits, straight_chain, uniform_limits
-from dq_ik_addon.jacobian import task_jacobian
-from dq_ik_addon.limits import limit_violation
-from dq_ik_addon.solver import Solver
-from dq_ik_addon.tasks import Position, Task, TaskKind
+from ik_engine.jacobian import task_jacobian
+from ik_engine.limits import limit_violation
+from ik_engine.solver import Solver
+from ik_engine.tasks import Position, Task, TaskKind
 
 ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "dq_ik_addon")
+    os.path.abspath(__file__)))), "ik_engine")
 
 
 class PointOnPlane(TaskKind):

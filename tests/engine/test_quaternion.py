@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dq_ik_addon.quaternion import (
+from ik_engine.quaternion import (
     matrix_to_quat,
     qcanonical,
     qconj,
