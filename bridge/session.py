@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 
 import bpy
+import numpy as np
 
 from ..ik_engine.solver import Solver, involved_bones
 from .armature import (
@@ -75,11 +76,33 @@ class TaskReport:
 
 
 @dataclass(frozen=True)
+class SceneContacts:
+    """The capsule samples of a result within the margin plus 1 % of the chain size of a
+    collider, in world space: each sample's bone name, the nearest point on the collider, its
+    outward normal, and the clearance past the margin (metres; negative: penetrating)."""
+
+    bones: tuple
+    points: np.ndarray
+    normals: np.ndarray
+    clearances: np.ndarray
+
+    @classmethod
+    def from_engine(cls, contacts, model, matrix_world):
+        """From the engine's ``Contacts`` (armature space) of an armature with ``matrix_world``."""
+        world = np.array(matrix_world)
+        normals = contacts.normals @ np.linalg.inv(world[:3, :3])
+        normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+        return cls(tuple(model.names[i] for i in contacts.bones.tolist()),
+                   contacts.points @ world[:3, :3].T + world[:3, 3], normals,
+                   contacts.clearances * np.abs(np.linalg.det(world[:3, :3])) ** (1.0 / 3.0))
+
+
+@dataclass(frozen=True)
 class SolveSnapshot:
     """The last tick of a session. ``status`` is ``'MET'`` when the solve converged,
     ``'CLOSEST'`` when it stopped at the closest reachable pose, ``'ERROR'`` when the tick
     failed (``error`` says why; nothing was written). ``ms`` is the whole tick's time.
-    ``contacts`` is None: the engine does not report contacts yet."""
+    ``contacts``: the ``SceneContacts`` of the result (None without colliders)."""
 
     tasks: tuple = ()
     iterations: int = 0
@@ -135,8 +158,11 @@ class Session:
             raise
         reports = self._reports(names, result.errors.tolist())
         reports += [TaskReport(name, 'MISSING', float("nan"), float("nan")) for name in missing]
+        contacts = None if result.contacts is None else \
+            SceneContacts.from_engine(result.contacts, self.model, self.obj.matrix_world)
         self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
-                                         (time.perf_counter() - start) * 1e3, tuple(warnings))
+                                         (time.perf_counter() - start) * 1e3, tuple(warnings),
+                                         contacts=contacts)
         return self.last_result
 
     def _reports(self, names, errors):

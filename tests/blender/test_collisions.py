@@ -49,6 +49,13 @@ def test_hand_behind_a_wall_stops_at_the_wall(clean_scene, dqik):
     error = np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(empties["hand.L"].location))
     optimum = behind - gap + radius + obj.dqik.margin
     assert error <= optimum + 0.01
+    contacts = dqik.api.session_for(obj).last_result.contacts     # the wall's front face
+    wall_front = tail[1] - gap
+    assert "hand.L" in contacts.bones and len(contacts.points) == len(contacts.normals)
+    np.testing.assert_allclose(contacts.points[:, 1], wall_front, atol=1e-5)
+    np.testing.assert_allclose(contacts.normals, np.tile([0.0, 1.0, 0.0], (len(contacts.points), 1)),
+                               atol=1e-5)
+    assert contacts.clearances.min() >= -1e-3
 
 
 def test_reachable_target_on_the_free_side_is_still_reached(clean_scene, dqik):
