@@ -39,7 +39,7 @@ def escape(problem, q, world, errors, attempt):
     distance = np.linalg.norm(tasks.goals() - root_heads, axis=1)
     unmet = tasks.norms(errors) >= tol
     out_of_reach = tasks.reaches_point & (distance >= problem.chain_reach - tol)
-    level_sums = np.array(problem.level_rows, dtype=float)
+    level_sums = problem.level_sums
     compromised = (level_sums.dot(out_of_reach) > 0.0).dot(level_sums) > 0.0
     stalled = unmet & ~compromised
     if not stalled.any():

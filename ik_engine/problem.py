@@ -108,7 +108,8 @@ class Problem:
                 np.asarray(collision, dtype=bool)[self.bones],
                 obstacles, self_collision, settings.margin, self.size)
         self.level_rows = [tasks.priorities == level for level in tasks.levels]
-        self.level_weights = np.array(self.level_rows, dtype=float) * tasks.weights
+        self.level_sums = np.array(self.level_rows, dtype=float)   # (levels, tasks) 0/1
+        self.level_weights = self.level_sums * tasks.weights
         root_w = np.sqrt(tasks.weights)
         # per level and batch: its rows in the batch, √weight (rows of e) and √weight times the
         # column scales (rows of J; angular rows in units of ``size``)

@@ -59,7 +59,7 @@ class SwingTwistJoints(JointLimits):
             *(np.where(ranges.enabled, values, bound)
               for values, bound in zip(ranges[:-1], (-np.inf, np.inf) * 3)),
             np.ones(count, bool)))
-        self.every_joint = np.arange(count), self.projection.retraction(np.arange(count))
+        self._retract_every = self.projection.retraction(np.arange(count))   # the chord's case
 
     def rows(self, params, sens):
         limited = self.limit_rows.joints
@@ -77,8 +77,8 @@ class SwingTwistJoints(JointLimits):
         return self.projection(q, params)
 
     def retraction(self, joints):
-        if joints.size == self.every_joint[0].size:
-            return self.every_joint[1]
+        if joints.size == self.ranges.enabled.size:
+            return self._retract_every
         return self.projection.retraction(joints)
 
     def tracks_parameters(self, params):
