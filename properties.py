@@ -201,8 +201,9 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     max_iterations: IntProperty(
         override=_OVERRIDABLE, update=_settings_changed,
         name="Max Iterations",
-        description="Iterations per solve before giving up on the tolerance",
-        default=100, min=1, soft_max=1000, max=100000,
+        description="Iterations per solve (and per escape) before stopping short of the tolerance; "
+                    "a solve cut short says so, and solving again goes on",
+        default=300, min=1, soft_max=1000, max=100000,
     )
     tolerance: FloatProperty(
         override=_OVERRIDABLE, update=_settings_changed,

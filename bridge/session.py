@@ -111,6 +111,7 @@ class SolveSnapshot:
     warnings: tuple = ()
     error: str = ""
     contacts: object = None
+    cut_short: bool = False
 
     @property
     def status(self):
@@ -120,7 +121,9 @@ class SolveSnapshot:
         """One line for a report: how the solve ended and each task's error."""
         if self.error:
             return self.error
-        state = "converged" if self.converged else "closest reachable"
+        state = "converged" if self.converged else (
+            "stopped while still improving (Max Iterations or the time budget; solve again to go "
+            "on)" if self.cut_short else "closest reachable")
         return (f"{state} in {self.iterations} iterations; "
                 + ", ".join(task.describe() for task in self.tasks))
 
@@ -162,7 +165,7 @@ class Session:
             SceneContacts.from_engine(result.contacts, self.model, self.obj.matrix_world)
         self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
                                          (time.perf_counter() - start) * 1e3, tuple(warnings),
-                                         contacts=contacts)
+                                         contacts=contacts, cut_short=result.cut_short)
         return self.last_result
 
     def _reports(self, names, errors):

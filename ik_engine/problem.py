@@ -28,7 +28,7 @@ class SolverSettings:
     chain size; ``margin`` (clearance from obstacles) in metres; ``max_joint_step`` in radians;
     ``time_budget_ms``: a solve stops after this long (None: no budget)."""
 
-    max_iterations: int = 100
+    max_iterations: int = 300
     tolerance: float = 1e-5
     damping: float = 0.05
     rest_weight: float = 0.1

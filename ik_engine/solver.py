@@ -38,7 +38,9 @@ class SolveResult:
     radians for angular kinds); ``level_errors``: the level errors of every iteration, in
     priority order (the total contact penetration first when there are contacts); ``contacts``:
     ``contact_set.Contacts`` at the result (None without obstacles); ``steps``: how many full and
-    chord steps, prioritized decompositions and escapes the solve took."""
+    chord steps, prioritized decompositions and escapes the solve took. ``cut_short``: the solve
+    neither converged nor settled at the closest reachable pose, but ran out of
+    ``max_iterations`` or of its time budget while still improving; solving again goes on."""
 
     rotations: np.ndarray
     iterations: int
@@ -47,6 +49,7 @@ class SolveResult:
     level_errors: list = field(default_factory=list)
     contacts: object = None
     steps: dict = field(default_factory=dict)
+    cut_short: bool = False
 
 
 class Solver:
@@ -139,7 +142,7 @@ class Solver:
             full[self.bones] = self._memo[1]
             return replace(self._memo[2], rotations=full, iterations=0,
                            steps=dict.fromkeys(self._memo[2].steps, 0))
-        unremembered, settled = preferred is None, False
+        unremembered, settled, finite = preferred is None, False, True
         preferred = q if preferred is None else qnormalize(np.asarray(preferred, float)[self.bones])
         state = best = self._measure(q, world)
         history = [state[3]]
@@ -162,6 +165,7 @@ class Solver:
                 continue
             step_list, predicted, corrected = steps.full(world, q, errors, preferred, polish)
             if not all_true(np.isfinite(step_list[-1])):
+                finite = False
                 break
             iterations, descent = iterations + 1, descent + 1
             stop = blocked(current, predicted, tol)
@@ -188,14 +192,16 @@ class Solver:
                 state = self._measure(escaped)
                 history = [state[3]]
         return self._result(full, best, iterations, escapes, stall, history, memo_key,
-                            unremembered and settled)
+                            unremembered and settled,
+                            finite and not settled and len(problem.joints) > 0)
 
     def _measure(self, q, world=None):
         """``(q, world, errors, level errors)`` of the rotations ``q``."""
         world, errors = self.problem.errors(q, self.locations, world)
         return q, world, errors, self.problem.level_errors(world, errors)
 
-    def _result(self, full, best, iterations, escapes, stall, history, memo_key, remember):
+    def _result(self, full, best, iterations, escapes, stall, history, memo_key, remember,
+                cut_short):
         """The ``SolveResult`` of ``best``, with the warm-start memory updated."""
         problem, tol = self.problem, self.settings.tolerance
         q, world, errors, current = best
@@ -210,7 +216,8 @@ class Solver:
                              converged, history,
                              None if problem.contacts is None else
                              problem.contacts.contacts(world, self.bones),
-                             dict(self.steps.counts, escapes=escapes))
+                             dict(self.steps.counts, escapes=escapes),
+                             cut_short and not converged)
         self._memo = (memo_key, q, result) if remember else None
         return result
 

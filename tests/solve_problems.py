@@ -60,6 +60,49 @@ def world_tail(obj, name):
     return np.array(obj.matrix_world @ obj.pose.bones[name].tail)
 
 
+def fk_targets(obj, dqik, count, seed):
+    """Targets ({effector: world point}) of ``count`` problems, each the effectors' tails in
+    Blender's FK of a random in-limits pose of their chains; the pose is left at rest."""
+    names = chain_bones(obj, EFFECTORS)
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        set_pose(obj, random_pose_in_limits(obj, names, rng, dqik))
+        out.append({name: world_tail(obj, name) for name in EFFECTORS})
+    clear_pose(obj)
+    return out
+
+
+def place_targets(empties, targets):
+    for name, empty in empties.items():
+        empty.location = targets[name]
+
+
+def effector_errors(obj, empties):
+    """Distance of each effector's evaluated tail to its Empty, after a depsgraph update."""
+    bpy.context.view_layer.update()
+    return np.array([np.linalg.norm(world_tail(obj, n) - np.array(e.matrix_world.translation))
+                     for n, e in empties.items()])
+
+
+def press_twice(obj, targets):
+    """Feet at priority 1, hands at 2; each problem of ``targets`` solved from rest by one press of
+    Solve and then a second with nothing changed. Returns the effector errors after each press,
+    two (problems, effectors) arrays (effectors in ``EFFECTORS`` order)."""
+    empties = add_targets(obj, EFFECTORS)
+    for name in EFFECTORS:
+        obj.pose.bones[name].dqik.priority = 1 if name.startswith("foot") else 2
+    first, second = [], []
+    for goal in targets:
+        clear_pose(obj)
+        place_targets(empties, goal)
+        bpy.ops.dqik.solve()
+        first.append(effector_errors(obj, empties))
+        bpy.ops.dqik.solve()
+        second.append(effector_errors(obj, empties))
+    return np.array(first), np.array(second)
+
+
 def add_targets(obj, effectors, **task_settings):
     """An Empty per effector, made that bone's target; returns {bone: empty}."""
     empties = {}

@@ -518,9 +518,18 @@ def test_a_solve_cut_short_resumes_where_it_stopped():
     solver = Solver(model, [Task(Position, 3, np.array([1.0, 2.0, 1.0]))], uniform_limits(4),
                     settings=SolverSettings(max_iterations=1))
     first = solver.solve(identity_pose(4))
+    assert first.cut_short and not first.converged
     second = solver.solve(first.rotations)
     assert second.iterations == 1
     assert second.errors[0] < first.errors[0]
+
+
+def test_only_a_solve_stopped_by_its_budget_is_cut_short():
+    model = straight_chain(4)
+    reached = solve(model, identity_pose(4), [Task(Position, 3, np.array([1.0, 2.0, 1.0]))])
+    beyond = solve(model, identity_pose(4), [Task(Position, 3, np.array([9.0, 2.0, 1.0]))])
+    assert reached.converged and not reached.cut_short
+    assert not beyond.converged and not beyond.cut_short
 
 
 def test_a_warm_start_at_the_last_result_continues_from_it_exactly():
