@@ -135,12 +135,29 @@ class SceneObstacles:
             scale = float(np.cbrt(abs(np.linalg.det(back[:3, :3]))))
             corners = np.array(collider.evaluated_get(depsgraph).bound_box)
             self.entries.append(_Entry(
-                tree, to_local[:3, :3].T.copy(), to_local[:3, 3].copy(),
+                collider.name, tree, to_local[:3, :3].T.copy(), to_local[:3, 3].copy(),
                 (back[:3, :3] / scale).T.tolist(), scale, corners.min(axis=0).tolist(),
                 corners.max(axis=0).tolist(), back[:3, :3] @ centre + back[:3, 3], scale * radius,
                 is_open))
         self.count = len(colliders)
         self._evaluated = [c.evaluated_get(depsgraph) for c in colliders]
+
+    def leave_out_facing_away(self, points, bound):
+        """Take out of the query every collider that most of ``points`` (the armature's bone
+        heads and tails, armature space) within ``bound`` of it lie behind: its normals face
+        away from the armature (a floor whose normals point down blocks every bone above it
+        from below and drives them through it). Returns the names taken out."""
+        away = []
+        for entry in self.entries:
+            near = np.linalg.norm(points - entry.centre, axis=1) <= entry.radius + bound
+            local = points[near].dot(entry.rotation_t) + entry.translation
+            limit = bound / entry.scale
+            sides = [found[0] < 0.0 for found in (_nearest(entry, co, limit)
+                                                  for co in local.tolist()) if found is not None]
+            if 2 * sum(sides) > len(sides):
+                away.append(entry.name)
+        self.entries = [entry for entry in self.entries if entry.name not in away]
+        return away
 
     def triangles(self):
         """Triangles of all colliders as evaluated (for reports; solving never needs the count)."""
@@ -181,11 +198,12 @@ class SceneObstacles:
 
 
 class _Entry(NamedTuple):
-    """One collider as ``SceneObstacles`` queries it: its tree; armature → local space as
+    """One collider as ``SceneObstacles`` queries it: its name and tree; armature → local space as
     ``local = p · rotation_t + translation``; local → armature directions (``back_t``, rows, scale
     divided out) and the uniform ``scale``; the local bounding box (``low``, ``high``); the
     bounding sphere's centre (armature space) and radius (armature units); open or closed."""
 
+    name: str
     tree: object
     rotation_t: np.ndarray
     translation: np.ndarray

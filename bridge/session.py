@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
+from ..ik_engine.problem import chain_size
 from ..ik_engine.solver import Solver, involved_bones
 from .armature import (
     ArmatureError,
@@ -141,7 +142,7 @@ class Session:
         self._fingerprint = None
         self._sources, self._warnings, self._solved_names, self._kinds = [], [], [], []
         self._tolerance = 0.0
-        self._obstacles, self._placement = None, None
+        self._obstacles, self._placement, self._facing_away = None, None, []
 
     def invalidate(self):
         """Read the rig and every setting again on the next tick."""
@@ -202,7 +203,7 @@ class Session:
         if not tasks:
             raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
                                 + ("" if not warnings else ": " + "; ".join(warnings)))
-        obstacles = None if obj.dqik.colliders is None else self._scene_obstacles(obj, warnings)
+        obstacles = None if obj.dqik.colliders is None else self._scene_obstacles(obj, pose, warnings)
         kinds = [task.kind for task in tasks]
         if self.solver is None or names != self._solved_names or kinds != self._kinds:
             self._build_solver(obj, tasks, pose, obstacles)
@@ -215,20 +216,28 @@ class Session:
         solved = set(names)
         return result, names, [s.name for s in self._sources if s.name not in solved], warnings
 
-    def _scene_obstacles(self, obj, warnings):
+    def _scene_obstacles(self, obj, pose, warnings):
         """The obstacle query, made again only when the armature or a collider moved or changed
         shape (``colliders.placement``)."""
         depsgraph = bpy.context.evaluated_depsgraph_get()
         where = placement(obj, depsgraph)
         if where != self._placement:
             self._obstacles = SceneObstacles(obj, depsgraph, warnings.append, self.colliders)
+            world = self.model.matrices(pose.rotations(), pose.location)
+            away = self._obstacles.leave_out_facing_away(
+                np.concatenate([world[:, :3, 3], self.model.tails(world)]), chain_size(self.model))
+            self._facing_away = [
+                f"the normals of '{name}' face away from '{obj.name}'; flip them (Edit Mode, "
+                "Mesh > Normals > Flip) or recalculate them outside (Shift N); it is left out "
+                "of the solve until then" for name in away]
             self._placement = where
+        warnings += self._facing_away
         return self._obstacles
 
     def _read_rig(self, obj):
         """The model and every task's settings, read again; the solver is built on next use."""
         self.model, self.solver = None, None
-        self._obstacles, self._placement = None, None
+        self._obstacles, self._placement, self._facing_away = None, None, []
         self.model = read_model(obj)
         self._sources, self._warnings = task_sources(self.model, bone_settings(obj))
 

@@ -70,8 +70,9 @@ class Capsules:
         return points
 
 
-def contact_rows(capsules, world, frame, columns, query, margin, band):
-    """``(gradient (rows, 3m), slack (rows,))`` of the points within ``margin + band``.
+def contact_rows(capsules, radii, margins, world, frame, columns, query, band):
+    """``(gradient (rows, 3m), slack (rows,))`` of the points within ``radius + margin + band``
+    (``radii``, ``margins``: each sample's, ``ContactSet.seat``).
 
     ``frame`` is ``jacobian.JointFrames``' columns of the joints; ``columns`` the (P, 3m) mask of the
     columns that move each sample point (``jacobian.column_mask``); ``query(points,
@@ -82,8 +83,8 @@ def contact_rows(capsules, world, frame, columns, query, margin, band):
     if len(capsules) == 0:
         return np.zeros((0, size)), np.zeros(0)
     points = capsules.points(world)
-    distance, normal = query(points, margin + band + capsules.radii)
-    clearance = distance - capsules.radii - margin
+    distance, normal = query(points, margins + band + radii)
+    clearance = distance - radii - margins
     near = np.isfinite(distance) & (clearance <= band)
     if not near.any():
         return np.zeros((0, size)), np.zeros(0)

@@ -107,6 +107,7 @@ class Problem:
                 np.ones(self.bones.size, bool) if collision is None else
                 np.asarray(collision, dtype=bool)[self.bones],
                 obstacles, self_collision, settings.margin, self.size)
+            self.seat_targets()
         self.level_rows = [tasks.priorities == level for level in tasks.levels]
         self.level_sums = np.array(self.level_rows, dtype=float)   # (levels, tasks) 0/1
         self.level_weights = self.level_sums * tasks.weights
@@ -120,6 +121,13 @@ class Problem:
                              for rows in [np.flatnonzero(tasks.priorities[index] == level)]
                              if rows.size]
                             for level in tasks.levels]
+
+    def seat_targets(self):
+        """Give the contacts the position tasks' targets (``ContactSet.seat``): call again after
+        new targets or obstacles."""
+        if self.contacts is not None:
+            tasks = self.tasks
+            self.contacts.seat(tasks.bones[tasks.reaches_point], tasks.goals()[tasks.reaches_point])
 
     def _chains(self):
         """Per task: the root joint of its chain and an upper bound of its reach from that head

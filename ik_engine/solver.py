@@ -100,6 +100,8 @@ class Solver:
         self.locations = self._pose_locations(locations)
         if obstacles is not None:
             self.problem.contacts.obstacles = obstacles
+        if targets is not None or obstacles is not None:
+            self.problem.seat_targets()
 
     def _pose_locations(self, locations):
         """The involved bones' pose locations, or None when all are zero (FK then skips them)."""

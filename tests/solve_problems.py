@@ -151,6 +151,15 @@ def capsule_radii(obj, dqik, model):
     return colliders.capsule_radii(obj, model, colliders.ColliderCache())
 
 
+def obstacle_distance(obj, dqik, point):
+    """Signed distance (armature units) of the world ``point`` from the armature's colliders."""
+    obstacles = dqik.bridge.colliders.SceneObstacles(
+        obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None,
+        dqik.bridge.colliders.ColliderCache())
+    local = np.array(obj.matrix_world.inverted()) @ np.append(point, 1.0)
+    return float(obstacles(local[None, :3], np.array([10.0]))[0][0])
+
+
 def deepest_clearance(obj, dqik, names=None):
     """Smallest clearance (distance − radius − margin, metres) of the capsule sample points of
     ``names`` (default: every bone) against the armature's colliders."""

@@ -1,6 +1,7 @@
 """Contacts on synthetic chains against analytic obstacles (numpy only)."""
 
 import numpy as np
+import pytest
 
 from chains import ball, identity_pose, straight_chain, uniform_limits
 from ik_engine.contacts import Capsules
@@ -100,7 +101,9 @@ def test_chain_bends_around_a_ball_between_it_and_the_goal():
 
 
 def test_small_target_moves_never_tunnel_through_a_thin_plate():
-    """100 small moves of the goal across a 1 cm plate, each solve warm from the last."""
+    """100 small moves of the goal across a 1 cm plate, each solve warm from the last. The tip
+    bone keeps the clearance its target leaves it (``ContactSet.seat``) while the target is in
+    front of the plate, and its full clearance once the target is beyond."""
     model = straight_chain(4, 0.5)
     query = slab(0.5, 0.01)
     s = solver(model, [Task(Position, 3, np.array([0.3, 1.5, 0.0]))], query)
@@ -108,7 +111,10 @@ def test_small_target_moves_never_tunnel_through_a_thin_plate():
     for x in np.linspace(0.3, 1.3, 100):
         s.retarget([[x, 1.5, 0.0]])
         rotations = s.solve(rotations).rotations
-        assert deepest(model, rotations, query) >= -1e-3
+        target_distance = abs(query(np.array([[x, 1.5, 0.0]]), np.inf)[0][0])
+        seated = x <= 0.51     # in front of the plate or in it, nearer its front face
+        allowed = min(target_distance - RADIUS - MARGIN, 0.0) if seated else 0.0
+        assert deepest(model, rotations, query) >= allowed - 1e-3
         tails = model.tails(model.matrices(rotations))
         assert np.all(tails[:, 0] < 0.5)  # still on the near side of the plate
 
@@ -170,3 +176,21 @@ def test_resting_on_a_wall_does_not_shiver():
     assert np.abs(again - first).max() < 1e-6
     history = np.array([h[1] for h in s.solve(first).level_errors])
     assert np.all(np.diff(history) <= 1e-9)
+
+
+@pytest.mark.parametrize("height", [0.0, 0.002, 0.03])
+def test_a_tail_whose_target_is_on_a_floor_stands_on_it(height):
+    """A target on a floor or just above it (closer than radius + margin) is met exactly: the
+    effector's capsule keeps only the clearance its target has (``ContactSet.seat``), and the
+    result's contacts agree with the task. The other bones keep their full clearance."""
+    model = straight_chain(4, 0.5)
+    floor = wall(0.9)     # the solid half-space x ≥ 0.9, a floor facing −X
+    goal = np.array([0.9 - height, 1.2, 0.0])
+    result = solver(model, [Task(Position, 3, goal)], floor).solve(identity_pose(4))
+    assert result.converged and result.errors[0] <= SolverSettings().tolerance
+    tails = model.tails(model.matrices(result.rotations))
+    assert 0.9 - tails[3, 0] >= min(height, RADIUS + MARGIN) - 1e-9
+    caps = Capsules(model, np.full(len(model), RADIUS), np.arange(4) < 3)
+    distance, _ = floor(caps.points(model.matrices(result.rotations)), np.full(len(caps), np.inf))
+    assert np.min(distance - RADIUS - MARGIN) >= -1e-3
+    assert np.all(result.contacts.clearances >= -SolverSettings().tolerance)
