@@ -172,12 +172,24 @@ def hopeless(history, best, tolerance):
 
 
 def stalled(history, tolerance):
-    """Less than 0.1 % progress of the first unmet level over ``_STALL_WINDOW`` iterations."""
+    """No progress over ``_STALL_WINDOW`` iterations: from the first level unmet then, no level
+    lost more than 0.1 % of its error while the levels above it (from that first unmet one)
+    lost at most ``_TRADE`` of that gain, the trade ``line_search`` accepts. A higher level
+    that a trade step disturbed, e.g. planted feet a few millimetres off while a far hand
+    stretches, is progress on the level below, not a stall."""
     if len(history) <= _STALL_WINDOW:
         return False
     old, new = history[-_STALL_WINDOW - 1], history[-1]
     first = first_unmet(old, tolerance)
-    return first is not None and bool(new[first] > _STALL_RATIO * old[first])
+    if first is None:
+        return False
+    lost = 0.0
+    for was, now in zip(old[first:].tolist(), new[first:].tolist()):
+        gain = was - now
+        if gain > (1.0 - _STALL_RATIO) * was:
+            return lost > _TRADE * gain
+        lost += max(-gain, 0.0)
+    return True
 
 
 def gain_left(got_before, got):

@@ -324,3 +324,29 @@ def test_solving_an_unreachable_target_again_is_instant(clean_scene, dqik, capfd
     empties["hand.L"].location = (0.3, -0.25, 0.2)
     assert bpy.ops.dqik.solve() == {'FINISHED'}
     assert "in 0 iterations" not in capfd.readouterr().out
+
+
+def test_far_targets_along_one_direction_give_one_pose_and_the_feet_hold(clean_scene, dqik):
+    """Issue 20: a hand target at 10 m, 1 km and 10,000 km along one direction from the character
+    (its root bone's head) pulls the arm the same way (every bone's tail within 1 cm across the
+    three), and the priority-1 feet stay."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    feet = sp.add_targets(obj, ["foot.L", "foot.R"], priority=1)
+    for name, empty in feet.items():
+        empty.location = sp.world_tail(obj, name)
+    hand = sp.add_targets(obj, ["hand.L"], priority=2)["hand.L"]
+    hips = np.array(obj.matrix_world @ obj.pose.bones["spine"].head)
+    direction = np.array([0.6, -0.5, 0.2]) / np.linalg.norm([0.6, -0.5, 0.2])
+    tails = []
+    for distance in (10.0, 1e3, 1e7):
+        sp.clear_pose(obj)
+        hand.location = hips + distance * direction
+        assert bpy.ops.dqik.solve() == {'FINISHED'}
+        bpy.context.view_layer.update()
+        tails.append(np.array([sp.world_tail(obj, pb.name) for pb in obj.pose.bones]))
+        assert max(np.linalg.norm(sp.world_tail(obj, n) - np.array(e.location))
+                   for n, e in feet.items()) <= 1e-4
+    assert max(np.abs(t - tails[0]).max() for t in tails[1:]) <= 0.01
+    reach = sp.world_tail(obj, "hand.L") - hips
+    assert reach @ direction / np.linalg.norm(reach) > 0.9     # it does reach out that way
