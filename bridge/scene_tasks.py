@@ -14,6 +14,7 @@ import numpy as np
 from ..ik_engine.limits import SwingTwistLimits
 from ..ik_engine.solver import SolverSettings
 from ..ik_engine.tasks import Aim, Orientation, Position, Task
+from .target_dependencies import without_cycles
 
 # ``PoseBone.dqik.aim_axis`` as a unit vector in the bone's frame
 AIM_AXIS_VECTORS = {'TRACK_X': (1.0, 0.0, 0.0), 'TRACK_Y': (0.0, 1.0, 0.0),
@@ -124,12 +125,14 @@ def aimed_tasks(obj, sources):
 
 
 def read_tasks(obj, model, settings_of_bones=None):
-    """``(tasks, task_names, warnings)`` for every bone with ``use_target`` set, read at once
-    (``settings_of_bones`` is ``bone_settings(obj)`` if already fetched)."""
+    """``(tasks, task_names, warnings)`` for every bone with ``use_target`` set, read at once,
+    but those whose target the solve moves (``target_dependencies``; ``settings_of_bones`` is
+    ``bone_settings(obj)`` if already fetched)."""
     every = bone_settings(obj) if settings_of_bones is None else settings_of_bones
     sources, warnings = task_sources(model, every)
-    tasks, names, missing = aimed_tasks(obj, sources)
-    return tasks, names, warnings + missing
+    kept, cycles = without_cycles(obj, model, sources)
+    tasks, names, missing = aimed_tasks(obj, kept)
+    return tasks, names, warnings + cycles + missing
 
 
 def read_joints(obj, model, bones=None, settings_of_bones=None):

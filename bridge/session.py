@@ -52,12 +52,14 @@ from .scene_tasks import (
     read_settings,
     task_sources,
 )
+from .target_dependencies import without_cycles
 
 
 @dataclass(frozen=True)
 class TaskReport:
     """One bone's tasks' outcome: ``'MET'`` (within the tolerance), ``'CLOSEST'`` (the closest
-    pose the solve found) or ``'MISSING'`` (its target could not be found; errors are NaN).
+    pose the solve found), ``'MISSING'`` (its target could not be found) or ``'SKIPPED'`` (its
+    target moves with the solve, ``target_dependencies``); errors are NaN for the last two.
     Position error in metres; rotation error in radians, of its orientation or aim task (None
     for a bone without that part)."""
 
@@ -70,6 +72,8 @@ class TaskReport:
         """The task for a report: ``hand.L 0.0123 mm`` (and the rotation error in degrees)."""
         if self.status == 'MISSING':
             return f"{self.name} target missing"
+        if self.status == 'SKIPPED':
+            return f"{self.name} skipped"
         parts = [] if self.position_error is None else [f"{self.position_error * 1e3:.3g} mm"]
         if self.rotation_error is not None:
             parts.append(f"{math.degrees(self.rotation_error):.3g}°")
@@ -155,13 +159,14 @@ class Session:
         status is ``'ERROR'``."""
         start = time.perf_counter()
         try:
-            result, names, missing, warnings = self._solve()
+            result, names, unsolved, warnings = self._solve()
         except ArmatureError as err:
             self.last_result = SolveSnapshot(error=str(err),
                                              ms=(time.perf_counter() - start) * 1e3)
             raise
         reports = self._reports(names, result.errors.tolist())
-        reports += [TaskReport(name, 'MISSING', float("nan"), float("nan")) for name in missing]
+        reports += [TaskReport(name, status, float("nan"), float("nan"))
+                    for name, status in unsolved]
         contacts = None if result.contacts is None else \
             SceneContacts.from_engine(result.contacts, self.model, self.obj.matrix_world)
         self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
@@ -198,8 +203,9 @@ class Session:
             self._fingerprint, self._dirty = fingerprint, False
         check_pose_scale(obj)
         pose = PoseArrays(obj)
-        tasks, names, missing = aimed_tasks(obj, self._sources)
-        warnings = self._warnings + missing
+        kept, cycles = without_cycles(obj, self.model, self._sources)
+        tasks, names, missing = aimed_tasks(obj, kept)
+        warnings = self._warnings + cycles + missing
         if not tasks:
             raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
                                 + ("" if not warnings else ": " + "; ".join(warnings)))
@@ -214,7 +220,8 @@ class Session:
         pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
         pose.write(obj)
         solved = set(names)
-        return result, names, [s.name for s in self._sources if s.name not in solved], warnings
+        return result, names, [(s.name, 'MISSING' if s in kept else 'SKIPPED')
+                               for s in self._sources if s.name not in solved], warnings
 
     def _scene_obstacles(self, obj, pose, warnings):
         """The obstacle query, made again only when the armature or a collider moved or changed

@@ -31,6 +31,18 @@ class Task:
     options: tuple = ()
 
 
+def joint_masks(model, tasks):
+    """(T, n): True where the task may move the joint (the bone and its ancestors in the chain).
+    ``tasks`` need only ``bone`` and ``chain_count``."""
+    masks = np.zeros((len(tasks), len(model)), dtype=bool)
+    for i, t in enumerate(tasks):
+        bone, moved = t.bone, 0
+        while bone >= 0 and (t.chain_count <= 0 or moved < t.chain_count):
+            masks[i, bone] = True
+            bone, moved = model.parents[bone], moved + 1
+    return masks
+
+
 class TaskSet:
     """All tasks of a solve as arrays, grouped into one ``TaskKind`` batch per kind (in the
     order the kinds first appear), with the joints each task may move."""
@@ -42,7 +54,7 @@ class TaskSet:
         self.priorities = np.array([t.priority for t in tasks], dtype=np.int64)
         self.weights = np.array([max(t.weight, 0.0) for t in tasks], dtype=np.float64)
         self.levels = sorted(set(self.priorities.tolist()))
-        self.joint_masks = self._joint_masks(model, tasks)
+        self.joint_masks = joint_masks(model, tasks)
         self.lengths = model.lengths[self.bones][:, None]
         kinds = list(dict.fromkeys(t.kind for t in tasks))
         self.index = [np.array([i for i, t in enumerate(tasks) if t.kind is kind], np.int64)
@@ -76,17 +88,6 @@ class TaskSet:
     def target_key(self):
         """Every target as bytes (the solver's memo compares them)."""
         return b"".join(batch.targets.tobytes() for batch in self.batches)
-
-    @staticmethod
-    def _joint_masks(model, tasks):
-        """(T, n): True where the task may move the joint (the bone and its ancestors in the chain)."""
-        masks = np.zeros((len(tasks), len(model)), dtype=bool)
-        for i, t in enumerate(tasks):
-            bone, moved = t.bone, 0
-            while bone >= 0 and (t.chain_count <= 0 or moved < t.chain_count):
-                masks[i, bone] = True
-                bone, moved = model.parents[bone], moved + 1
-        return masks
 
     def __len__(self):
         return len(self.tasks)
