@@ -7,6 +7,12 @@ All angles are radians relative to the rest pose; all lengths are metres.
 Every property can be overridden in a library override (``LIBRARY_OVERRIDABLE``), so a linked
 rig can be set up after Object > Library Override; and every one marks its armature's solving
 session for a rebuild when set (``update``; ``bridge/session.py``).
+
+From Blender 5.0 every float property keeps its value when given NaN or ±inf (``set_transform``,
+https://docs.blender.org/api/5.0/bpy.props.html#bpy.props.FloatProperty), as its hard range keeps
+it within bounds; the value stays in Blender's own storage, so animation and library overrides
+work as before. Blender 4.5 has no such hook: there, and for raw ID property writes, which no
+property callback sees, the solve refuses what does not fit (``bridge/validation.py``).
 """
 
 import math
@@ -39,9 +45,16 @@ def _settings_changed(settings, _context):
     invalidate(settings.id_data)
 
 
+def _keep_when_not_finite(_settings, value, stored, _is_set):
+    return value if math.isfinite(value) else stored
+
+
+_FINITE = {"set_transform": _keep_when_not_finite} if bpy.app.version >= (5, 0, 0) else {}
+
+
 def _swing_min(name, axis):
     return FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name=name,
         description=f"Largest swing about the bone's local {axis} axis in the negative direction "
         "(0 locks this half-axis; swings form an ellipse between the four bounds)",
@@ -52,7 +65,7 @@ def _swing_min(name, axis):
 
 def _swing_max(name, axis):
     return FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name=name,
         description=f"Largest swing about the bone's local {axis} axis in the positive direction "
         "(0 locks this half-axis; swings form an ellipse between the four bounds)",
@@ -116,7 +129,7 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
         default='TRACK_Y',
     )
     weight: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Weight",
         description="Relative weight among tasks sharing the same priority level",
         default=1.0, min=0.0, soft_max=10.0,
@@ -140,14 +153,14 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     swing_z_min: _swing_min("Swing Z Min", "Z")
     swing_z_max: _swing_max("Swing Z Max", "Z")
     twist_min: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Twist Min",
         description="Smallest twist about the bone's own Y axis (0 locks negative twist)",
         subtype='ANGLE', unit='ROTATION',
         default=-_QUARTER_TURN, min=-_HALF_TURN, max=0.0,
     )
     twist_max: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Twist Max",
         description="Largest twist about the bone's own Y axis (0 locks positive twist)",
         subtype='ANGLE', unit='ROTATION',
@@ -155,7 +168,7 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     )
 
     stiffness: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Stiffness",
         description="How reluctantly the solver turns this joint: 0 is free, 1 is locked",
         subtype='FACTOR', default=0.0, min=0.0, max=1.0,
@@ -168,7 +181,7 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
         default=True,
     )
     radius: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Radius",
         description="Capsule radius (0 = automatic, from the skinned mesh or the bone length)",
         subtype='DISTANCE', unit='LENGTH',
@@ -186,7 +199,7 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
         description="Collection whose meshes (and those of its child collections) are obstacles",
     )
     margin: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Margin",
         description="Clearance kept between bone capsules and obstacles",
         subtype='DISTANCE', unit='LENGTH',
@@ -206,28 +219,28 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
         default=300, min=1, soft_max=1000, max=100000,
     )
     tolerance: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Tolerance",
         description="A solve stops when every task is closer than this",
         subtype='DISTANCE', unit='LENGTH',
         default=1e-5, min=1e-9, soft_max=0.01, precision=6,
     )
     damping: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Damping",
         description="Damped least-squares factor, relative to the chain size; larger is smoother "
         "near singular poses but slower to converge",
         default=0.05, min=0.0, soft_max=1.0, precision=3,
     )
     rest_weight: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Rest Pull",
         description="Weight of the lowest-priority pull towards the starting pose in the "
         "remaining freedom",
         default=0.1, min=0.0, soft_max=1.0,
     )
     time_budget_ms: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Time Budget (ms)",
         description="Live solving stops iterating within this many milliseconds per tick",
         default=8.0, min=0.5, soft_max=33.0,

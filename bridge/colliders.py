@@ -18,6 +18,7 @@ import numpy as np
 from mathutils.bvhtree import BVHTree
 
 from .armature import ArmatureError
+from .validation import check_bone_settings
 
 
 
@@ -296,16 +297,16 @@ def _skin_radii(obj, model, cache):
 def capsule_radii(obj, model, cache):
     """Per bone: ``PoseBone.dqik.radius``; when 0, automatic: the median distance of the skin
     vertices weighted to the bone (meshes the armature deforms), else 15 % of the bone length;
-    never below 1 mm. Also the ``use_collision`` mask."""
-    radii = np.zeros(len(model))
-    enabled = np.zeros(len(model), dtype=bool)
-    skin = None
-    for i, (name, pose_bone) in enumerate(zip(model.names, obj.pose.bones)):
-        settings = pose_bone.dqik
-        enabled[i] = settings.use_collision
-        radius = settings.radius
-        if radius <= 0.0:
-            skin = _skin_radii(obj, model, cache) if skin is None else skin
-            radius = skin.get(name, _LENGTH_FRACTION * model.lengths[i])
-        radii[i] = max(radius, 1e-3)
-    return radii, enabled
+    never below 1 mm. Also the ``use_collision`` mask. A radius that is not finite or is negative
+    on a bone with collision on is refused (``validation.check_bone_settings``)."""
+    settings = [pose_bone.dqik for pose_bone in obj.pose.bones]
+    enabled = np.array([s.use_collision for s in settings], dtype=bool)
+    radii = np.array([s.radius for s in settings], dtype=np.float64)
+    check_bone_settings(obj, [model.names[i] for i in np.flatnonzero(enabled).tolist()],
+                        ("radius",), radii[enabled])
+    automatic = np.flatnonzero(radii <= 0.0)
+    if automatic.size:
+        skin = _skin_radii(obj, model, cache)
+        radii[automatic] = [skin.get(model.names[i], _LENGTH_FRACTION * model.lengths[i])
+                            for i in automatic.tolist()]
+    return np.maximum(radii, 1e-3), enabled

@@ -15,6 +15,13 @@ from ..ik_engine.limits import SwingTwistLimits
 from ..ik_engine.solver import SolverSettings
 from ..ik_engine.tasks import Aim, Orientation, Position, Task
 from .target_dependencies import without_cycles
+from .validation import (
+    check_armature_settings,
+    check_armature_transform,
+    check_bone_settings,
+    non_finite_coordinate,
+    within_reach,
+)
 
 # ``PoseBone.dqik.aim_axis`` as a unit vector in the bone's frame
 AIM_AXIS_VECTORS = {'TRACK_X': (1.0, 0.0, 0.0), 'TRACK_Y': (0.0, 1.0, 0.0),
@@ -22,6 +29,7 @@ AIM_AXIS_VECTORS = {'TRACK_X': (1.0, 0.0, 0.0), 'TRACK_Y': (0.0, 1.0, 0.0),
                     'TRACK_NEGATIVE_Y': (0.0, -1.0, 0.0), 'TRACK_NEGATIVE_Z': (0.0, 0.0, -1.0)}
 _LIMIT_FIELDS = ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
                  "twist_min", "twist_max")
+_TASK_FIELDS = ("weight", "priority", "chain_count")
 
 
 class TaskSource(NamedTuple):
@@ -59,6 +67,9 @@ def target_matrix(to_armature, source):
         if bone is None:
             return None, f"targets bone '{source.subtarget}', which '{target_name}' does not have"
         world = world @ bone.matrix
+    far = non_finite_coordinate(world.translation)
+    if far:
+        return None, f"target location is not finite ({far})"
     return to_armature @ world, None
 
 
@@ -80,7 +91,8 @@ def bone_settings(obj):
 def task_sources(model, settings_of_bones):
     """``(sources, warnings)``: a ``TaskSource`` for every bone with ``use_target`` set and
     position or rotation enabled, in pose-bone order (the order of ``model.names``,
-    ``armature.read_model``); ``settings_of_bones`` is ``bone_settings(obj)``."""
+    ``armature.read_model``); ``settings_of_bones`` is ``bone_settings(obj)``. A weight,
+    priority or chain length outside its range is refused (``validation.check_bone_settings``)."""
     sources, warnings = [], []
     for i in [i for i, settings in enumerate(settings_of_bones) if settings.use_target]:
         name, settings = model.names[i], settings_of_bones[i]
@@ -91,16 +103,21 @@ def task_sources(model, settings_of_bones):
                                   settings.use_position, settings.use_rotation, settings.use_aim,
                                   AIM_AXIS_VECTORS[settings.aim_axis], settings.priority,
                                   settings.weight, settings.chain_count))
+    if sources:     # (a PropertyGroup's ``id_data`` is the armature object owning the bones)
+        check_bone_settings(settings_of_bones[0].id_data, [s.name for s in sources],
+                            _TASK_FIELDS, [(s.weight, s.priority, s.chain_count) for s in sources])
     return sources, warnings
-
 
 
 def aimed_tasks(obj, sources):
     """``(tasks, task_names, warnings)``: the engine ``Task`` of each part of every source whose
     target can be found (a ``Position``, an ``Orientation`` and an ``Aim`` task, as enabled), at
     the target's current place in armature space, with its bone's name; the others are named in
-    a warning."""
+    a warning, and so is a target whose location or transform is not finite (NaN, or at least
+    ``validation.FAR``, which includes Blender's stored inf). An armature whose world matrix is
+    not finite or is singular is refused (``validation.check_armature_transform``)."""
     tasks, names, warnings = [], [], []
+    check_armature_transform(obj)
     to_armature = obj.matrix_world.inverted_safe()
     found = []      # (source, goal matrix) of the tasks with a target
     for source in sources:
@@ -110,7 +127,7 @@ def aimed_tasks(obj, sources):
         else:
             found.append((source, matrix))
     values = np.array([matrix for _, matrix in found], dtype=np.float64).reshape(-1, 4, 4)
-    finite = np.isfinite(values).all(axis=(1, 2)).tolist()
+    finite = within_reach(values).all(axis=(1, 2)).tolist()
     for (source, matrix), goal, is_finite in zip(found, values, finite):
         if not is_finite:
             warnings.append(f"{source.name}: target transform is not finite; skipped")
@@ -139,12 +156,18 @@ def read_joints(obj, model, bones=None, settings_of_bones=None):
     """``(SwingTwistLimits, stiffness)`` of every bone in pose-bone order, both from one read of
     each bone's settings: limits disabled where ``use_limits`` is off, ``PoseBone.dqik.stiffness``.
     With ``bones`` (indices) only those are read, the others are left disabled and at 0;
-    ``settings_of_bones`` is ``bone_settings(obj)`` if already fetched."""
+    ``settings_of_bones`` is ``bone_settings(obj)`` if already fetched. A stiffness, or an
+    enabled limit, outside its range is refused (``validation.check_bone_settings``)."""
     values = np.zeros((len(model), len(_JOINT_FIELDS)))
     every = bone_settings(obj) if settings_of_bones is None else settings_of_bones
-    indices = range(len(model)) if bones is None else bones.tolist()
+    indices = np.arange(len(model)) if bones is None else np.asarray(bones)
     if len(indices):
-        values[indices] = [_joint_settings(every[i]) for i in indices]
+        values[indices] = [_joint_settings(every[i]) for i in indices.tolist()]
+        limited = indices[values[indices, 0] > 0.5]
+        check_bone_settings(obj, [model.names[i] for i in indices.tolist()], ("stiffness",),
+                            values[indices, -1:])
+        check_bone_settings(obj, [model.names[i] for i in limited.tolist()], _LIMIT_FIELDS,
+                            values[limited, 1:-1])
     return SwingTwistLimits(*values.T[1:-1], values[:, 0] > 0.5), values[:, -1]
 
 
@@ -155,6 +178,7 @@ _joint_settings = operator.attrgetter(*_JOINT_FIELDS)
 _SOLVER_FIELDS = ("colliders", "margin", "use_self_collision", "max_iterations", "tolerance",
                   "damping", "rest_weight")
 _armature_fields = operator.attrgetter(*_SOLVER_FIELDS)
+_NUMERIC_SOLVER_FIELDS = ("margin", "max_iterations", "tolerance", "damping", "rest_weight")
 
 
 def armature_settings(obj):
@@ -163,7 +187,9 @@ def armature_settings(obj):
 
 
 def read_settings(obj):
-    """The armature's ``SolverSettings``."""
+    """The armature's ``SolverSettings``; a value outside its range is refused
+    (``validation.check_armature_settings``)."""
+    check_armature_settings(obj, _NUMERIC_SOLVER_FIELDS)
     s = obj.dqik
     return SolverSettings(max_iterations=s.max_iterations, tolerance=s.tolerance,
                           damping=s.damping, rest_weight=s.rest_weight, margin=s.margin)
