@@ -34,7 +34,7 @@ import numpy as np
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__))]
 import replay  # noqa: E402  (puts the repository on sys.path)
 from ik_engine import ChainModel  # noqa: E402
-from ik_engine.chain_model import MovingJointsFK  # noqa: E402
+from ik_engine.chain_model import GivenPose, MovingJointsFK  # noqa: E402
 from ik_engine.dual_quaternion import dq_conj, dq_mul, dq_to_matrix, dq_translation  # noqa: E402
 from ik_engine.jacobian import JointFrames  # noqa: E402
 from ik_engine.quaternion import qmul, quat_to_matrix  # noqa: E402
@@ -51,19 +51,21 @@ class DualQuaternionFK(MovingJointsFK):
         super().__init__(model, joints)
         self.poses = []
 
-    def start(self, rotations, locations=None):
-        pose = self.model.forward(rotations, locations)
+    def start(self, rotations, given=None):
+        self.given = given = GivenPose() if given is None else given
+        pose = self.model.forward(rotations, given.locations)
+        self.frames = (self.hung_rows, pose[self.hung])     # as dual quaternions
         self.riding_offsets = dq_mul(dq_conj(pose[self.anchors]), pose[self.riding])
         self.fixed_matrices = pose[self.fixed].copy()    # fixed poses, as dual quaternions
         return self._matrices(pose)
 
-    def __call__(self, rotations, locations=None):
-        if self.rigid.size == 0:
-            return self._matrices(self.model.forward(rotations, locations))
+    def __call__(self, rotations):
+        locations = self.given.locations
         pose = np.empty((len(self.model), 8))
         pose[self.moving] = self.part.forward(
             rotations.take(self.moving, axis=0),
-            None if locations is None else locations.take(self.moving, axis=0))
+            None if locations is None else locations.take(self.moving, axis=0),
+            self.frames if self.hung.size else None)
         pose[self.fixed] = self.fixed_matrices
         pose[self.riding] = dq_mul(pose.take(self.anchors, axis=0), self.riding_offsets)
         return self._matrices(pose)

@@ -10,6 +10,8 @@ import bpy
 import numpy as np
 
 from ..ik_engine import ChainModel
+from ..ik_engine.bone_parent_transform import INHERIT_SCALE_MODES
+from ..ik_engine.chain_model import BoneFlags
 from ..ik_engine.euler import euler_to_quat, quat_to_euler
 from ..ik_engine.quaternion import (
     all_true,
@@ -80,7 +82,7 @@ def target_pose_bones(obj, only_selected):
     return bones
 
 
-def _get(collection, attr, width, dtype=np.float64):
+def read_array(collection, attr, width, dtype=np.float64):
     """``attr`` of every item, (n, width). Float properties go through a float32 buffer, Blender's
     own storage, which ``foreach_get`` fills by a plain copy (4–10× faster than converting each
     value to float64), and are widened after."""
@@ -90,36 +92,12 @@ def _get(collection, attr, width, dtype=np.float64):
     return out.reshape(len(collection), width) if width > 1 else out
 
 
-def check_pose_scale(obj):
-    """Reject pose scale other than 1, which the model does not reproduce, naming the bones. A
-    pose channel, so it is checked on every solve, not only when the model is read."""
-    pose_bones = obj.pose.bones
-    scale = _get(pose_bones, "scale", 3)
-    unscaled = np.abs(scale - 1.0).max(axis=1) <= 1e-6
-    if not all_true(unscaled):
-        names = ", ".join(pose_bones[int(i)].name for i in np.flatnonzero(~unscaled)[:5])
-        raise ArmatureError(f"'{obj.name}': pose scale other than 1 is not supported "
-                            f"(bones: {names}); apply or clear scale (Alt+S) first")
-
-
-def _check_supported(obj, bones):
-    """Reject bones whose transform the model does not reproduce, naming them."""
-    inherit_rot = _get(bones, "use_inherit_rotation", 1, dtype=bool)
-    local_loc = _get(bones, "use_local_location", 1, dtype=bool)
-    supported = inherit_rot & local_loc
-    if not all_true(supported):
-        names = ", ".join(bones[int(i)].name for i in np.flatnonzero(~supported)[:5])
-        raise ArmatureError(f"'{obj.name}': bones that do not inherit rotation or do not use local "
-                            f"location are not supported yet (bones: {names})")
-
-
 def read_model(obj):
-    """The armature's ChainModel, from ``Bone.matrix_local`` in pose-bone order."""
+    """The armature's ChainModel, from ``Bone.matrix_local`` in pose-bone order, with every
+    bone's inherit rotation, local location and inherit scale flags (``BoneFlags``)."""
     pose_bones = obj.pose.bones
     bones = obj.data.bones
     check_editable(obj)
-    check_pose_scale(obj)
-    _check_supported(obj, bones)
     names = pose_bones.keys()
     pose_index = {name: i for i, name in enumerate(names)}
     bone_names = bones.keys()
@@ -131,21 +109,36 @@ def read_model(obj):
     parents = np.array([pose_index[parent.name] if (parent := pb.parent) else -1
                         for pb in pose_bones])
     # foreach_get yields Blender's column-major storage: transpose to row-major matrices.
-    rest = _get(bones, "matrix_local", 16).reshape(-1, 4, 4).transpose(0, 2, 1)[order]
-    lengths = _get(bones, "length", 1)[order]
-    connected = _get(bones, "use_connect", 1, dtype=bool)[order]
-    return ChainModel.from_bones(names, parents, rest, lengths=lengths, connected=connected)
+    rest = read_array(bones, "matrix_local", 16).reshape(-1, 4, 4).transpose(0, 2, 1)[order]
+    lengths = read_array(bones, "length", 1)[order]
+    connected = read_array(bones, "use_connect", 1, dtype=bool)[order]
+    flags = BoneFlags(read_array(bones, "use_inherit_rotation", 1, dtype=bool)[order],
+                      read_array(bones, "use_local_location", 1, dtype=bool)[order],
+                      _inherit_scale_modes(bones)[order])
+    return ChainModel.from_bones(names, parents, rest, lengths=lengths, connected=connected,
+                                 flags=flags)
+
+
+def _inherit_scale_modes(bones):
+    """Every bone's ``Bone.inherit_scale`` as ``bone_parent_transform`` mode numbers, read with
+    one ``foreach_get`` of the enum values (RNA's values are DNA's ``eBone_InheritScaleMode``)."""
+    items = bpy.types.Bone.bl_rna.properties["inherit_scale"].enum_items
+    modes = np.zeros(max(item.value for item in items) + 1, dtype=np.int64)
+    for item in items:
+        modes[item.value] = INHERIT_SCALE_MODES[item.identifier]
+    return modes[read_array(bones, "inherit_scale", 1, dtype=np.int32)]
 
 
 def rig_fingerprint(obj):
-    """What ``read_model`` and the supported-rig checks read from the bones, as bytes, read with
+    """What ``read_model`` reads from the bones, as bytes, read with
     ``foreach_get`` into Blender's own storage types (about 60 µs on 159 bones, against about
     0.5 ms for ``read_model``).
 
     It changes with the armature data, the number and names of the bones, their rest frames
     (``matrix_local``), their frames and heads relative to their parents (``Bone.matrix``,
     ``Bone.head``: a re-parented bone changes them unless the new parent's tail and orientation
-    equal the old one's), lengths, connections, inherited rotation and local location, and with
+    equal the old one's), lengths, connections, inherited rotation and scale and local location,
+    and with
     the address of the first bone and pose bone (leaving Edit Mode re-allocates both)."""
     bones, pose_bones = obj.data.bones, obj.pose.bones
     count = len(bones)
@@ -158,7 +151,8 @@ def rig_fingerprint(obj):
     for k, attr in enumerate(("use_connect", "use_inherit_rotation", "use_local_location")):
         bones.foreach_get(attr, flags[k * count:(k + 1) * count])
     return (obj.data.as_pointer(), bones[0].as_pointer(), pose_bones[0].as_pointer(),
-            tuple(pose_bones.keys()), values.tobytes(), flags.tobytes())
+            tuple(pose_bones.keys()), values.tobytes(), flags.tobytes(),
+            read_array(bones, "inherit_scale", 1, dtype=np.int32).tobytes())
 
 
 _FINGERPRINT_FLOATS = (("matrix_local", 0, 16), ("matrix", 16, 9), ("head", 25, 3),
@@ -173,7 +167,7 @@ def _rotation_modes(pose_bones):
         _MODE_IDENTIFIERS.update(
             (item.value, item.identifier)
             for item in bpy.types.PoseBone.bl_rna.properties["rotation_mode"].enum_items)
-    return _get(pose_bones, "rotation_mode", 1, dtype=np.int32), _MODE_IDENTIFIERS
+    return read_array(pose_bones, "rotation_mode", 1, dtype=np.int32), _MODE_IDENTIFIERS
 
 
 _MODE_IDENTIFIERS = {}  # rotation_mode enum value → identifier
@@ -181,14 +175,18 @@ _NO_MODE = np.iinfo(np.int32).min  # no bone has it
 
 
 class PoseArrays:
-    """A snapshot of every pose channel's rotation and location, exactly as Blender stores them."""
+    """A snapshot of every pose channel's rotation, location and scale, exactly as Blender
+    stores them, and of the pose matrices Blender last evaluated (``evaluated``, (n,4,4)
+    armature space: constraints and drivers included)."""
 
     def __init__(self, obj):
         pose_bones = obj.pose.bones
-        self.quaternion = _get(pose_bones, "rotation_quaternion", 4)
-        self.euler = _get(pose_bones, "rotation_euler", 3)
-        self.axis_angle = _get(pose_bones, "rotation_axis_angle", 4)
-        self.location = _get(pose_bones, "location", 3)
+        self.quaternion = read_array(pose_bones, "rotation_quaternion", 4)
+        self.euler = read_array(pose_bones, "rotation_euler", 3)
+        self.axis_angle = read_array(pose_bones, "rotation_axis_angle", 4)
+        self.location = read_array(pose_bones, "location", 3)
+        self.scale = read_array(pose_bones, "scale", 3)
+        self.evaluated = read_array(pose_bones, "matrix", 16).reshape(-1, 4, 4).transpose(0, 2, 1)
         modes, identifiers = _rotation_modes(pose_bones)
         # the quaternion bones, and the other rotation modes in use, each with its bones
         in_use = {identifiers[value]: value for value in set(modes.tolist())}
@@ -197,7 +195,8 @@ class PoseArrays:
                             for mode in sorted(set(in_use) - {'QUATERNION'})}
         self.changed = set()  # the channels set_rotations changed, the only ones write() writes
         if not np.isfinite(np.concatenate([self.quaternion.ravel(), self.euler.ravel(),
-                                           self.axis_angle.ravel(), self.location.ravel()])).all():
+                                           self.axis_angle.ravel(), self.location.ravel(),
+                                           self.scale.ravel()])).all():
             raise ArmatureError(f"'{obj.name}' has NaN or infinite pose values; "
                                 "clear the pose of the affected bones (Alt+R, Alt+G)")
 

@@ -39,11 +39,11 @@ from .armature import (
     ArmatureError,
     PoseArrays,
     check_editable,
-    check_pose_scale,
     read_model,
     rig_fingerprint,
 )
 from .colliders import ColliderCache, SceneObstacles, capsule_radii, placement
+from .rig_checks import changed_after_solve, check_chains, locked_bones
 from .scene_tasks import (
     aimed_tasks,
     armature_settings,
@@ -201,7 +201,6 @@ class Session:
         if self._dirty or fingerprint != self._fingerprint:
             self._read_rig(obj)
             self._fingerprint, self._dirty = fingerprint, False
-        check_pose_scale(obj)
         pose = PoseArrays(obj)
         kept, cycles = without_cycles(obj, self.model, self._sources)
         tasks, names, missing = aimed_tasks(obj, kept)
@@ -212,10 +211,11 @@ class Session:
         obstacles = None if obj.dqik.colliders is None else self._scene_obstacles(obj, pose, warnings)
         kinds = [task.kind for task in tasks]
         if self.solver is None or names != self._solved_names or kinds != self._kinds:
-            self._build_solver(obj, tasks, pose, obstacles)
+            self._build_solver(obj, tasks, pose, obstacles, warnings)
             self._solved_names, self._kinds = names, kinds
         else:
-            self.solver.retarget([task.target for task in tasks], pose.location, obstacles)
+            self.solver.retarget([task.target for task in tasks], pose.location, obstacles,
+                                 pose.scale, pose.evaluated)
         result = self.solver.solve(pose.rotations())
         pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
         pose.write(obj)
@@ -230,7 +230,7 @@ class Session:
         where = placement(obj, depsgraph)
         if where != self._placement:
             self._obstacles = SceneObstacles(obj, depsgraph, warnings.append, self.colliders)
-            world = self.model.matrices(pose.rotations(), pose.location)
+            world = pose.evaluated
             away = self._obstacles.leave_out_facing_away(
                 np.concatenate([world[:, :3, 3], self.model.tails(world)]), chain_size(self.model))
             self._facing_away = [
@@ -248,17 +248,25 @@ class Session:
         self.model = read_model(obj)
         self._sources, self._warnings = task_sources(self.model, bone_settings(obj))
 
-    def _build_solver(self, obj, tasks, pose, obstacles):
+    def _build_solver(self, obj, tasks, pose, obstacles, warnings):
+        """A new solver for ``tasks``: locked bones stay, chains through a bone that does not
+        inherit rotation are refused, and moved bones that Blender changes again after the
+        solve are named in ``warnings`` (``rig_checks``)."""
         model, self_collision = self.model, obj.dqik.use_self_collision
         radii, collision = None, None
         if obstacles is not None or self_collision:
             radii, collision = capsule_radii(obj, model, self.colliders)
         bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
         limits, stiffness = read_joints(obj, model, bones)
+        stiffness = np.where(locked_bones(obj), 1.0, stiffness)
         settings = read_settings(obj)
-        self.solver = Solver(model, tasks, limits, stiffness, settings, pose.location, obstacles,
-                             radii, collision, self_collision)
-        self._tolerance = settings.tolerance
+        solver = Solver(model, tasks, limits, stiffness, settings, pose.location, obstacles,
+                        radii, collision, self_collision, pose.scale, pose.evaluated)
+        check_chains(obj, model, tasks, solver.moved_mask)
+        changed = changed_after_solve(obj, model, solver.moved_mask)
+        if changed:
+            warnings.append(changed)
+        self.solver, self._tolerance = solver, settings.tolerance
 
 
 _SESSIONS = {}  # Object.session_uid → Session

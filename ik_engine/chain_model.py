@@ -1,9 +1,13 @@
 """The armature as a tree of rigid joints, with forward kinematics batched by tree depth.
 
 Blender's pose evaluation for a bone i with parent p (rest matrices ``B`` in armature space,
-pose-bone location ``l`` and rotation ``q`` in the bone's rest frame) is
+pose-bone location ``l``, rotation ``q`` and scale ``s`` in the bone's rest frame) is, for a bone
+that inherits rotation and scale and uses local location,
 
-    M_i = M_p · (B_p⁻¹ B_i) · T(l_i) · R(q_i)          (roots: M_i = B_i · T(l_i) · R(q_i))
+    M_i = M_p · (B_p⁻¹ B_i) · T(l_i) · R(q_i) · S(s_i)    (roots: M_i = B_i · T(l_i) · R(q_i) · S(s_i))
+
+and for every other combination of flags Blender's parent transform
+(``bone_parent_transform``), which a model with such bones evaluates level by level.
 
 which in dual quaternions reads ``D_i = D_p ⊗ L_i ⊗ (1 + ε l_i/2) ⊗ q_i`` with the constant rest
 offset ``L_i = D(B_p)* ⊗ D(B_i)`` (Bartelink §5.1, Alg. 6; Kenwright eqs. 13, 15). ``matrices``
@@ -16,17 +20,35 @@ replace a loop over bones (5 steps for the 20-deep Rigify human).
 """
 
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
+from .bone_parent_transform import FULL, child_pose, root_pose
 from .dual_quaternion import dq_from_matrix, dq_mul, dq_times_rotation, dq_times_translation
-from .quaternion import qnormalize, quat_to_matrix
+from .quaternion import all_true, qnormalize, quat_to_matrix
+
+
+class BoneFlags(NamedTuple):
+    """Per bone: ``Bone.use_inherit_rotation``, ``Bone.use_local_location`` and
+    ``Bone.inherit_scale`` (``bone_parent_transform.INHERIT_SCALE_MODES`` values)."""
+
+    inherit_rotation: np.ndarray
+    local_location: np.ndarray
+    inherit_scale: np.ndarray
+
+    @classmethod
+    def default(cls, n):
+        return cls(np.ones(n, bool), np.ones(n, bool), np.full(n, FULL, dtype=np.int64))
+
+    def take(self, bones):
+        return BoneFlags(*(values[bones] for values in self))
 
 
 class ChainModel:
     """An armature's rest data and its depth-batched forward kinematics."""
 
-    def __init__(self, names, parents, rest_matrices, lengths, connected):
+    def __init__(self, names, parents, rest_matrices, lengths, connected, flags=None):
         self.names = tuple(names)
         self.parents = np.asarray(parents, dtype=np.int64)
         self.rest_matrices = np.asarray(rest_matrices, dtype=np.float64)
@@ -42,14 +64,21 @@ class ChainModel:
         self.levels = self._levels()
         self.rest_offsets = self._rest_offsets()
         self.uses_location = ~self.connected
+        self.flags = BoneFlags.default(n) if flags is None else BoneFlags(
+            *(np.asarray(values) for values in flags))
+        # bones Blender poses as ``parent · rest offset · channels`` (module docstring)
+        self.rigid = self.flags.inherit_rotation & self.flags.local_location \
+            & (self.flags.inherit_scale == FULL)
+        self.plain = all_true(self.rigid)
         self._descendants = None
 
     @classmethod
-    def from_bones(cls, names, parents, rest_matrices, lengths=None, connected=None):
+    def from_bones(cls, names, parents, rest_matrices, lengths=None, connected=None, flags=None):
         """Build from Blender's ``Bone.matrix_local`` (armature space) and parent indices (-1 = root).
 
         ``lengths`` (bone lengths, for the tails) default to the distance to the first child's head,
-        or 0 for leaves; ``connected`` (``Bone.use_connect``) defaults to all False.
+        or 0 for leaves; ``connected`` (``Bone.use_connect``) defaults to all False; ``flags``
+        (``BoneFlags``) to inheriting rotation and scale, with local location.
         """
         parents = np.asarray(parents, dtype=np.int64)
         rest = np.asarray(rest_matrices, dtype=np.float64)
@@ -61,7 +90,7 @@ class ChainModel:
             heads = rest[:, :3, 3]
             for child in np.nonzero(parents >= 0)[0][::-1]:
                 lengths[parents[child]] = np.linalg.norm(heads[child] - heads[parents[child]])
-        return cls(names, parents, rest, lengths, connected)
+        return cls(names, parents, rest, lengths, connected, flags)
 
     def __len__(self):
         return len(self.names)
@@ -100,21 +129,69 @@ class ChainModel:
         offsets[child] = np.linalg.inv(parent_rest) @ self.rest_matrices[child]
         return offsets
 
-    def local_matrices(self, rotations, locations=None):
-        """``(B_p⁻¹ B_i) · T(l_i) · R(q_i)`` for every bone, as (n,4,4); rotations are normalized
-        (by ``quat_to_matrix``)."""
+    def channel_matrices(self, rotations, locations=None, scales=None):
+        """The pose channels ``C = [R(q) S(s) | l]`` of every bone (n,4,4), the location zeroed
+        for connected bones (``BKE_pchan_to_mat4``); rotations are normalized."""
         n = len(self.names)
         pose = np.zeros((n, 4, 4))
         pose[:, :3, :3] = quat_to_matrix(np.asarray(rotations, dtype=np.float64).reshape(n, 4))
+        if scales is not None:
+            pose[:, :3, :3] *= np.asarray(scales, dtype=np.float64).reshape(n, 1, 3)
         pose[:, 3, 3] = 1.0
         if locations is not None:
             loc = np.asarray(locations, dtype=np.float64).reshape(n, 3)
             pose[:, :3, 3] = loc * self.uses_location[:, None]
-        return self.rest_offsets @ pose
+        return pose
 
-    def matrices(self, rotations, locations=None):
-        """Armature-space pose matrices (n,4,4), equal to Blender's ``PoseBone.matrix``."""
-        return self._along_root_paths(self.local_matrices(rotations, locations), np.matmul)
+    def local_matrices(self, rotations, locations=None, scales=None):
+        """``(B_p⁻¹ B_i) · C_i`` for every bone, as (n,4,4) (``channel_matrices``)."""
+        return self.rest_offsets @ self.channel_matrices(rotations, locations, scales)
+
+    def matrices(self, rotations, locations=None, scales=None, frames=None, plain=None):
+        """Armature-space pose matrices (n,4,4), equal to Blender's ``PoseBone.matrix`` before
+        constraints. ``frames``: ``(root bones, their pose matrices)`` given instead of computed
+        (a solve's chains hang from parents Blender evaluated). A model whose bones all inherit
+        rotation and scale and use local location multiplies down the tree by pointer jumping;
+        any other goes level by level through Blender's parent transform
+        (``bone_parent_transform``), unless ``plain`` says that for this pose they are the same
+        (``plain_for``)."""
+        if not (self.plain if plain is None else plain):
+            return self._by_levels(self.channel_matrices(rotations, locations, scales), frames)
+        local = self.local_matrices(rotations, locations, scales)
+        if frames is not None:
+            local[frames[0]] = frames[1]
+        return self._along_root_paths(local, np.matmul)
+
+    def plain_for(self, locations=None, scales=None, frames=None):
+        """True when the pose (``matrices``' arguments) is one where every bone's parent
+        transform is ``parent · rest offset``: every scale 1 and the given frames orthonormal
+        (each inherit scale mode then keeps nothing else), no bone below a root that does not
+        inherit rotation, and no location on a bone without local location."""
+        if self.plain:
+            return True
+        hinge = ~self.flags.inherit_rotation & (self.parents >= 0)
+        located = ~self.flags.local_location
+        if locations is not None:
+            located &= np.any(locations != 0.0, axis=1)
+        else:
+            located = np.zeros(len(self), bool)
+        frames_unit = frames is None or np.allclose(
+            np.einsum('kji,kjl->kil', frames[1][:, :3, :3], frames[1][:, :3, :3]), np.eye(3),
+            atol=1e-6)
+        return bool(scales is None and frames_unit and not hinge.any() and not located.any())
+
+    def _by_levels(self, channels, frames):
+        """Blender's pose evaluation, parents before children, batched over each tree depth."""
+        flags, rest = self.flags, self.rest_matrices
+        world = np.empty_like(channels)
+        roots = self.depth == 0
+        world[roots] = root_pose(rest[roots], channels[roots], flags.local_location[roots])
+        if frames is not None:
+            world[frames[0]] = frames[1]
+        for idx, parent_idx in self.levels:
+            world[idx] = child_pose(self.rest_offsets[idx], rest[parent_idx], world[parent_idx],
+                                    channels[idx], *flags.take(idx))
+        return world
 
     @cached_property
     def rest_offset_dqs(self):
@@ -132,12 +209,16 @@ class ChainModel:
         rotations = qnormalize(np.asarray(rotations, dtype=np.float64).reshape(n, 4))
         return dq_times_rotation(offsets, rotations)
 
-    def forward(self, rotations, locations=None):
+    def forward(self, rotations, locations=None, frames=None):
         """Armature-space poses as (n,8) unit dual quaternions ``(1 + ε t/2) r``, composed down
-        the chain as ``D_i = D_p ⊗ L_i ⊗ (1 + ε l_i/2) ⊗ q_i`` (module docstring).
+        the chain as ``D_i = D_p ⊗ L_i ⊗ (1 + ε l_i/2) ⊗ q_i`` (module docstring), with the poses
+        of the root bones ``frames[0]`` given as ``frames[1]`` (see ``matrices``).
         Equal to ``matrices`` for rigid rest matrices. Blender's float32 rest matrices are rigid only
         to about 6e-6 and ``L_i`` is rigid, so on its rigs the two differ by a few 1e-6 m."""
-        return self._along_root_paths(self.local_dual_quaternions(rotations, locations), dq_mul)
+        local = self.local_dual_quaternions(rotations, locations)
+        if frames is not None:
+            local[frames[0]] = frames[1]
+        return self._along_root_paths(local, dq_mul)
 
     def _along_root_paths(self, local, product):
         """Each bone's ``local`` transform (n,…) premultiplied by its ancestors' along its root
@@ -155,17 +236,19 @@ class ChainModel:
         (``descendants_mask``)."""
         return np.flatnonzero(self.descendants_mask()[:, bones].any(axis=1))
 
-    def subset(self, bones):
-        """The model of ``bones`` alone (which must hold every ancestor of each of them)."""
+    def subset(self, bones, roots=()):
+        """The model of ``bones`` alone, which must hold every ancestor of each of them but
+        those of ``roots``: these are roots of the subset (their pose matrices are then given
+        as ``frames`` to ``matrices``)."""
         bones = np.asarray(bones, dtype=np.int64)
         new_index = np.full(len(self.names), -1, dtype=np.int64)
         new_index[bones] = np.arange(bones.size)
-        parents = self.parents[bones]
+        parents = np.where(np.isin(bones, roots), -1, self.parents[bones])
         remapped = np.where(parents >= 0, new_index[parents], -1)
         if np.any((parents >= 0) & (remapped < 0)):
             raise ValueError("a subset must contain the ancestors of its bones")
         return ChainModel([self.names[i] for i in bones], remapped, self.rest_matrices[bones],
-                          self.lengths[bones], self.connected[bones])
+                          self.lengths[bones], self.connected[bones], self.flags.take(bones))
 
     def descendants_mask(self):
         """(n,n) boolean: ``mask[j, i]`` is True when joint j moves bone i (j is i or an ancestor).
@@ -180,24 +263,63 @@ class ChainModel:
         return self._descendants
 
 
+class GivenPose(NamedTuple):
+    """What a solve takes as it is: every bone's pose ``locations`` and ``scales`` (n,3) and
+    Blender's ``evaluated`` pose matrices (n,4,4, constraints and drivers included; None: the
+    model's FK of the channels). None where all locations are 0 or all scales 1."""
+
+    locations: np.ndarray = None
+    scales: np.ndarray = None
+    evaluated: np.ndarray = None
+
+    @classmethod
+    def of(cls, bones, locations=None, scales=None, evaluated=None):
+        """The given pose of the sub-model ``bones`` from whole-model arrays."""
+        def part(values, neutral=None):
+            if values is None:
+                return None
+            values = np.asarray(values, dtype=np.float64).take(bones, axis=0)
+            return None if neutral is not None and all_true(values == neutral) else values
+        return cls(part(locations, 0.0), part(scales, 1.0), part(evaluated))
+
+    def key(self, still):
+        """The pose as bytes, of the evaluated pose only the rows ``still`` (the bones the solve
+        does not move: the others Blender evaluates again after each solve)."""
+        evaluated = None if self.evaluated is None else self.evaluated[still]
+        return tuple(None if values is None else values.tobytes()
+                     for values in (self.locations, self.scales, evaluated))
+
+
 class MovingJointsFK:
     """Forward kinematics of ``model`` while only ``joints`` rotate (one solve).
 
-    The joints and their ancestors (the moving part) go through ``ChainModel.matrices`` of their
-    own sub-model; every other bone is rigidly attached to its nearest ancestor ``a`` in that part,
-    ``M_i = M_a · (M_a⁻¹ M_i)``, with the bracket taken once per solve from the start pose
-    (``start``), since no rotation between them changes. A 159-bone rig moved by its 18 limb and
-    spine joints then runs FK on about 25 bones plus one batched product per call.
+    The joints, the bones between them and those below them that Blender does not pose rigidly
+    on their parents (``ChainModel.rigid``) are *driven*: they go through
+    ``ChainModel.matrices`` of their own sub-model, which hangs from the parents they have
+    outside it, whose pose matrices are given (Blender's evaluated pose, ``GivenPose``), so a
+    chain under a constrained parent follows that parent as Blender placed it. Every other bone
+    is rigidly attached to its nearest ancestor ``a`` in that part, ``M_i = M_a · (M_a⁻¹ M_i)``,
+    with the bracket taken once per solve from the start pose (``start``), or fixed where it
+    has none. A 159-bone rig moved by its 18 limb and spine joints then runs FK on about 25 bones
+    plus one batched product per call; a 706-bone Rigify rig's four FK limbs on 16.
     """
 
     def __init__(self, model, joints):
         self.model = model
         n = len(model)
-        self.moving = model.with_ancestors(np.asarray(joints, dtype=np.int64))
+        joints = np.asarray(joints, dtype=np.int64)
+        below = model.descendants_mask()[joints].any(axis=0)    # what the joints move
+        self.still = ~below
+        driven = model.with_ancestors(np.concatenate([joints, np.flatnonzero(below & ~model.rigid)]))
+        driven = driven[below[driven]]
+        parents = model.parents[driven]
+        hung = np.unique(parents[(parents >= 0) & ~below[np.maximum(parents, 0)]])
+        self.moving = np.union1d(driven, hung).astype(np.int64)
+        self.hung, self.hung_rows = hung, np.searchsorted(self.moving, hung)
         in_moving = np.zeros(n, dtype=bool)
         in_moving[self.moving] = True
         self.rigid = np.nonzero(~in_moving)[0]
-        self.part = model.subset(self.moving)
+        self.part = model.subset(self.moving, roots=hung)
         anchor = np.where(in_moving, np.arange(n), -1)
         for idx, parent_idx in model.levels:       # parents first: inherit the nearest anchor
             anchor[idx] = np.where(in_moving[idx], idx, anchor[parent_idx])
@@ -206,24 +328,37 @@ class MovingJointsFK:
         # rigid bones with an anchor (ride on it) and without (roots of their own: fixed)
         self.riding, self.anchors = self.rigid[attached], anchor[attached]
         self.fixed = self.rigid[~attached]
+        self.given, self.frames, self.plain = GivenPose(), None, None
         self.riding_offsets = self.fixed_matrices = None
 
-    def start(self, rotations, locations=None):
-        """Full FK of the start pose; keeps each rigid bone's offset from its anchor."""
-        world = self.model.matrices(rotations, locations)
+    def _part_of(self, values):
+        """The rows of the driven part (and its hung parents) of per-bone ``values``, or None."""
+        return None if values is None else values.take(self.moving, axis=0)
+
+    def start(self, rotations, given=None):
+        """Take the start pose: the ``GivenPose`` (default: none) and, from its evaluated pose
+        (or the model's FK), the parents the driven part hangs from, each rigid bone's offset
+        from its anchor and the fixed bones. Returns the FK of ``rotations``."""
+        self.given = given = GivenPose() if given is None else given
+        world = given.evaluated
+        if world is None:
+            world = self.model.matrices(rotations, given.locations, given.scales)
+        self.frames = (self.hung_rows, world[self.hung])
+        part_of = self._part_of
+        self.plain = self.part.plain_for(part_of(given.locations), part_of(given.scales),
+                                         self.frames)
         self.riding_offsets = np.linalg.inv(world[self.anchors]) @ world[self.riding]
         self.fixed_matrices = world[self.fixed].copy()
-        return world
+        return self(rotations)
 
-    def __call__(self, rotations, locations=None):
+    def __call__(self, rotations):
         """Armature-space pose matrices (n,4,4) for ``rotations`` that differ from the start pose
         only at the joints."""
-        if self.rigid.size == 0:
-            return self.model.matrices(rotations, locations)
+        given, part_of = self.given, self._part_of
         world = np.empty((len(self.model), 4, 4))
         world[self.moving] = self.part.matrices(
-            rotations.take(self.moving, axis=0),
-            None if locations is None else locations.take(self.moving, axis=0))
+            part_of(rotations), part_of(given.locations), part_of(given.scales),
+            self.frames if self.hung.size else None, self.plain)
         if self.fixed.size:
             world[self.fixed] = self.fixed_matrices
         world[self.riding] = world.take(self.anchors, axis=0) @ self.riding_offsets

@@ -18,7 +18,9 @@ class JointFrames:
     """What the Jacobians need of the joints ``joints`` of ``model`` at any pose: per joint the
     rotation of its pre-rotation frame ``F_j = M_parent · (B_p⁻¹ B_j) · T(l_j)``, i.e.
     ``R(M_parent) R(B_p⁻¹ B_j)`` (the rest offset's rotation is constant; a root's parent frame is
-    the armature's), equal to ``R(M_j) R(q_j)ᵀ`` without converting the rotations again."""
+    the armature's), equal to ``R(M_j) R(q_j)ᵀ`` without converting the rotations again. A
+    joint that does not inherit rotation turns in its parent's rest frame instead, ``R(B_p)``
+    (``bone_parent_transform``); axes are normalized, so scaled parents give unit axes."""
 
     def __init__(self, model, joints):
         self.joints = np.asarray(joints, dtype=np.int64)
@@ -26,6 +28,8 @@ class JointFrames:
         self.rooted = (parents < 0).nonzero()[0]
         self.parents = np.where(parents < 0, 0, parents)
         self.offsets = model.rest_offsets[self.joints, :3, :3]
+        self.hinged = ((parents >= 0) & ~model.flags.inherit_rotation[self.joints]).nonzero()[0]
+        self.hinge_frames = model.rest_matrices[self.parents[self.hinged], :3, :3]
 
     def __call__(self, world):
         """``(columns, heads)`` per Jacobian column (3j+k for a_jk): the world axes
@@ -33,7 +37,12 @@ class JointFrames:
         parent = world.take(self.parents, axis=0)[:, :3, :3]
         if self.rooted.size:
             parent[self.rooted] = _IDENTITY
+        if self.hinged.size:
+            parent[self.hinged] = self.hinge_frames
         axes = parent @ self.offsets
+        squares = np.einsum('jik,jik->jk', axes, axes)
+        if np.abs(squares - 1.0).max(initial=0.0) > 1e-9:     # scaled parents
+            axes /= np.sqrt(squares)[:, None, :]
         heads = world.take(self.joints, axis=0)[:, :3, 3]
         return axes.transpose(1, 0, 2).reshape(3, 3 * self.joints.size), heads.repeat(3, axis=0)
 

@@ -143,9 +143,9 @@ class Problem:
         reach = inner.astype(float) @ hop + model.lengths[tasks.bones]
         return roots, reach
 
-    def errors(self, rotations, locations, world=None):
+    def errors(self, rotations, world=None):
         """FK (``world`` if given) and each batch's task errors at ``rotations``."""
-        world = self.fk(rotations, locations) if world is None else world
+        world = self.fk(rotations) if world is None else world
         return world, self.tasks.errors(world)
 
     def level_errors(self, world, errors):

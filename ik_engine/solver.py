@@ -21,10 +21,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .acceptance import better, blocked, hopeless, holds, line_search, stalled
+from .chain_model import GivenPose
 from .escapes import ATTEMPTS, escape, futile_here
 from .pose_update import PoseUpdate
 from .problem import Problem, SolverSettings, involved_bones
-from .quaternion import all_true, any_true, qcanonical, qnormalize
+from .quaternion import all_true, qcanonical, qnormalize
 from .steps import Steps
 
 _SAME_POSE = 1e-6  # quaternion components: a start this close to a remembered result is that result
@@ -58,11 +59,14 @@ class Solver:
     ``resume`` save and restore it."""
 
     def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None,
-                 obstacles=None, radii=None, collision=None, self_collision=False):
+                 obstacles=None, radii=None, collision=None, self_collision=False, scales=None,
+                 evaluated=None):
         """Solver of ``tasks`` (``tasks.Task``) on the part of ``model`` they depend on.
 
         ``limits``: per-bone settings of a limit kind (a module of ``limits``);
-        ``stiffness`` (n,) in [0, 1]; ``locations`` (n,3) pose locations. ``obstacles(points,
+        ``stiffness`` (n,) in [0, 1]; ``locations`` and ``scales`` (n,3) the pose locations and
+        scales, ``evaluated`` (n,4,4) Blender's evaluated pose matrices, which the bones the
+        solve does not move keep and its chains hang from (``GivenPose``). ``obstacles(points,
         max_distance) -> (signed distance, outward normal)`` in armature space (for points inside
         an obstacle or within ``max_distance`` outside it, else ``inf``) turns on contacts for
         the bones with ``collision`` and ``radii`` > 0 (see ``contacts``); ``self_collision``
@@ -71,15 +75,15 @@ class Solver:
         self.problem = Problem(model, tasks, limits, stiffness, self.settings, obstacles, radii,
                                collision, self_collision)
         self.bones, self.moved_mask = self.problem.bones, self.problem.moved_mask
-        self.locations = self._pose_locations(locations)
+        self.given = GivenPose.of(self.bones, locations, scales, evaluated)
         self.update = PoseUpdate(self.problem.joints, self.problem.limits)
         self.steps = Steps(self.problem, self.update)
         self.reset()
 
     def reset(self):
         """Forget the last result: the next solve starts from the rotations it is given."""
-        self._memo = None  # (targets, locations, obstacles; the result's rotations; the result)
-        self._last = None  # (the last result's rotations, its FK, the pose locations it had)
+        self._memo = None  # (targets, given pose, obstacles; the result's rotations; the result)
+        self._last = None  # (the last result's rotations, its FK, the given pose it had)
         self._futile = None  # each task's error at a stall whose escapes found nothing better
         self.update.terms = None
 
@@ -92,23 +96,17 @@ class Solver:
         """Go back to the warm-start memory ``memory`` (``warm_start``)."""
         self._memo, self._last, self._futile, self.update.terms = memory
 
-    def retarget(self, targets=None, locations=None, obstacles=None):
-        """New ``targets`` (one per task, in the order the tasks were given), pose ``locations``
-        and ``obstacles`` query for the same tasks, keeping everything built from the rig."""
+    def retarget(self, targets=None, locations=None, obstacles=None, scales=None, evaluated=None):
+        """New ``targets`` (one per task, in the order the tasks were given), given pose
+        (``locations``, ``scales``, ``evaluated``: see ``__init__``) and ``obstacles`` query for
+        the same tasks, keeping everything built from the rig."""
         if targets is not None:
             self.problem.tasks.set_targets(targets)
-        self.locations = self._pose_locations(locations)
+        self.given = GivenPose.of(self.bones, locations, scales, evaluated)
         if obstacles is not None:
             self.problem.contacts.obstacles = obstacles
         if targets is not None or obstacles is not None:
             self.problem.seat_targets()
-
-    def _pose_locations(self, locations):
-        """The involved bones' pose locations, or None when all are zero (FK then skips them)."""
-        if locations is None:
-            return None
-        locations = np.asarray(locations, dtype=np.float64).take(self.bones, axis=0)
-        return locations if any_true(locations) else None
 
     def solve(self, rotations, preferred=None):
         """Iterate from ``rotations`` (n,4); on a stall short of a reachable target, escape and go
@@ -119,9 +117,9 @@ class Solver:
 
         A solve that settled short of its targets (not one cut short by ``max_iterations`` or the
         time budget) is remembered: solving again from its result (within ``_SAME_POSE``, e.g.
-        after a round trip through float32 pose channels) with the same targets, locations and
+        after a round trip through float32 pose channels) with the same targets, given pose and
         obstacles returns it at once, with 0 iterations. A start within ``_SAME_POSE`` of the last
-        result, with the same locations, continues from that result exactly; such a warm solve
+        result, with the same given pose, continues from that result exactly; such a warm solve
         does not escape again while the last escapes found nothing better and its targets stay as
         far (``escapes.futile_here``)."""
         problem, settings, steps = self.problem, self.settings, self.steps
@@ -135,9 +133,8 @@ class Solver:
             q = qcanonical(qnormalize(full[self.bones]))
             if problem.limits is not None:
                 q[problem.joints] = problem.limits.project(q[problem.joints])
-            world = problem.fk.start(q, self.locations)
-        memo_key = (problem.tasks.target_key(),
-                    None if self.locations is None else self.locations.tobytes(),
+            world = problem.fk.start(q, self.given)
+        memo_key = (problem.tasks.target_key(), self.given.key(problem.fk.still),
                     None if problem.contacts is None else problem.contacts.obstacles)
         if preferred is None and self._memo is not None and self._memo[0] == memo_key \
                 and _same_pose(q, self._memo[1]):
@@ -199,7 +196,7 @@ class Solver:
 
     def _measure(self, q, world=None):
         """``(q, world, errors, level errors)`` of the rotations ``q``."""
-        world, errors = self.problem.errors(q, self.locations, world)
+        world, errors = self.problem.errors(q, world)
         return q, world, errors, self.problem.level_errors(world, errors)
 
     def _result(self, full, best, iterations, escapes, stall, history, memo_key, remember,
@@ -212,7 +209,7 @@ class Solver:
             self._futile = None
         elif escapes:   # futile when they found nothing better than the first stall
             self._futile = None if better(current, stall[0], tol) else stall[1]
-        self._last = (q, world, self.locations)
+        self._last = (q, world, self.given.key(self.problem.fk.still))
         full[self.bones] = q
         result = SolveResult(full, iterations, problem.tasks.norms(problem.tasks.true_errors(world)),
                              converged, history,
@@ -235,16 +232,13 @@ class Solver:
 
     def _continued(self, start):
         """``(rotations, FK)`` of the last result when ``start`` (the involved bones' rotations)
-        is that result within ``_SAME_POSE`` and the pose locations are unchanged: a warm solve
+        is that result within ``_SAME_POSE`` and the given pose is unchanged: a warm solve
         then goes on from the exact result, already inside the limits, with its FK (and
         ``MovingJointsFK``'s offsets, taken from a start whose other bones it shares). Else None."""
         if self._last is None:
             return None
-        q, world, locations = self._last
-        same_locations = locations is self.locations or (
-            locations is not None and self.locations is not None
-            and np.array_equal(locations, self.locations))
-        if not same_locations or not _same_pose(start, q):
+        q, world, given = self._last
+        if given != self.given.key(self.problem.fk.still) or not _same_pose(start, q):
             return None
         return q, world
 

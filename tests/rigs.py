@@ -72,3 +72,38 @@ def move_to_collection(obj, collection):
     for owner in obj.users_collection:
         owner.objects.unlink(obj)
     collection.objects.link(obj)
+
+
+INHERIT_SCALE_MODES = ('FULL', 'FIX_SHEAR', 'AVERAGE', 'NONE', 'NONE_LEGACY', 'ALIGNED')
+
+
+def flag_rig(rng):
+    """Every combination of Bone flags a pose depends on: each inherit scale mode with inherit
+    rotation on and off and local location on and off (24 bones), in a shuffled chain with
+    rolled bones, connected and offset heads, and a branch; the armature object scaled by 0.01
+    and turned 90° about X, as an FBX/Mixamo import is."""
+    obj = _new_armature_object("Flags")
+    bpy.ops.object.mode_set(mode='EDIT')
+    edit_bones = obj.data.edit_bones
+    combos = [(m, r, l) for m in INHERIT_SCALE_MODES for r in (True, False) for l in (True, False)]
+    order = rng.permutation(len(combos))
+    previous, head = None, np.zeros(3)
+    for k, index in enumerate(order):
+        mode, inherit_rotation, local_location = combos[index]
+        bone = edit_bones.new(f"b{k:02d}_{mode}_{'rot' if inherit_rotation else 'hinge'}_"
+                              f"{'local' if local_location else 'global'}")
+        connected = previous is not None and rng.random() < 0.4
+        start = head if connected else head + rng.normal(scale=0.3, size=3)
+        bone.head, bone.tail = start, start + rng.normal(size=3) * 0.4 + (0.0, 0.0, 0.3)
+        bone.roll = float(rng.uniform(-np.pi, np.pi))
+        if previous is not None:
+            parent = previous if rng.random() < 0.8 else edit_bones[int(rng.integers(0, k))]
+            bone.parent = parent
+            bone.use_connect = connected and parent == previous
+        bone.inherit_scale = mode
+        bone.use_inherit_rotation, bone.use_local_location = inherit_rotation, local_location
+        previous, head = bone, np.array(bone.tail)
+    bpy.ops.object.mode_set(mode='POSE')
+    obj.scale = (0.01, 0.01, 0.01)
+    obj.rotation_euler = (math.pi / 2, 0.0, 0.0)
+    return obj

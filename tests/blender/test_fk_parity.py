@@ -50,6 +50,23 @@ def test_awkward_rig_fk_matches_blender(clean_scene, dqik):
         assert np.abs(model.matrices(rotations, locations) - rigs.pose_matrices(obj)).max() <= TOL
 
 
+def test_every_bone_flag_and_pose_scale_matches_blender(clean_scene, dqik):
+    """Issue 16: inherit rotation off, local location off, every inherit scale mode, connected
+    and offset bones, non-uniform pose scale on every bone (Blender's parent transform,
+    ``bone_parent_transform``), on a 0.01-scaled armature turned 90° about X."""
+    rng = np.random.default_rng(16)
+    obj = rigs.flag_rig(rng)
+    model = dqik.bridge.armature.read_model(obj)
+    assert not model.plain
+    pose_bones = obj.pose.bones
+    for _ in range(20):
+        rotations, locations = _random_pose(obj, rng)
+        scales = rng.uniform(0.5, 1.6, size=(len(pose_bones), 3))
+        pose_bones.foreach_set("scale", scales.ravel())
+        got = model.matrices(rotations, locations, scales)
+        assert np.abs(got - rigs.pose_matrices(obj)).max() <= TOL
+
+
 @pytest.mark.parametrize("mode", ['XYZ', 'XZY', 'YXZ', 'YZX', 'ZXY', 'ZYX', 'AXIS_ANGLE'])
 def test_every_rotation_mode_is_read_and_written_back(clean_scene, dqik, mode):
     obj = rigs.awkward_rig()

@@ -144,13 +144,19 @@ def test_a_missing_target_is_reported_and_a_failed_tick_leaves_an_error(clean_sc
     assert session.last_result.status == 'ERROR' and "DQ IK target" in session.last_result.error
 
 
-def test_pose_scale_set_between_ticks_is_refused(clean_scene, dqik):
-    """Pose scale is a pose channel, checked on every tick, not only when the rig is read."""
+@pytest.mark.parametrize("scale", [(1.3, 1.3, 1.3), (1.0, 1.6, 0.8)])
+def test_pose_scale_set_between_ticks_is_solved_with(clean_scene, dqik, scale):
+    """Pose scale is a pose channel, read on every tick: a forearm scaled between two ticks
+    (uniformly, or along its length) is solved with its scale, and the evaluated hand meets
+    the target."""
     obj, empty, session = _arm(clean_scene, dqik)
     session.tick()
-    obj.pose.bones["forearm.L"].scale = (1.0, 2.0, 1.0)
-    with pytest.raises(_api(dqik).ArmatureError, match="pose scale other than 1.*forearm.L"):
-        session.tick()
+    obj.pose.bones["forearm.L"].scale = scale
+    bpy.context.view_layer.update()
+    assert session.tick().status == 'MET'
+    bpy.context.view_layer.update()
+    tail = np.array(obj.matrix_world @ obj.pose.bones["hand.L"].tail)
+    assert np.linalg.norm(tail - np.array(empty.matrix_world.translation)) <= 1e-4
 
 
 def test_sessions_are_dropped_on_file_load_deletion_and_undo(clean_scene, dqik):

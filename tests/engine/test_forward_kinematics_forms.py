@@ -11,7 +11,7 @@ import pytest
 
 from chains import random_tree
 from ik_engine import ChainModel
-from ik_engine.chain_model import MovingJointsFK
+from ik_engine.chain_model import GivenPose, MovingJointsFK
 from ik_engine.dual_quaternion import (dq_from_rotation_translation, dq_mul, dq_times_rotation,
                                          dq_times_translation, dq_to_matrix)
 from ik_engine.jacobian import JointFrames
@@ -63,11 +63,11 @@ def test_the_benchmarked_dual_quaternion_form_gives_the_solver_the_same_arrays(s
     frames = JointFrames(model, joints)
     screw_frames = fk_forms.ScrewAxisFrames(model, joints, dq_fk)
     start, locations = random_pose(rng, 30)
-    np.testing.assert_allclose(dq_fk.start(start, locations), matrix_fk.start(start, locations),
-                               atol=TOL)
+    given = GivenPose(locations=locations)
+    np.testing.assert_allclose(dq_fk.start(start, given), matrix_fk.start(start, given), atol=TOL)
     moved = start.copy()
     moved[joints] = rng.normal(size=(8, 4))
-    world = dq_fk(moved, locations)
-    np.testing.assert_allclose(world, matrix_fk(moved, locations), atol=TOL)
+    world = dq_fk(moved)
+    np.testing.assert_allclose(world, matrix_fk(moved), atol=TOL)
     for ours, theirs in zip(screw_frames(world), frames(world)):
         np.testing.assert_allclose(ours, theirs, atol=TOL)

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from chains import random_tree
+from chains import random_tree, straight_chain
 from ik_engine import ChainModel
-from ik_engine.chain_model import MovingJointsFK
+from ik_engine.chain_model import BoneFlags, GivenPose, MovingJointsFK
 
 
 def random_rotations(rng, n):
@@ -21,13 +21,12 @@ def test_only_the_joints_rotate_and_every_bone_follows(seed):
     locations = rng.normal(scale=0.1, size=(30, 3))
     start = random_rotations(rng, 30)
     fk = MovingJointsFK(model, joints)
-    np.testing.assert_allclose(fk.start(start, locations), model.matrices(start, locations),
-                               atol=1e-12)
+    np.testing.assert_allclose(fk.start(start, GivenPose(locations=locations)),
+                               model.matrices(start, locations), atol=1e-12)
     for _ in range(3):
         moved = start.copy()
         moved[joints] = random_rotations(rng, joints.size)
-        np.testing.assert_allclose(fk(moved, locations), model.matrices(moved, locations),
-                                   atol=1e-12)
+        np.testing.assert_allclose(fk(moved), model.matrices(moved, locations), atol=1e-12)
 
 
 def test_bones_of_an_unmoved_root_keep_their_start_pose():
@@ -42,3 +41,42 @@ def test_bones_of_an_unmoved_root_keep_their_start_pose():
     moved[1] = [0.0, 1.0, 0.0, 0.0]
     np.testing.assert_allclose(fk(moved), model.matrices(moved), atol=1e-12)
     assert set(fk.rigid.tolist()) == {2, 3}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_every_bone_flag_and_scale_follows_the_full_fk(seed):
+    """Bones that do not inherit rotation, use global location or inherit scale in any mode,
+    with pose scales: the driven part (and the bones below joints that Blender does not pose
+    rigidly on their parents) goes through Blender's parent transform; the result equals the
+    full FK, the given evaluated pose being that FK."""
+    rng = np.random.default_rng(seed)
+    tree = random_tree(rng, 30)
+    flags = BoneFlags(rng.random(30) < 0.7, rng.random(30) < 0.7, rng.integers(0, 6, 30))
+    model = ChainModel(tree.names, tree.parents, tree.rest_matrices, tree.lengths,
+                       np.zeros(30, bool), flags)
+    joints = np.sort(rng.choice(30, size=int(rng.integers(1, 8)), replace=False))
+    locations = rng.normal(scale=0.1, size=(30, 3))
+    scales = rng.uniform(0.6, 1.5, size=(30, 3))
+    start = random_rotations(rng, 30)
+    given = GivenPose(locations, scales, model.matrices(start, locations, scales))
+    fk = MovingJointsFK(model, joints)
+    np.testing.assert_allclose(fk.start(start, given), given.evaluated, atol=1e-10)
+    moved = start.copy()
+    moved[joints] = random_rotations(rng, joints.size)
+    np.testing.assert_allclose(fk(moved), model.matrices(moved, locations, scales), atol=1e-10)
+
+
+def test_a_chain_hangs_from_its_given_parent():
+    """The parent of the driven part is taken as given (Blender's evaluated pose, constraints
+    included), not from its channels: the chain follows it rigidly."""
+    model = straight_chain(4)
+    start = random_rotations(np.random.default_rng(4), 4)
+    channels_fk = model.matrices(start)
+    evaluated = channels_fk.copy()
+    evaluated[:2, :3, 3] += [0.3, -0.2, 0.1]     # a constraint moved bones 0 and 1
+    fk = MovingJointsFK(model, [2, 3])
+    assert fk.hung.tolist() == [1]
+    world = fk.start(start, GivenPose(evaluated=evaluated))
+    np.testing.assert_allclose(world[:2], evaluated[:2], atol=1e-12)
+    np.testing.assert_allclose(world[2:, :3, 3], channels_fk[2:, :3, 3] + [0.3, -0.2, 0.1],
+                               atol=1e-12)
