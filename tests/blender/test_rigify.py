@@ -1,0 +1,180 @@
+"""Blender's production rig: a Rigify rig generated from the human metarig (706 bones, 384 with
+constraints, MCH/ORG/DEF layers), its limbs in FK mode, solved on its FK controls."""
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Quaternion
+
+import rigs
+import solve_problems as sp
+
+TOL = 1e-5
+REACHED = 1e-4
+
+
+@pytest.fixture(scope="module")
+def rigify_blend(dqik, tmp_path_factory):
+    """A .blend holding the generated rig (generated once, about 5 s)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    rigs.generate_rigify_rig()
+    path = str(tmp_path_factory.mktemp("rigify") / "rigify.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    return path
+
+
+def _open(path):
+    bpy.ops.wm.open_mainfile(filepath=path)
+    rig = bpy.data.objects["rig"]
+    bpy.context.view_layer.objects.active = rig
+    rigs.fk_mode(rig)
+    for pb in rig.pose.bones:
+        pb.rotation_mode = 'QUATERNION'
+    return rig
+
+
+def _limb_bones():
+    return [name for names in rigs.RIGIFY_FK_LIMBS.values() for name in names]
+
+
+def _turn_torso(rig, rng):
+    rig.pose.bones["torso"].rotation_quaternion = rigs.random_quaternions(rng, 1, 0.6)[0]
+    rig.pose.bones["torso"].location = rng.uniform(-0.1, 0.1, 3)
+    rig.pose.bones["chest"].rotation_quaternion = rigs.random_quaternions(rng, 1, 0.4)[0]
+    bpy.context.view_layer.update()
+
+
+def _pose_limbs(rig, rng, angle=0.8):
+    rotations = {name: rigs.random_quaternions(rng, 1, angle)[0] for name in _limb_bones()}
+    sp.set_pose(rig, rotations)
+    return rotations
+
+
+def _channels(rig):
+    """Every bone's rotation, location and scale channels, by channel name."""
+    pose = rig.pose.bones
+    out = {}
+    for attr, width in (("rotation_quaternion", 4), ("location", 3), ("scale", 3)):
+        values = np.empty(len(pose) * width, dtype=np.float32)
+        pose.foreach_get(attr, values)
+        out[attr] = values.reshape(len(pose), width)
+    return out
+
+
+def test_fk_parity_with_blenders_evaluated_pose(rigify_blend, dqik):
+    """Random rotations of the FK controls under a turned torso: every bone of the solve's model
+    (the FK limbs driven from their parents as Blender evaluated them, the rest as evaluated)
+    equals ``PoseBone.matrix`` ≤ 1e-5."""
+    rig = _open(rigify_blend)
+    armature = dqik.bridge.armature
+    model = armature.read_model(rig)
+    assert len(model) == 706
+    chain_model = dqik.ik_engine.chain_model
+    joints = np.array([model.index[name] for name in _limb_bones()])
+    involved = model.with_ancestors(joints)
+    rng = np.random.default_rng(16)
+    for _ in range(5):
+        _turn_torso(rig, rng)
+        sp.set_pose(rig, {name: (1.0, 0.0, 0.0, 0.0) for name in _limb_bones()})
+        start = armature.PoseArrays(rig)
+        fk = chain_model.MovingJointsFK(model, joints)
+        fk.start(start.rotations(), chain_model.GivenPose(start.location, start.scale,
+                                                          start.evaluated))
+        _pose_limbs(rig, rng)
+        moved = armature.PoseArrays(rig)
+        got = fk(moved.rotations())
+        assert np.abs(got[involved] - moved.evaluated[involved]).max() <= TOL
+
+
+def test_fk_controls_reach_fk_targets_and_the_deform_bones_follow(rigify_blend, dqik):
+    """Issue 16's acceptance: targets on hand_fk.L/R and foot_fk.L/R made by FK of random poses
+    with the torso turned; after one ``dqik.solve`` the DEF-hand and DEF-foot tails (what the
+    mesh follows, after Rigify's constraints) meet them within 0.1 mm, and no bone outside the
+    FK chains changed its channels."""
+    rig = _open(rigify_blend)
+    effectors = [names[0] for names in rigs.RIGIFY_FK_LIMBS.values()]
+    empties = sp.add_targets(rig, effectors, chain_count=4)
+    limb = set(_limb_bones())
+    rng = np.random.default_rng(6)
+    for _ in range(4):
+        _turn_torso(rig, rng)
+        _pose_limbs(rig, rng)
+        goals = {name: sp.world_tail(rig, "DEF-" + name.replace("_fk", "")) for name in effectors}
+        for name, empty in empties.items():
+            empty.location = goals[name]
+        sp.set_pose(rig, {name: (1.0, 0.0, 0.0, 0.0) for name in limb})
+        before = _channels(rig)
+        assert bpy.ops.dqik.solve() == {'FINISHED'}
+        bpy.context.view_layer.update()
+        for name in effectors:
+            deform = sp.world_tail(rig, "DEF-" + name.replace("_fk", ""))
+            assert np.linalg.norm(deform - goals[name]) <= REACHED, name
+        after = _channels(rig)
+        others = np.array([pb.name not in limb for pb in rig.pose.bones])
+        for attr in before:
+            assert np.array_equal(before[attr][others], after[attr][others]), attr
+
+
+def test_locked_mch_bones_never_move_and_count_in_the_chain_length(rigify_blend, dqik):
+    """A chain length of 4 from hand_fk.L reaches upper_arm_fk.L through the locked
+    MCH-hand_fk.L, which keeps its channels; the report names no bone as changed by Blender
+    after the solve (the FK controls have no constraints)."""
+    rig = _open(rigify_blend)
+    empty = sp.add_targets(rig, ["hand_fk.L"], chain_count=4)["hand_fk.L"]
+    rng = np.random.default_rng(2)
+    _pose_limbs(rig, rng)
+    empty.location = sp.world_tail(rig, "hand_fk.L")
+    sp.set_pose(rig, {name: (1.0, 0.0, 0.0, 0.0) for name in _limb_bones()})
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    session = dqik.api.session_for(rig)
+    assert session.last_result.status == 'MET'
+    assert not session.last_result.warnings
+    assert tuple(rig.pose.bones["MCH-hand_fk.L"].rotation_quaternion) == (1.0, 0.0, 0.0, 0.0)
+    turned = {pb.name for pb in rig.pose.bones
+              if Quaternion(pb.rotation_quaternion).angle > 1e-6}
+    assert turned and turned <= set(rigs.RIGIFY_FK_LIMBS["arm.L"])
+
+
+def test_a_chain_through_a_bone_that_does_not_inherit_rotation_is_refused_by_name(clean_scene,
+                                                                                  dqik):
+    obj = rigs.metarig("basic")
+    obj.data.bones["forearm.L"].use_inherit_rotation = False
+    empty = sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"]
+    empty.location = sp.world_tail(obj, "hand.L") + np.array([0.05, -0.1, 0.0])
+    before = [tuple(pb.rotation_quaternion) for pb in obj.pose.bones]
+    with pytest.raises(RuntimeError, match="runs through 'forearm.L', which does not inherit"):
+        bpy.ops.dqik.solve()
+    assert [tuple(pb.rotation_quaternion) for pb in obj.pose.bones] == before
+    obj.pose.bones["hand.L"].dqik.chain_count = 2        # a chain that starts at forearm.L
+    sp.set_pose(obj, {"forearm.L": Quaternion((1, 0, 0), 0.5), "hand.L": Quaternion((0, 0, 1), 0.3)})
+    empty.location = sp.world_tail(obj, "hand.L")
+    sp.clear_pose(obj)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(empty.location)) <= REACHED
+
+
+def test_a_moved_bone_with_a_constraint_or_driver_is_named_once(clean_scene, dqik, capfd):
+    obj = rigs.metarig("basic")
+    empty = sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"]
+    empty.location = sp.world_tail(obj, "hand.L") + np.array([0.05, -0.1, 0.0])
+    obj.pose.bones["forearm.L"].constraints.new('LIMIT_ROTATION')
+    driver = obj.pose.bones["upper_arm.L"].driver_add("scale", 0).driver
+    driver.expression = "1.0"
+    capfd.readouterr()
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    first = capfd.readouterr().out
+    assert "forearm.L (constraint 'Limit Rotation')" in first
+    assert "upper_arm.L (a driver on scale)" in first
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    assert "changed again by Blender" not in capfd.readouterr().out
+
+
+def test_fully_locked_bones_never_move(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    obj.pose.bones["forearm.L"].lock_rotation = (True, True, True)
+    empty = sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"]
+    empty.location = sp.world_tail(obj, "hand.L") + np.array([0.05, -0.1, -0.05])
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    assert tuple(obj.pose.bones["forearm.L"].rotation_quaternion) == (1.0, 0.0, 0.0, 0.0)
+    assert Quaternion(obj.pose.bones["upper_arm.L"].rotation_quaternion).angle > 1e-3
