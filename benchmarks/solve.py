@@ -113,18 +113,23 @@ def make_problems(obj, dqik, names, effectors, rng, cold, segments):
 class Bench:
     """One rig with targets; measures reach error and limit violation of the evaluated pose."""
 
-    def __init__(self, dqik, kind, count, limits, quick, seed):
+    def __init__(self, dqik, kind, count, limits, quick, seed, obj=None, effectors=None,
+                 posed=None):
+        """A metarig (``kind``) or the rig ``obj`` with tasks on ``effectors`` (default: both
+        hands and feet) and chain length ``count``; the problems pose ``posed`` (default: the
+        chains' bones)."""
         import bpy
 
         import solve_problems as sp
         self.dqik, self.bpy, self.sp = dqik, bpy, sp
-        self.obj = obj = common.new_rig(kind)
+        self.obj = obj = common.new_rig(kind) if obj is None else obj
         common.use_quaternions(obj)
         self.limits = apply_preset(obj) if limits else False
-        self.effectors = sp.EFFECTORS
+        self.effectors = sp.EFFECTORS if effectors is None else effectors
         self.empties = sp.add_targets(obj, self.effectors, chain_count=count)
         self.model = dqik.bridge.armature.read_model(obj)
-        self.names = sorted({n for e in self.effectors for n in chain_of(obj, e, count)})
+        self.names = sorted({n for e in self.effectors for n in chain_of(obj, e, count)}) \
+            if posed is None else posed
         self.joints = np.array([self.model.index[n] for n in self.names])
         self.effector_idx = np.array([self.model.index[e] for e in self.effectors])
         self.limit_set = dqik.bridge.scene_tasks.read_joints(obj, self.model)[0]

@@ -216,7 +216,7 @@ class Session:
         else:
             self.solver.retarget([task.target for task in tasks], pose.location, obstacles,
                                  pose.scale, pose.evaluated)
-        result = self.solver.solve(pose.rotations())
+        result = self.solver.solve(pose.rotations(self.solver.modelled_mask))
         pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
         pose.write(obj)
         solved = set(names)

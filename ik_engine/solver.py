@@ -75,6 +75,8 @@ class Solver:
         self.problem = Problem(model, tasks, limits, stiffness, self.settings, obstacles, radii,
                                collision, self_collision)
         self.bones, self.moved_mask = self.problem.bones, self.problem.moved_mask
+        self.modelled_mask = np.zeros(len(model), dtype=bool)    # the bones the solve reads
+        self.modelled_mask[self.bones] = True
         self.given = GivenPose.of(self.bones, locations, scales, evaluated)
         self.update = PoseUpdate(self.problem.joints, self.problem.limits)
         self.steps = Steps(self.problem, self.update)
