@@ -16,11 +16,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .contacts import CapsulePairs, Capsules, contact_rows, pair_clearances, self_contact_rows
+from .contacts import (SAMPLES, CapsulePairs, Capsules, contact_rows, pair_clearances,
+                       self_contact_rows)
 from .jacobian import column_mask
 from .quaternion import row_dots
 
 _TOUCH = 0.01  # a capsule this close (fraction of the chain size) to an obstacle is touching it
+_COINCIDENT = 0.05  # a capsule's nearest point this close to a sample (fraction of its radius) is it
 
 
 class Contacts(NamedTuple):
@@ -184,6 +186,10 @@ class ContactSet:
         else:
             s, far, towards = segments(heads, tails, capsules.bone_radii, bound[count:])
             nearest = heads + s[:, None] * (tails - heads)
+            # a nearest point on a sample is that sample: a second, identical row would make
+            # the active set's rows dependent
+            off_sample = np.abs(s[:, None] - SAMPLES[None]).min(axis=1) * capsules.lengths[:, 0]
+            far = np.where(off_sample > _COINCIDENT * capsules.bone_radii, far, np.inf)
         found = (np.concatenate([points, nearest]), np.concatenate([distance, far]),
                  np.concatenate([normal, towards]))
         self._probed = (world, self.obstacles, bound, found)
