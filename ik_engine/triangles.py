@@ -14,11 +14,18 @@ from .quaternion import row_dots
 _TINY = 1e-12
 
 
+def _cross(u, v):
+    """Row-wise cross products of two (k, 3) arrays (``np.cross`` costs 10 µs a call more)."""
+    ux, uy, uz = u.T
+    vx, vy, vz = v.T
+    return np.stack([uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx], axis=1)
+
+
 def closest_on_triangles(points, a, b, c):
     """``(closest point, distance)`` of each point on its triangle ``abc``: the projection onto
     the plane when it falls inside, else the nearest point of the three edges (Ericson §5.1.5,
     by regions; a degenerate triangle is its edges)."""
-    normal = np.cross(b - a, c - a)
+    normal = _cross(b - a, c - a)
     area2 = row_dots(normal, normal)
     flat = area2 > _TINY * _TINY
     unit = normal / np.sqrt(np.where(flat, area2, 1.0))[:, None]
@@ -44,7 +51,7 @@ def _within(points, a, b, c, normal):
     three edges (signs of ``((v − u) × (p − u)) · n``)."""
     inside = np.ones(len(points), dtype=bool)
     for u, v in ((a, b), (b, c), (c, a)):
-        inside &= row_dots(np.cross(v - u, points - u), normal) >= 0.0
+        inside &= row_dots(_cross(v - u, points - u), normal) >= 0.0
     return inside
 
 
@@ -75,7 +82,7 @@ def closest_segment_triangle(p0, p1, a, b, c):
 def _crossing(p0, direction, a, b, c):
     """Where each segment crosses its triangle's plane inside the triangle: ``(s, point, 0)``,
     distance ``inf`` where it does not (Ericson §5.3.6, by the plane and the edge signs)."""
-    normal = np.cross(b - a, c - a)
+    normal = _cross(b - a, c - a)
     rate = row_dots(direction, normal)
     crosses = np.abs(rate) > _TINY
     s = row_dots(a - p0, normal) / np.where(crosses, rate, 1.0)
