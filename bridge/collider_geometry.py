@@ -50,12 +50,12 @@ class Piece(NamedTuple):
 
 
 class ColliderTree(NamedTuple):
-    """A piece's BVH tree and triangles in tree space (``to_world`` maps it to world space):
-    corners (T,3,3) and unit face normals (T,3), whether the mesh is open, its bounding box
+    """A piece's BVH tree and triangles in tree space (world space when ``in_world``, else the
+    object's own space, which the piece's current matrix maps to world space): corners (T,3,3) and unit face normals (T,3), whether the mesh is open, its bounding box
     (``low``, ``high``) and bounding sphere (``centre``, ``radius``)."""
 
     tree: object
-    to_world: np.ndarray
+    in_world: bool
     corners: np.ndarray
     normals: np.ndarray
     is_open: bool
@@ -180,11 +180,9 @@ def _build(matrix, found):
     else in world space with the winding reversed under a mirroring matrix."""
     coords = found.positions.astype(np.float64)
     triangles = found.triangles
-    if is_similarity(matrix):
-        to_world = matrix
-    else:
+    in_world = not is_similarity(matrix)
+    if in_world:
         coords = coords @ matrix[:3, :3].T + matrix[:3, 3]
-        to_world = np.eye(4)
         if np.linalg.det(matrix[:3, :3]) < 0.0:
             triangles = triangles[:, ::-1]
     tree = BVHTree.FromPolygons(coords.tolist(), triangles.tolist(), all_triangles=True)
@@ -194,5 +192,5 @@ def _build(matrix, found):
     low, high = coords.min(axis=0), coords.max(axis=0)
     centre = (low + high) / 2.0
     radius = float(np.sqrt(((coords - centre) ** 2).sum(axis=1).max()))
-    return ColliderTree(tree, to_world, corners, normals, found.is_open, low.tolist(),
+    return ColliderTree(tree, in_world, corners, normals, found.is_open, low.tolist(),
                         high.tolist(), centre, radius)

@@ -66,7 +66,7 @@ class SceneObstacles:
                 cache.warned_open.add(piece.name)
                 report_warning(f"Collider '{piece.name}' is not a closed mesh: it only blocks "
                                "from the side its normals face")
-            to_tree = np.linalg.inv(shape.to_world) @ arm
+            to_tree = arm if shape.in_world else np.linalg.inv(piece.matrix) @ arm
             back = np.linalg.inv(to_tree)
             scale = float(np.cbrt(abs(np.linalg.det(back[:3, :3]))))
             self.entries.append(_Entry(
