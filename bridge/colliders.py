@@ -1,13 +1,17 @@
-"""Scene obstacles for the solver: BVH trees of the meshes of ``Object.dqik.colliders``.
+"""Scene obstacles for the solver: the colliders' BVH trees (``collider_geometry``) as the
+solver's obstacle query, in armature space.
 
-Each collider mesh is taken as the depsgraph evaluates it (modifiers, shape keys, armature
-deformation) and put in a ``mathutils.bvhtree.BVHTree`` in the object's local space. Trees are
-kept in a ``ColliderCache``, which the armature's solving session owns (``session.py``), and
-rebuilt only when the evaluated geometry changes (vertex and face counts and a checksum of the
-coordinates); an object that only moves keeps its tree, the query points are moved into its
-space instead. Signed distance: the nearest surface point ``c`` with normal ``n``
-gives ``d = ±|p − c|`` with the sign of ``(p − c)·n`` — right inside closed meshes; open or
-non-manifold meshes are one-sided by their normals (a warning names them once).
+Signed distance of a point: the nearest surface point ``c`` with normal ``n`` gives
+``d = ±|p − c|`` with the sign of ``(p − c)·n`` — right inside closed meshes; open or
+non-manifold meshes are one-sided by their normals (a warning names them once). Query points are
+moved into each tree's space (an object's own space when its matrix is a similarity, else world
+space); both are similar to armature space, so distances scale by one factor.
+
+A capsule's segment is asked for too (``SceneObstacles.segments``): its exact closest points to
+the triangles that may be nearest to it, found by the tree's nearest queries from points along it
+no farther apart than the capsule's diameter and from the closest point found, until that finds
+no nearer triangle. A 2 cm pole across the middle of a long bone is met there, not between two
+samples.
 """
 
 import math
@@ -15,133 +19,62 @@ from typing import NamedTuple
 
 import bpy
 import numpy as np
-from mathutils.bvhtree import BVHTree
 
+from ..ik_engine.quaternion import row_dots
+from ..ik_engine.triangles import closest_segment_triangle
 from .armature import ArmatureError
+from .collider_geometry import (ColliderCache, collider_pieces, geometry_key, surface, tree_of,
+                                vertices)
 from .validation import check_bone_settings
 
+__all__ = ["ColliderCache", "SceneObstacles", "capsule_radii", "placement"]
 
-
-class ColliderCache:
-    """What is worth keeping between solves of one armature: the colliders' BVH trees, the
-    automatic capsule radii measured on its skinned meshes, and the open colliders already
-    warned about. ``tree_builds`` counts the trees built (for tests and benchmarks)."""
-
-    def __init__(self):
-        self.trees = {}         # object name → (geometry key, tree, open, bounding sphere)
-        self.skin_radii = {}    # (mesh name, vertex count) → {bone name: radius}
-        self.warned_open = set()
-        self.tree_builds = 0
-
-
-def collider_objects(obj):
-    """Mesh objects of the armature's collider collection (and its child collections)."""
-    collection = obj.dqik.colliders
-    if collection is None:
-        return []
-    return [o for o in collection.all_objects if o.type == 'MESH']
-
-
-def _vertices(mesh):
-    """(n,3) float32 vertex positions, read from the ``position`` attribute, Blender's own
-    contiguous storage: a plain copy (3.5 µs for 10k vertices, against about 300 µs through
-    ``mesh.vertices.foreach_get("co")``; bpy 4.5.15 and 5.0.1)."""
-    coords = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.attributes["position"].data.foreach_get("vector", coords)
-    return coords.reshape(-1, 3)
-
-
-def _geometry_key(mesh, coords):
-    return len(coords), len(mesh.polygons), float(coords.sum(dtype=np.float64)), \
-        float(np.abs(coords).sum(dtype=np.float64))
+_REFINEMENTS = 4   # rounds of "is a triangle nearer to the closest point found?"
 
 
 def placement(obj, depsgraph):
-    """Where the armature and each of its colliders are and what shape each has, by value:
-    equal from one solve to the next while no obstacle moved or changed shape (one read of each
-    collider's vertex positions, without building anything)."""
+    """Where the armature and each collider piece are and what shape each has, by value: equal
+    from one solve to the next while no obstacle moved or changed shape (one read of each
+    piece's vertex positions, without building anything)."""
     key = [np.array(obj.matrix_world).tobytes()]
-    for collider in collider_objects(obj):
-        mesh = collider.evaluated_get(depsgraph).data
-        key.append((collider.name, np.array(collider.matrix_world).tobytes(),
-                    _geometry_key(mesh, _vertices(mesh))))
+    for piece in collider_pieces(obj, depsgraph):
+        positions = surface(piece.evaluated, whole=False).positions
+        key.append((piece.key, piece.matrix.tobytes(), geometry_key(piece, positions)))
     return tuple(key)
 
 
-def _bounding_sphere(coords):
-    """``(centre, radius)`` in local space of a sphere holding every vertex (centred on the
-    bounding box): a point farther than ``d`` from it is farther than ``d`` from the mesh."""
-    coords = coords.astype(np.float64)
-    centre = (coords.min(axis=0) + coords.max(axis=0)) / 2.0
-    return centre, float(np.sqrt(((coords - centre) ** 2).sum(axis=1).max()))
-
-
-def _is_open(mesh):
-    """True when some edge is not shared by exactly two faces (open or non-manifold)."""
-    if len(mesh.edges) == 0:
-        return True
-    edge_of_loop = np.empty(len(mesh.loops), dtype=np.int64)
-    mesh.loops.foreach_get("edge_index", edge_of_loop)
-    uses = np.bincount(edge_of_loop, minlength=len(mesh.edges))
-    return bool(np.any(uses != 2))
-
-
-def _check_scale(collider):
-    scale = np.array(collider.matrix_world.to_scale())
-    if np.any(scale <= 0.0) or np.ptp(np.abs(scale)) > 1e-6 * np.abs(scale).max():
-        raise ArmatureError(f"Collider '{collider.name}' has a non-uniform or negative scale "
-                            f"{tuple(round(v, 4) for v in scale)}; apply the scale (Ctrl A)")
-
-
-def tree_of(collider, depsgraph, cache):
-    """The BVH tree of ``collider`` (local space, kept in ``cache``), whether its mesh is open,
-    and its bounding sphere ``(centre, radius)``."""
-    evaluated = collider.evaluated_get(depsgraph)
-    mesh = evaluated.data
-    if len(mesh.polygons) == 0:
-        raise ArmatureError(f"Collider '{collider.name}' has no faces; give it geometry or take "
-                            "it out of the collider collection")
-    coords = _vertices(mesh)
-    key = _geometry_key(mesh, coords)
-    cached = cache.trees.get(collider.name)
-    if cached is None or cached[0] != key:
-        tree = BVHTree.FromObject(evaluated, depsgraph)
-        cache.tree_builds += 1
-        cached = (key, tree, _is_open(mesh), _bounding_sphere(coords))
-        cache.trees[collider.name] = cached
-    return cached[1:]
-
-
 class SceneObstacles:
-    """The obstacle query of the solver, in armature space, over every collider of the armature.
+    """The obstacle query of the solver, in armature space, over every collider piece of the
+    armature (``collider_geometry.collider_pieces``).
 
-    Points farther than their distance bound from a collider's bounding box or from its bounding
+    Points farther than their distance bound from a piece's bounding box or from its bounding
     sphere skip its tree."""
 
     def __init__(self, obj, depsgraph, report_warning, cache):
-        colliders = collider_objects(obj)
-        if obj.dqik.colliders is not None and not colliders:
-            raise ArmatureError(f"Collider collection '{obj.dqik.colliders.name}' holds no mesh")
+        pieces = collider_pieces(obj, depsgraph)
+        if obj.dqik.colliders is not None and not pieces:
+            raise ArmatureError(f"Collider collection '{obj.dqik.colliders.name}' holds no mesh, "
+                                "curve, text or collection instance")
         self.entries = []
         arm = np.array(obj.matrix_world)
-        for collider in colliders:
-            _check_scale(collider)
-            tree, is_open, (centre, radius) = tree_of(collider, depsgraph, cache)
-            if is_open and collider.name not in cache.warned_open:
-                cache.warned_open.add(collider.name)
-                report_warning(f"Collider '{collider.name}' is not a closed mesh: it only blocks "
+        for piece in pieces:
+            shape = tree_of(piece, cache)
+            if shape is None:
+                raise ArmatureError(f"Collider '{piece.name}' has no faces; give it geometry or "
+                                    "take it out of the collider collection")
+            if shape.is_open and piece.name not in cache.warned_open:
+                cache.warned_open.add(piece.name)
+                report_warning(f"Collider '{piece.name}' is not a closed mesh: it only blocks "
                                "from the side its normals face")
-            to_local = np.linalg.inv(np.array(collider.matrix_world)) @ arm
-            back = np.linalg.inv(to_local)
+            to_tree = arm if shape.in_world else np.linalg.inv(piece.matrix) @ arm
+            back = np.linalg.inv(to_tree)
             scale = float(np.cbrt(abs(np.linalg.det(back[:3, :3]))))
-            corners = np.array(collider.evaluated_get(depsgraph).bound_box)
             self.entries.append(_Entry(
-                collider.name, tree, to_local[:3, :3].T.copy(), to_local[:3, 3].copy(),
-                (back[:3, :3] / scale).T.tolist(), scale, corners.min(axis=0).tolist(),
-                corners.max(axis=0).tolist(), back[:3, :3] @ centre + back[:3, 3], scale * radius,
-                is_open))
-        self.count = len(colliders)
-        self._evaluated = [c.evaluated_get(depsgraph) for c in colliders]
+                piece.name, shape, to_tree[:3, :3].T.copy(), to_tree[:3, 3].copy(),
+                back[:3, :3] / scale, scale, back[:3, :3] @ shape.centre + back[:3, 3],
+                scale * shape.radius))
+        self.count = len(pieces)
+        self.triangle_count = sum(len(entry.shape.normals) for entry in self.entries)
 
     def leave_out_facing_away(self, points, bound):
         """Take out of the query every collider that most of ``points`` (the armature's bone
@@ -162,7 +95,7 @@ class SceneObstacles:
 
     def triangles(self):
         """Triangles of all colliders as evaluated (for reports; solving never needs the count)."""
-        return sum(len(evaluated.data.loop_triangles) for evaluated in self._evaluated)
+        return self.triangle_count
 
     def __call__(self, points, max_distance):
         """Signed distance (armature units) and outward normal of the nearest collider surface,
@@ -179,9 +112,7 @@ class SceneObstacles:
         count = len(points)
         distance = np.full(count, np.inf)
         normal = np.zeros((count, 3))
-        bound = np.asarray(max_distance, dtype=float)
-        if bound.ndim == 0:
-            bound = np.full(count, float(bound))
+        bound = _per_point(max_distance, count)
         for entry in self.entries:
             from_centre = points - entry.centre
             reach = entry.radius + bound
@@ -197,40 +128,84 @@ class SceneObstacles:
                     distance[i], normal[i] = found
         return distance, normal
 
+    def segments(self, heads, tails, radii, max_distance):
+        """``(s, signed distance, outward normal)`` of each capsule segment ``head → tail``
+        (armature space): its point ``head + s (tail − head)`` nearest to the collider
+        surfaces, exactly against their triangles (``triangles.closest_segment_triangle``), when
+        within ``max_distance`` or inside a closed mesh (distance ``inf`` elsewhere); signed by
+        the normal side of the nearest triangle, 0 where the segment crosses a triangle.
+
+        The triangles tried are those the trees find nearest to points along the segment no
+        farther apart than the capsule's diameter ``2 · radius``, each within ``max_distance``
+        plus half that spacing (every triangle within ``max_distance`` of the segment is within
+        that of one of them), and then those nearest to the closest point found, until no nearer
+        one turns up (Ericson, Real-Time Collision Detection §6.2: closest-point queries on a
+        bounding volume hierarchy).
+        """
+        count = len(heads)
+        along = np.zeros(count)
+        distance = np.full(count, np.inf)
+        normal = np.zeros((count, 3))
+        bound = _per_point(max_distance, count)
+        direction = tails - heads
+        length2 = np.maximum(row_dots(direction, direction), 1e-300)
+        for entry in self.entries:
+            u = np.clip(row_dots(entry.centre - heads, direction) / length2, 0.0, 1.0)
+            gap = np.linalg.norm(heads + u[:, None] * direction - entry.centre, axis=1)
+            candidates = (gap <= entry.radius + bound).nonzero()[0]
+            if candidates.size == 0:
+                continue
+            a = heads.take(candidates, axis=0).dot(entry.rotation_t) + entry.translation
+            b = tails.take(candidates, axis=0).dot(entry.rotation_t) + entry.translation
+            which, s, signed, outward = _segment_nearest(
+                entry, a, b, bound.take(candidates) / entry.scale,
+                2.0 * np.asarray(radii).take(candidates) / entry.scale)
+            rows = candidates[which]
+            signed = signed * entry.scale
+            closer = signed < distance[rows]
+            rows = rows[closer]
+            along[rows], distance[rows] = s[closer], signed[closer]
+            turned = outward[closer] @ entry.back.T
+            normal[rows] = turned / np.maximum(np.linalg.norm(turned, axis=1), 1e-12)[:, None]
+        return along, distance, normal
+
+
+def _per_point(max_distance, count):
+    bound = np.asarray(max_distance, dtype=float)
+    return np.full(count, float(bound)) if bound.ndim == 0 else bound
+
 
 class _Entry(NamedTuple):
-    """One collider as ``SceneObstacles`` queries it: its name and tree; armature → local space as
-    ``local = p · rotation_t + translation``; local → armature directions (``back_t``, rows, scale
-    divided out) and the uniform ``scale``; the local bounding box (``low``, ``high``); the
-    bounding sphere's centre (armature space) and radius (armature units); open or closed."""
+    """One collider piece as ``SceneObstacles`` queries it: its name and ``ColliderTree``;
+    armature → tree space as ``p · rotation_t + translation``; tree → armature directions
+    (``back``, scale divided out) and the ``scale``; the bounding sphere's centre (armature
+    space) and radius (armature units)."""
 
     name: str
-    tree: object
+    shape: object
     rotation_t: np.ndarray
     translation: np.ndarray
-    back_t: list
+    back: np.ndarray
     scale: float
-    low: list
-    high: list
     centre: np.ndarray
     radius: float
-    is_open: bool
 
 
 def _nearest(entry, co, limit):
-    """``(signed distance in armature units, outward normal in armature space)`` of the local
-    point ``co`` (a list) from ``entry``'s surface when inside a closed mesh or within ``limit``
-    (local units) of it, else None; see ``SceneObstacles.__call__``."""
-    (x, y, z), (lx, ly, lz), (hx, hy, hz) = co, entry.low, entry.high
+    """``(signed distance in armature units, outward normal in armature space)`` of the
+    tree-space point ``co`` (a list) from ``entry``'s surface when inside a closed mesh or within
+    ``limit`` (tree units) of it, else None; see ``SceneObstacles.__call__``."""
+    shape = entry.shape
+    (x, y, z), (lx, ly, lz), (hx, hy, hz) = co, shape.low, shape.high
     gx, gy, gz = max(lx - x, x - hx, 0.0), max(ly - y, y - hy, 0.0), max(lz - z, z - hz, 0.0)
     if gx * gx + gy * gy + gz * gz > limit * limit:
         return None
     face = min(x - lx, hx - x, y - ly, hy - y, z - lz, hz - z)     # ≥ 0: inside the box
     # (a little beyond the face: a box collider's surface is its bounding box)
-    search = limit if entry.is_open else max(limit, face * (1.0 + 1e-6) + 1e-9)
-    location, face_normal, _, gap = entry.tree.find_nearest(co, search)
-    if location is None and face >= 0.0 and entry.is_open:
-        location, face_normal, _, gap = entry.tree.find_nearest(co)
+    search = limit if shape.is_open else max(limit, face * (1.0 + 1e-6) + 1e-9)
+    location, face_normal, _, gap = shape.tree.find_nearest(co, search)
+    if location is None and face >= 0.0 and shape.is_open:
+        location, face_normal, _, gap = shape.tree.find_nearest(co)
     if location is None:
         return None
     ox, oy, oz = x - location[0], y - location[1], z - location[2]
@@ -241,10 +216,64 @@ def _nearest(entry, co, limit):
         ox, oy, oz = face_normal
     elif inside:
         ox, oy, oz = -ox, -oy, -oz
-    (a, b, c), (d, e, f), (g, h, k) = entry.back_t
-    nx, ny, nz = ox * a + oy * d + oz * g, ox * b + oy * e + oz * h, ox * c + oy * f + oz * k
+    (a, b, c), (d, e, f), (g, h, k) = entry.back.tolist()
+    nx, ny, nz = a * ox + b * oy + c * oz, d * ox + e * oy + f * oz, g * ox + h * oy + k * oz
     norm = max(math.sqrt(nx * nx + ny * ny + nz * nz), 1e-12)
     return (-gap if inside else gap) * entry.scale, (nx / norm, ny / norm, nz / norm)
+
+
+def _segment_nearest(entry, a, b, limits, spacing):
+    """``SceneObstacles.segments`` on one piece, in tree space: ``(which segments, s, signed
+    distance, outward normal)`` of the segments ``a → b`` that have an answer."""
+    tree = entry.shape.tree
+    pairs = set()
+    for k, (start, end, limit, step) in enumerate(zip(a.tolist(), b.tolist(), limits.tolist(),
+                                                      spacing.tolist())):
+        length = math.dist(start, end)
+        gaps = max(1, math.ceil(length / max(step, 1e-9)))
+        reach = limit + length / (2 * gaps)
+        for i in range(gaps + 1):
+            f = i / gaps
+            found = tree.find_nearest([p + f * (q - p) for p, q in zip(start, end)], reach)
+            if found[0] is not None:
+                pairs.add((k, found[2]))
+    if not pairs:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros((0, 3))
+    for _ in range(_REFINEMENTS):
+        which, s, gap, point, (triangle, on_triangle) = _closest_of_pairs(entry, a, b, pairs)
+        nearer = set()
+        for k, co, distance in zip(which.tolist(), point.tolist(), gap.tolist()):
+            found = tree.find_nearest(co, distance) if distance > 0.0 else (None,)
+            if found[0] is not None and found[3] < distance - 1e-9:
+                nearer.add((k, found[2]))
+        nearer -= pairs
+        if not nearer:
+            break
+        pairs |= nearer
+    else:
+        which, s, gap, point, (triangle, on_triangle) = _closest_of_pairs(entry, a, b, pairs)
+    face = entry.shape.normals[triangle]
+    offset = point - on_triangle
+    inside = row_dots(offset, face) < 0.0
+    crossing = gap <= 1e-12
+    outward = np.where(crossing[:, None], face, np.where(inside[:, None], -offset, offset)
+                       / np.maximum(gap, 1e-300)[:, None])
+    signed = np.where(inside & ~crossing, -gap, gap)
+    answered = inside | (gap <= limits[which])
+    return which[answered], s[answered], signed[answered], outward[answered]
+
+
+def _closest_of_pairs(entry, a, b, pairs):
+    """For each segment among ``pairs`` (segment, triangle): the parameter, distance and point
+    of its closest approach to its nearest triangle, and that triangle."""
+    k, t = np.array(sorted(pairs)).T
+    corners = entry.shape.corners
+    s, on_triangle, gap = closest_segment_triangle(a[k], b[k], corners[t, 0], corners[t, 1],
+                                                   corners[t, 2])
+    order = np.lexsort((gap, k))
+    first = order[np.unique(k[order], return_index=True)[1]]
+    point = a[k[first]] + s[first, None] * (b[k[first]] - a[k[first]])
+    return k[first], s[first], gap[first], point, (t[first], on_triangle[first])
 
 
 _WEIGHT_CUTOFF = 0.5
@@ -269,7 +298,7 @@ def _skin_radii(obj, model, cache):
         mesh = mesh_obj.data
         key = (mesh.name, len(mesh.vertices))
         if key not in cache.skin_radii:
-            coords = _vertices(mesh).astype(np.float64)
+            coords = vertices(mesh).astype(np.float64)
             coords = coords @ (to_armature @ np.array(mesh_obj.matrix_world))[:3, :3].T \
                 + (to_armature @ np.array(mesh_obj.matrix_world))[:3, 3]
             groups = {g.index: g.name for g in mesh_obj.vertex_groups if g.name in index}

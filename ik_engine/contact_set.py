@@ -4,21 +4,30 @@ Built once per solver from the bones the solve may move (``contacts.Capsules``,
 ``contacts.CapsulePairs``); per pose it gives the contact rows (``contacts.contact_rows``,
 ``self_contact_rows``), the total penetration that ranks above every task level, the touching
 test of the escapes, and the contacts of a result for reports and drawing.
+
+The obstacles are probed at the capsules' sample points and, when the obstacle query has a
+segment query ``obstacles.segments(heads, tails, radii, max_distance) -> (s, signed distance,
+outward normal)``, at each capsule's point ``head + s (tail − head)`` nearest to them: one more
+row per capsule, wherever along the bone a thin obstacle lies. Without it (analytic obstacles
+of the engine tests) the samples alone are probed.
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-from .contacts import CapsulePairs, Capsules, contact_rows, pair_clearances, self_contact_rows
+from .contacts import (SAMPLES, CapsulePairs, Capsules, contact_rows, pair_clearances,
+                       self_contact_rows)
 from .jacobian import column_mask
 from .quaternion import row_dots
 
 _TOUCH = 0.01  # a capsule this close (fraction of the chain size) to an obstacle is touching it
+_COINCIDENT = 0.05  # a capsule's nearest point this close to a sample (fraction of its radius) is it
 
 
 class Contacts(NamedTuple):
-    """Capsule sample points within the margin plus ``_TOUCH`` of an obstacle, in armature space:
+    """Capsule points (samples, and each capsule's point nearest the obstacles) within the
+    margin plus ``_TOUCH`` of an obstacle, in armature space:
     the model bone of each, the point on the obstacle, its outward normal, and the clearance
     (distance from the capsule's surface to the obstacle; negative: penetrating)."""
 
@@ -37,13 +46,16 @@ class ContactSet:
                  size):
         self.obstacles, self.margin, self.size = obstacles, margin, size
         self.capsules = self.pairs = None
-        self._queried = None  # (pose, obstacles, bounds, answer) of the last obstacle query
+        self._probed = None  # (pose, obstacles, bounds, answer) of the last obstacle probe
         if obstacles is not None:  # only capsules the solve can move out of the way
             moved = moves[joints].any(axis=0)
-            self.capsules = Capsules(model, radii, collision & moved)
-            self.capsule_columns = column_mask(moves[:, self.capsules.owner].T, joints)
-            self._radii, self._lengths = self.capsules.radii, model.lengths
-            self._margins = np.full(len(self.capsules), margin)
+            self.capsules = capsules = Capsules(model, radii, collision & moved)
+            # the probed points: the samples, then each capsule's point nearest the obstacles
+            self._owners = np.concatenate([capsules.owner, capsules.bones])
+            self._columns = column_mask(moves[:, self._owners].T, joints)
+            self._radii = np.concatenate([capsules.radii, capsules.bone_radii])
+            self._lengths = model.lengths
+            self._margins = np.full(self._owners.size, margin)
             self._keep = self._radii + margin
             self._movers = moves[joints]      # (joints, bones): which joints move each bone
             self._seats = self._kept = None
@@ -59,7 +71,7 @@ class ContactSet:
 
         A target at signed distance ``d`` from the obstacles (nearest surface point ``c``,
         outward normal ``n``) seats its bone while the bone's tail is on the outer side of that
-        surface, ``(tail − c)·n ≥ 0``. A seated bone's samples keep a clearance of
+        surface, ``(tail − c)·n ≥ 0``. A seated bone's probed points keep a clearance of
         ``min(radius + margin, |d|)`` instead of ``radius + margin`` (the margin given up first),
         so the contact holds the tail exactly where the task puts it. The other capsules it
         carries rigidly (moved by exactly the same joints of the solve: a foot's toe and heel)
@@ -78,16 +90,16 @@ class ContactSet:
         if near.any():
             bones = np.asarray(bones)[near]
             movers = self._movers
-            carried = np.all(movers[:, bones].T[:, :, None] == movers[:, self.capsules.owner][None],
+            carried = np.all(movers[:, bones].T[:, :, None] == movers[:, self._owners][None],
                              axis=1)
             d = distance[near]
-            allowance = np.where(bones[:, None] == self.capsules.owner[None], np.abs(d)[:, None],
+            allowance = np.where(bones[:, None] == self._owners[None], np.abs(d)[:, None],
                                  np.maximum(-d, 0.0)[:, None])
             self._seats = (bones, goals[near] - normal[near] * d[:, None], normal[near],
                            np.where(carried, allowance, np.inf))
 
     def _clearances(self, world):
-        """Each sample's ``(radius, margin)`` to keep at the pose ``world`` (``seat``)."""
+        """Each probed point's ``(radius, margin)`` to keep at the pose ``world`` (``seat``)."""
         if self._seats is None:
             return self._radii, self._margins
         if self._kept is not None and self._kept[0] is world:
@@ -106,8 +118,9 @@ class ContactSet:
         """The contact rows ``(gradient (rows, 3m), rhs (rows,))`` at ``world``, or None."""
         found = []
         if self.capsules is not None:
-            found.append(contact_rows(self.capsules, *self._clearances(world), world, frame,
-                                      self.capsule_columns, self._query(world), band))
+            keep = sum(self._clearances(world))
+            points, distance, normal = self._probe(world, keep + band)
+            found.append(contact_rows(frame, points, normal, distance - keep, self._columns, band))
         if self.pairs is not None:
             found.append(self_contact_rows(self.pairs, world, frame, self.pair_columns,
                                            self.margin, band))
@@ -118,7 +131,7 @@ class ContactSet:
         depth = 0.0
         if self.capsules is not None and len(self.capsules):
             keep = sum(self._clearances(world))
-            distance, _ = self._query(world)(self.capsules.points(world), keep)
+            _, distance, _ = self._probe(world, keep)
             depth += np.sum(np.maximum(keep - distance, 0.0))
         if self.pairs is not None:
             depth += np.sum(np.maximum(-pair_clearances(self.pairs, world, self.margin), 0.0))
@@ -129,7 +142,7 @@ class ContactSet:
         touch = _TOUCH * self.size
         if self.capsules is not None and len(self.capsules):
             bound = sum(self._clearances(world)) + touch
-            distance, _ = self._query(world)(self.capsules.points(world), bound)
+            _, distance, _ = self._probe(world, bound)
             if np.any(distance <= bound):
                 return True
         return self.pairs is not None and bool(
@@ -140,26 +153,44 @@ class ContactSet:
         bone of the (sub-)model."""
         if self.capsules is None or not len(self.capsules):
             return Contacts(np.zeros(0, np.int64), *np.zeros((2, 0, 3)), np.zeros(0))
-        points = self.capsules.points(world)
         keep = sum(self._clearances(world))
-        distance, normal = self._query(world)(points, keep + _TOUCH * self.size)
+        points, distance, normal = self._probe(world, keep + _TOUCH * self.size)
         clearance = distance - keep
         near = np.isfinite(distance) & (clearance <= _TOUCH * self.size)
-        return Contacts(bones[self.capsules.owner[near]],
+        return Contacts(bones[self._owners[near]],
                         points[near] - normal[near] * distance[near][:, None], normal[near],
                         clearance[near])
 
-    def _query(self, world):
-        """``obstacles`` for the capsule points at ``world``, answering from its last answer when
-        asked again at the same pose and obstacles for no farther (every caller looks only within
-        its own bounds, so the farther answer serves): an escape's touching test reuses the
-        step's contact detection."""
-        def query(points, max_distance):
-            memo = self._queried
-            if memo is not None and memo[0] is world and memo[1] is self.obstacles \
-                    and np.all(memo[2] >= max_distance):
-                return memo[3]
-            found = self.obstacles(points, max_distance)
-            self._queried = (world, self.obstacles, max_distance, found)
-            return found
-        return query
+    def _probe(self, world, bound):
+        """``(points, signed distances, outward normals)`` of the probed points at ``world`` (the
+        capsules' samples, then each capsule's point nearest the obstacles; distance ``inf``
+        where nothing is within ``bound``). Answered from the last probe when asked again at the
+        same pose and obstacles for no farther (every caller looks only within its own bounds, so
+        the farther answer serves): an escape's touching test reuses the step's contact
+        detection."""
+        memo = self._probed
+        if memo is not None and memo[0] is world and memo[1] is self.obstacles \
+                and np.all(memo[2] >= bound):
+            return memo[3]
+        capsules = self.capsules
+        count = len(capsules)
+        points = capsules.points(world)
+        heads, tails = capsules.segments(world)
+        segments = getattr(self.obstacles, "segments", None)
+        if count:
+            distance, normal = self.obstacles(points, bound[:count])
+        else:
+            distance, normal = np.zeros(0), np.zeros((0, 3))
+        if segments is None or not count:
+            nearest, far, towards = heads, np.full(len(heads), np.inf), np.zeros_like(heads)
+        else:
+            s, far, towards = segments(heads, tails, capsules.bone_radii, bound[count:])
+            nearest = heads + s[:, None] * (tails - heads)
+            # a nearest point on a sample is that sample: a second, identical row would make
+            # the active set's rows dependent
+            off_sample = np.abs(s[:, None] - SAMPLES[None]).min(axis=1) * capsules.lengths[:, 0]
+            far = np.where(off_sample > _COINCIDENT * capsules.bone_radii, far, np.inf)
+        found = (np.concatenate([points, nearest]), np.concatenate([distance, far]),
+                 np.concatenate([normal, towards]))
+        self._probed = (world, self.obstacles, bound, found)
+        return found

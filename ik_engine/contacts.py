@@ -1,12 +1,13 @@
 """Contacts: bone capsules against obstacles and each other, as one-sided rows above every task.
 
 Every collision bone is a capsule: the segment head→tail with a radius (capsules thinner than
-``MIN_RADIUS`` are left out). It is sampled at ``SAMPLES`` points p = head + t (tail − head),
-half a bone apart: an obstacle edge thinner than that gap, less the radius, can slip between two
-samples of a long bone. An obstacle query returns, for each point, the signed
-distance d to the nearest obstacle surface (negative inside) and the outward normal n there. A
-point closer than the margin plus a detection band gives the row (Bartelink §6.2, the velocity
-damper of the digests)
+``MIN_RADIUS`` are left out). It is sampled at ``SAMPLES`` points p = head + t (tail − head), and
+an obstacle that answers segment queries also gives, per capsule, the point of the segment
+nearest to it (``ContactSet``: against the triangles of a mesh, so that nothing thinner than the
+gap between two samples slips between them). An obstacle query returns, for each point, the
+signed distance d to the nearest obstacle surface (negative inside) and the outward normal n
+there. A point closer than the margin plus a detection band gives the row (Bartelink §6.2, the
+velocity damper of the digests)
 
     nᵀ J_p Δθ ≥ −(d − radius − margin),   i.e.   −nᵀ J_p Δθ ≤ d − radius − margin,
 
@@ -53,6 +54,8 @@ class Capsules:
         keep = ~shared
         self.owner, self.t, self.radii = owner[keep], t[keep], point_radii[keep]
         self.along = (self.t * model.lengths[self.owner])[:, None]   # distance from the head
+        self.bone_radii = radii[self.bones]
+        self.lengths = model.lengths[self.bones][:, None]
         self._last = None   # (pose, its points)
 
     def __len__(self):
@@ -69,25 +72,24 @@ class Capsules:
         self._last = (world, points)
         return points
 
+    def segments(self, world):
+        """``(heads, tails)`` (C,3) of the capsules' segments in armature space."""
+        frames = world.take(self.bones, axis=0)
+        heads = frames[:, :3, 3]
+        return heads, heads + self.lengths * frames[:, :3, 1]
 
-def contact_rows(capsules, radii, margins, world, frame, columns, query, band):
-    """``(gradient (rows, 3m), slack (rows,))`` of the points within ``radius + margin + band``
-    (``radii``, ``margins``: each sample's, ``ContactSet.seat``).
 
-    ``frame`` is ``jacobian.JointFrames``' columns of the joints; ``columns`` the (P, 3m) mask of the
-    columns that move each sample point (``jacobian.column_mask``); ``query(points,
-    max_distance)`` returns the signed distances and outward normals (``inf`` for points outside
-    every obstacle and farther than ``max_distance`` from it).
+def contact_rows(frame, points, normal, clearance, columns, band):
+    """``(gradient (rows, 3m), slack (rows,))`` of the points whose ``clearance`` (signed distance
+    less radius and margin, ``inf`` when nothing is near) is at most ``band``; ``normal``: the
+    outward normals of the obstacle there.
+
+    ``frame`` is ``jacobian.JointFrames``' columns of the joints; ``columns`` the (P, 3m) mask of
+    the columns that move each point (``jacobian.column_mask``).
     """
-    size = columns.shape[1]
-    if len(capsules) == 0:
-        return np.zeros((0, size)), np.zeros(0)
-    points = capsules.points(world)
-    distance, normal = query(points, margins + band + radii)
-    clearance = distance - radii - margins
-    near = np.isfinite(distance) & (clearance <= band)
+    near = clearance <= band
     if not near.any():
-        return np.zeros((0, size)), np.zeros(0)
+        return np.zeros((0, columns.shape[1])), np.zeros(0)
     gradient = -normal_jacobian(*frame, points[near], normal[near], columns[near])
     return gradient, _push_out(clearance[near])
 

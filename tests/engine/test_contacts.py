@@ -194,3 +194,50 @@ def test_a_tail_whose_target_is_on_a_floor_stands_on_it(height):
     distance, _ = floor(caps.points(model.matrices(result.rotations)), np.full(len(caps), np.inf))
     assert np.min(distance - RADIUS - MARGIN) >= -1e-3
     assert np.all(result.contacts.clearances >= -SolverSettings().tolerance)
+
+
+class Pole:
+    """A solid cylinder of ``radius`` about the line through ``centre`` along the unit ``axis``:
+    the point query, and the segment query that gives each capsule's point nearest to it (the
+    closest points of the segment and a long stretch of the axis)."""
+
+    def __init__(self, centre, axis, radius):
+        self.centre, self.axis, self.radius = np.asarray(centre), np.asarray(axis), radius
+
+    def __call__(self, points, max_distance):
+        offset = points - self.centre
+        radial = offset - (offset @ self.axis)[:, None] * self.axis
+        length = np.linalg.norm(radial, axis=1)
+        distance = length - self.radius
+        return (np.where(distance <= max_distance, distance, np.inf),
+                radial / np.maximum(length, 1e-12)[:, None])
+
+    def segments(self, heads, tails, radii, max_distance):
+        from ik_engine.contacts import closest_points_of_segments
+        ends = np.tile(self.centre - 100.0 * self.axis, (len(heads), 1)), \
+            np.tile(self.centre + 100.0 * self.axis, (len(heads), 1))
+        s, _ = closest_points_of_segments(heads, tails, *ends)
+        distance, normal = self(heads + s[:, None] * (tails - heads), max_distance)
+        return s, distance, normal
+
+
+def _dense_clearance(model, rotations, pole):
+    world = model.matrices(rotations)
+    heads, tails = world[:, :3, 3], model.tails(world)
+    grid = np.linspace(0.0, 1.0, 200)[:, None, None]
+    points = (heads + grid * (tails - heads)).reshape(-1, 3)
+    return float(np.min(pole(points, np.inf)[0]) - RADIUS - MARGIN)
+
+
+def test_a_thin_pole_between_two_samples_pushes_the_bone_out():
+    """A 2 cm pole 3 cm beside the second bone, a quarter of the way along it (12.5 cm from its
+    head and middle samples, which it is farther than radius + margin from): the segment query
+    finds it and the solve pushes the bone out; the samples alone do not see it."""
+    model = straight_chain(3, 0.5)
+    pole = Pole([0.03, 0.625, 0.0], [0.0, 0.0, 1.0], 0.01)
+    goal = model.tails(model.matrices(identity_pose(3)))[2]
+    assert _dense_clearance(model, identity_pose(3), pole) < -0.03
+    held = solver(model, [Task(Position, 2, goal)], pole).solve(identity_pose(3))
+    assert _dense_clearance(model, held.rotations, pole) >= -1e-3
+    points_only = solver(model, [Task(Position, 2, goal)], pole.__call__).solve(identity_pose(3))
+    assert _dense_clearance(model, points_only.rotations, pole) < -0.03
