@@ -28,7 +28,7 @@ disabled, and when their armature is deleted.
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import bpy
 import numpy as np
@@ -39,6 +39,7 @@ from .armature import (
     ArmatureError,
     PoseArrays,
     check_editable,
+    read_array,
     read_model,
     rig_fingerprint,
 )
@@ -172,6 +173,23 @@ class Session:
         self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
                                          (time.perf_counter() - start) * 1e3, tuple(warnings),
                                          contacts=contacts, cut_short=result.cut_short)
+        return self.last_result
+
+    def measure_shown(self):
+        """The last snapshot with every solved task's errors measured again on the pose Blender
+        evaluated after it (constraints and drivers included, ``PoseBone.matrix``): what the
+        user sees. Call after the depsgraph has evaluated the written pose
+        (``view_layer.update()``); kept in ``last_result``."""
+        snapshot = self.last_result
+        if snapshot is None or snapshot.error or self.solver is None:
+            return snapshot
+        pose_bones = self.obj.pose.bones
+        evaluated = read_array(pose_bones, "matrix", 16).reshape(-1, 4, 4).transpose(0, 2, 1)
+        tasks = self.solver.problem.tasks
+        errors = tasks.norms(tasks.true_errors(np.ascontiguousarray(evaluated[self.solver.bones])))
+        shown = self._reports(self._solved_names, errors.tolist())
+        self.last_result = replace(snapshot, tasks=tuple(shown) + tuple(
+            task for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED')))
         return self.last_result
 
     def _reports(self, names, errors):

@@ -22,7 +22,12 @@ class DQIK_OT_solve(bpy.types.Operator):
         return run_reported(self, lambda: self._solve(context))
 
     def _solve(self, context):
-        snapshot = session_for(active_armature(context)).tick()
+        """One tick; the report gives each task's error on the pose Blender shows after it
+        (the depsgraph evaluated here, which Blender would do next anyway)."""
+        session = session_for(active_armature(context))
+        session.tick()
+        context.view_layer.update()
+        snapshot = session.measure_shown()
         for warning in snapshot.warnings:
             self.report({'WARNING'}, warning)
         self.report({'INFO'}, f"DQ IK: {snapshot.describe()}")

@@ -158,7 +158,8 @@ def test_a_moved_bone_with_a_constraint_or_driver_is_named_once(clean_scene, dqi
     obj = rigs.metarig("basic")
     empty = sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"]
     empty.location = sp.world_tail(obj, "hand.L") + np.array([0.05, -0.1, 0.0])
-    obj.pose.bones["forearm.L"].constraints.new('LIMIT_ROTATION')
+    limit = obj.pose.bones["forearm.L"].constraints.new('LIMIT_ROTATION')
+    limit.use_limit_x = limit.use_limit_y = limit.use_limit_z = True    # holds it at rest
     driver = obj.pose.bones["upper_arm.L"].driver_add("scale", 0).driver
     driver.expression = "1.0"
     capfd.readouterr()
@@ -166,6 +167,11 @@ def test_a_moved_bone_with_a_constraint_or_driver_is_named_once(clean_scene, dqi
     first = capfd.readouterr().out
     assert "forearm.L (constraint 'Limit Rotation')" in first
     assert "upper_arm.L (a driver on scale)" in first
+    # the report measures what Blender shows: the forearm held by its constraint
+    shown = np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(empty.location))
+    report = dqik.api.session_for(obj).last_result.tasks[0]
+    assert shown > 1e-3 and report.status == 'CLOSEST'
+    assert abs(report.position_error - shown) <= 1e-6
     assert bpy.ops.dqik.solve() == {'FINISHED'}
     assert "changed again by Blender" not in capfd.readouterr().out
 
