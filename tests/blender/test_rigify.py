@@ -184,3 +184,23 @@ def test_fully_locked_bones_never_move(clean_scene, dqik):
     assert bpy.ops.dqik.solve() == {'FINISHED'}
     assert tuple(obj.pose.bones["forearm.L"].rotation_quaternion) == (1.0, 0.0, 0.0, 0.0)
     assert Quaternion(obj.pose.bones["upper_arm.L"].rotation_quaternion).angle > 1e-3
+
+
+def test_a_game_rig_imported_at_centimetre_scale_and_turned_reaches(clean_scene, dqik):
+    """A Mixamo/FBX import: the armature object scaled 0.01 and turned 90° about X, bones
+    targeted directly (no control layer)."""
+    import math
+    obj = rigs.metarig("basic")
+    obj.scale = (0.01, 0.01, 0.01)
+    obj.rotation_euler = (math.pi / 2, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    empties = sp.add_targets(obj, list(sp.EFFECTORS))
+    names = sp.chain_bones(obj, sp.EFFECTORS)
+    rng = np.random.default_rng(12)
+    for _ in range(5):
+        sp.set_pose(obj, {name: rigs.random_quaternions(rng, 1, 0.5)[0] for name in names})
+        for name, empty in empties.items():
+            empty.location = sp.world_tail(obj, name)
+        sp.clear_pose(obj)
+        assert bpy.ops.dqik.solve() == {'FINISHED'}
+        assert sp.effector_errors(obj, empties).max() <= REACHED * 0.01
