@@ -140,6 +140,8 @@ class Session:
     def __init__(self, obj):
         self.obj = obj
         self.last_result = None
+        self.last_rotations = None   # (n,4) of the last result, every bone
+        self._seen = None            # ``_moves()`` after the last live tick
         self.colliders = ColliderCache()
         self.model = None
         self.solver = None
@@ -153,25 +155,29 @@ class Session:
         """Read the rig and every setting again on the next tick."""
         self._dirty = True
 
-    def tick(self):
-        """Solve the armature from its current pose to its targets, write the pose and return
-        the ``SolveSnapshot`` (also kept in ``last_result``). A rig the solver cannot work on
-        raises ``ArmatureError`` with a message for the user, after storing a snapshot whose
+    def tick(self, time_budget_ms=None, start=None):
+        """Solve the armature to its targets, write the pose and return the ``SolveSnapshot``
+        (also kept in ``last_result``). The solve starts from the current pose, or from the
+        rotations ``start`` ((n,4), e.g. ``last_rotations``: a frame change that goes on from
+        the previous frame's result); within ``time_budget_ms`` (None: to the end) it may stop
+        early, ``cut_short``, and the next tick goes on from there. A rig the solver cannot work
+        on raises ``ArmatureError`` with a message for the user, after storing a snapshot whose
         status is ``'ERROR'``."""
-        start = time.perf_counter()
+        begun = time.perf_counter()
         try:
-            result, names, unsolved, warnings = self._solve()
+            result, names, unsolved, warnings = self._solve(time_budget_ms, start)
         except ArmatureError as err:
             self.last_result = SolveSnapshot(error=str(err),
-                                             ms=(time.perf_counter() - start) * 1e3)
+                                             ms=(time.perf_counter() - begun) * 1e3)
             raise
         reports = self._reports(names, result.errors.tolist())
         reports += [TaskReport(name, status, float("nan"), float("nan"))
                     for name, status in unsolved]
         contacts = None if result.contacts is None else \
             SceneContacts.from_engine(result.contacts, self.model, self.obj.matrix_world)
+        self.last_rotations = result.rotations
         self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
-                                         (time.perf_counter() - start) * 1e3, tuple(warnings),
+                                         (time.perf_counter() - begun) * 1e3, tuple(warnings),
                                          contacts=contacts, cut_short=result.cut_short)
         return self.last_result
 
@@ -212,7 +218,35 @@ class Session:
             raise ArmatureError(f"'{obj.name}' is no longer an armature")
         return obj
 
-    def _solve(self):
+    def live_tick(self, time_budget_ms):
+        """One tick of live posing: None, without solving or writing anything, when no target,
+        collider, setting or pose channel moved since the last tick and that tick's solve ended
+        (``_moves``); else ``tick(time_budget_ms)``, which goes on warm from the last result."""
+        last = self.last_result
+        if not self._dirty and last is not None and not last.error and not last.cut_short \
+                and self._moves() == self._seen:
+            return None
+        snapshot = self.tick(time_budget_ms)
+        self._seen = self._moves()
+        return snapshot
+
+    def _moves(self):
+        """What a live tick compares with the last one, as bytes: the armature's and every
+        target's and collider's ``matrix_world``, the solver settings and every pose channel
+        (a few ``foreach_get`` calls; a collider's shape is not read: a mesh edited while live
+        runs is taken when something else moves)."""
+        obj = self._armature()
+        pose_bones = obj.pose.bones
+        n = len(pose_bones)
+        channels = [read_array(pose_bones, attr, width, np.float32, n).tobytes()
+                    for attr, width in _CHANNELS]
+        colliders = obj.dqik.colliders
+        placed = [obj] + [source.target for source in self._sources if source.target is not None] \
+            + ([] if colliders is None else list(colliders.all_objects))
+        return (armature_settings(obj), tuple(channels),
+                tuple(_matrix_bytes(thing) for thing in placed))
+
+    def _solve(self, time_budget_ms, start):
         obj = self._armature()
         check_editable(obj)
         fingerprint = (rig_fingerprint(obj), armature_settings(obj))
@@ -234,7 +268,9 @@ class Session:
         else:
             self.solver.retarget([task.target for task in tasks], pose.location, obstacles,
                                  pose.scale, pose.evaluated)
-        result = self.solver.solve(pose.rotations(self.solver.modelled_mask))
+        self.solver.settings.time_budget_ms = time_budget_ms
+        rotations = pose.rotations(self.solver.modelled_mask) if start is None else start
+        result = self.solver.solve(rotations)
         pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
         pose.write(obj)
         solved = set(names)
@@ -285,6 +321,18 @@ class Session:
         if changed:
             warnings.append(changed)
         self.solver, self._tolerance = solver, settings.tolerance
+
+
+_CHANNELS = (("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
+             ("location", 3), ("scale", 3))
+
+
+def _matrix_bytes(obj):
+    """``obj.matrix_world`` as bytes, or None for a deleted object."""
+    try:
+        return np.array(obj.matrix_world, dtype=np.float32).tobytes()
+    except ReferenceError:
+        return None
 
 
 _SESSIONS = {}  # Object.session_uid → Session
