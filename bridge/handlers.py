@@ -1,7 +1,7 @@
 """Application handlers that keep the solving sessions (``session.py``) true to the file.
 
 - ``load_post``, ``undo_post``, ``redo_post``: a loaded file, undo or redo re-allocates the
-  objects and their pose bones, so every session is dropped;
+  objects and their pose bones, so every session is dropped and live posing stops;
 - ``depsgraph_update_post``: the sessions of deleted armatures are dropped. Rig edits are not
   taken from it: posing a bone through RNA also reports its armature data as updated (measured
   with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
@@ -14,11 +14,12 @@ functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handl
 import bpy
 from bpy.app.handlers import persistent
 
-from . import session
+from . import live_posing, session
 
 
 @persistent
 def _drop_sessions(*_args):
+    live_posing.stop_all()
     session.drop_sessions()
 
 
@@ -41,4 +42,5 @@ def unregister():
         handlers = getattr(bpy.app.handlers, name)
         if function in handlers:
             handlers.remove(function)
+    live_posing.stop_all()
     session.drop_sessions()

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..ik_engine.problem import chain_size
 from ..ik_engine.solver import Solver, involved_bones
+from ..ik_engine.tasks import Position, Task
 from .armature import (
     ArmatureError,
     PoseArrays,
@@ -141,6 +142,7 @@ class Session:
         self.obj = obj
         self.last_result = None
         self.last_rotations = None   # (n,4) of the last result, every bone
+        self.dragged = None          # (bone name, world point) while a bone is dragged
         self._seen = None            # ``_moves()`` after the last live tick
         self.colliders = ColliderCache()
         self.model = None
@@ -232,7 +234,8 @@ class Session:
 
     def _moves(self):
         """What a live tick compares with the last one, as bytes: the armature's and every
-        target's and collider's ``matrix_world``, the solver settings and every pose channel
+        target's and collider's ``matrix_world``, the solver settings, the dragged point and
+        every pose channel
         (a few ``foreach_get`` calls; a collider's shape is not read: a mesh edited while live
         runs is taken when something else moves)."""
         obj = self._armature()
@@ -243,7 +246,8 @@ class Session:
         colliders = obj.dqik.colliders
         placed = [obj] + [source.target for source in self._sources if source.target is not None] \
             + ([] if colliders is None else list(colliders.all_objects))
-        return (armature_settings(obj), tuple(channels),
+        dragged = None if self.dragged is None else (self.dragged[0], self.dragged[1].tobytes())
+        return (armature_settings(obj), tuple(channels), dragged,
                 tuple(_matrix_bytes(thing) for thing in placed))
 
     def _solve(self, time_budget_ms, start):
@@ -256,6 +260,8 @@ class Session:
         pose = PoseArrays(obj)
         kept, cycles = without_cycles(obj, self.model, self._sources)
         tasks, names, missing = aimed_tasks(obj, kept)
+        if self.dragged is not None:
+            tasks, names = self._with_drag(obj, tasks, names)
         warnings = self._warnings + cycles + missing
         if not tasks:
             raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
@@ -276,6 +282,25 @@ class Session:
         solved = set(names)
         return result, names, [(s.name, 'MISSING' if s in kept else 'SKIPPED')
                                for s in self._sources if s.name not in solved], warnings
+
+    def drag(self, bone, point):
+        """Pull the tail of ``bone`` (a pose bone name) to ``point`` (world space) on the next
+        ticks, as a temporary position task above every other, its chain running to the root;
+        the bone's own tasks step aside meanwhile. ``drag(None, None)`` releases it: the pose is
+        kept, and the other tasks go on from it."""
+        self.dragged = None if bone is None else (bone, np.asarray(point, dtype=np.float64))
+
+    def _with_drag(self, obj, tasks, names):
+        """``tasks, names`` with the dragged bone's tasks replaced by the drag task."""
+        bone, point = self.dragged
+        index = self.model.index.get(bone)
+        if index is None:
+            raise ArmatureError(f"'{obj.name}' has no bone '{bone}' to drag")
+        to_armature = np.linalg.inv(np.array(obj.matrix_world))
+        kept = [(task, name) for task, name in zip(tasks, names) if task.bone != index]
+        top = min((task.priority for task, _ in kept), default=1) - 1
+        drag = Task(Position, index, to_armature[:3, :3] @ point + to_armature[:3, 3], top)
+        return [task for task, _ in kept] + [drag], [name for _, name in kept] + [bone]
 
     def _scene_obstacles(self, obj, pose, warnings):
         """The obstacle query, made again only when the armature or a collider moved or changed

@@ -1,0 +1,149 @@
+"""Live posing: what ``dqik.live`` does, without the modal shell, so that scripts and tests can
+drive it (modal operators and timers do not run in background mode).
+
+A ``LivePosing`` holds the armature's solving session (``session.py``) and the pose it started
+from. ``tick()`` is one live tick (``Session.live_tick``: nothing when nothing moved, else a
+solve within ``Object.dqik.time_budget_ms`` that goes on from the last result); ``drag`` pulls
+a bone's tail to a point as a temporary task above the others; ``pin`` gives a bone a target
+where its tail stands; ``cancel`` puts the starting pose back bit for bit (every rotation,
+location and scale channel and every rotation mode, as Blender stores them); ``confirm`` keeps
+the pose and, with auto-keying on, keys the bones it changed on the current frame, as Blender's
+own transform does. ``ended()`` says why live posing cannot go on (the armature was deleted,
+hidden, or left Pose Mode), if it cannot.
+
+Only one live posing runs at a time: starting one stops the others (``stop_all``), and file
+load, undo and disabling the extension stop them too.
+"""
+
+import bpy
+import numpy as np
+
+from .armature import read_array
+from .session import session_for
+from .target_empties import add_target_empty
+
+# (channel, width, dtype): what ``cancel`` puts back, read and written as Blender stores it
+_CHANNELS = (("rotation_quaternion", 4, np.float32), ("rotation_euler", 3, np.float32),
+             ("rotation_axis_angle", 4, np.float32), ("location", 3, np.float32),
+             ("scale", 3, np.float32), ("rotation_mode", 1, np.int32))
+# the rotation channel each rotation mode keys
+_ROTATION_PATHS = {'QUATERNION': "rotation_quaternion", 'AXIS_ANGLE': "rotation_axis_angle"}
+
+_RUNNING = []   # the LivePosing objects running (at most one)
+
+
+class PoseSnapshot:
+    """Every pose channel of an armature, exactly as Blender stores it."""
+
+    def __init__(self, obj):
+        bones = obj.pose.bones
+        count = len(bones)
+        self.names = tuple(bones.keys())
+        self.channels = {attr: read_array(bones, attr, width, dtype, count)
+                         for attr, width, dtype in _CHANNELS}
+
+    def restore(self, obj):
+        """Write every channel back (the rotation mode first) and tag the armature."""
+        bones = obj.pose.bones
+        for attr, _, _ in reversed(_CHANNELS):
+            bones.foreach_set(attr, self.channels[attr].ravel())
+        obj.update_tag(refresh={'OBJECT'})
+
+    def changed_bones(self, obj):
+        """Names of the bones whose channels differ from the snapshot's."""
+        now = PoseSnapshot(obj)
+        differ = np.zeros(len(self.names), dtype=bool)
+        for attr, values in self.channels.items():
+            change = now.channels[attr] != values
+            differ |= change.any(axis=1) if change.ndim > 1 else change
+        return [name for name, moved in zip(self.names, differ.tolist()) if moved]
+
+
+class LivePosing:
+    """Live posing of the armature ``obj`` (see the module docstring)."""
+
+    def __init__(self, obj):
+        stop_all()
+        self.obj = obj
+        self.session = session_for(obj)
+        self.start = PoseSnapshot(obj)
+        self.stopped = False
+        self.last = None
+        self.on_stop = None     # called once when it stops (the operator removes its timer)
+        _RUNNING.append(self)
+
+    def tick(self):
+        """One live tick; returns the new ``SolveSnapshot``, or None when nothing moved."""
+        snapshot = self.session.live_tick(self.obj.dqik.time_budget_ms)
+        if snapshot is not None:
+            self.last = snapshot
+        return snapshot
+
+    def drag(self, bone, point):
+        """Pull ``bone``'s tail to the world ``point`` from the next tick on (None: release)."""
+        self.session.drag(bone, point)
+
+    def pin(self, bone):
+        """Give ``bone`` a target where its tail stands now (an Empty, ``add_target``); a
+        dragged bone is released first. Returns the Empty."""
+        if self.session.dragged is not None and self.session.dragged[0] == bone:
+            self.session.drag(None, None)
+        empty = add_target_empty(self.obj, self.obj.pose.bones[bone])
+        self.session.invalidate()
+        return empty
+
+    def cancel(self):
+        """Put the starting pose back, bit for bit, and end."""
+        self.start.restore(self.obj)
+        self.stop()
+
+    def confirm(self, context):
+        """Keep the pose and end; with auto-keying on, key the rotation (in each bone's own mode)
+        of every bone the live posing changed on the current frame. Returns those bones."""
+        changed = self.start.changed_bones(self.obj)
+        if context.scene.tool_settings.use_keyframe_insert_auto:
+            frame = context.scene.frame_current
+            for name in changed:
+                pose_bone = self.obj.pose.bones[name]
+                path = _ROTATION_PATHS.get(pose_bone.rotation_mode, "rotation_euler")
+                pose_bone.keyframe_insert(path, frame=frame, group=name)
+        self.stop()
+        return changed
+
+    def ended(self):
+        """Why live posing cannot go on, or None."""
+        if self.stopped:
+            return "stopped"
+        try:
+            obj = self.obj
+            mode, hidden = obj.mode, obj.hide_get()
+        except (ReferenceError, RuntimeError):
+            return "the armature was deleted"
+        if mode != 'POSE':
+            return f"'{obj.name}' left Pose Mode"
+        if hidden:
+            return f"'{obj.name}' was hidden"
+        return None
+
+    def stop(self):
+        """End live posing here, keeping the pose (a drag lets go)."""
+        if self.session.dragged is not None:
+            self.session.drag(None, None)
+        self.stopped = True
+        if self in _RUNNING:
+            _RUNNING.remove(self)
+        on_stop, self.on_stop = self.on_stop, None
+        if on_stop is not None:
+            on_stop()
+
+
+def stop_all():
+    """Stop every running live posing (a new one starts, a file is loaded, undo, the extension
+    is disabled): each ends at its next event, keeping its pose."""
+    for live in list(_RUNNING):
+        live.stop()
+
+
+def running():
+    """The running ``LivePosing``, or None."""
+    return _RUNNING[0] if _RUNNING else None

@@ -1,0 +1,143 @@
+"""``dqik.live``: the modal live solver, a thin shell over ``bridge/live_posing.py``.
+
+A window timer at about 60 Hz drives the ticks; every other event passes through, so the user
+navigates, selects and grabs targets while it runs (the pattern of Blender's
+``templates_py/operator_modal_timer.py``). Keys it takes:
+
+- **Esc**: put the starting pose back and stop; **Enter**: keep the pose (one undo step; keys
+  with auto-keying on) and stop;
+- **D**: drag the active bone: its tail follows the mouse (in the view plane through the tail)
+  as a temporary task above the others; a click, D or Esc lets go of it, keeping the pose;
+- **P**: pin the active bone: a target where its tail stands (``dqik.add_target``).
+
+The header shows the largest task error, the iterations and the milliseconds of the last tick.
+"""
+
+import bpy
+from bpy_extras import view3d_utils
+
+from ..bridge import live_posing
+from ..bridge.armature import ArmatureError, active_armature
+from .poll import editable_armature
+
+_TICK_SECONDS = 1.0 / 60.0
+_NEEDS_VIEWPORT = ("DQ IK Live needs a 3D Viewport: start it there (Pose Mode, sidebar > DQ IK > "
+                   "Live); a script ticks bridge.live_posing.LivePosing instead")
+_RELEASE_DRAG = {'LEFTMOUSE', 'RIGHTMOUSE', 'D', 'ESC'}
+
+
+class DQIK_OT_live(bpy.types.Operator):
+    """Solve the active armature's DQ IK tasks live while you move targets or drag bones
+    (Esc: back to the starting pose; Enter: keep it; D: drag the active bone; P: pin it)"""
+
+    bl_idname = "dqik.live"
+    bl_label = "Live"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context):
+        if not editable_armature(cls, context):
+            return False
+        if context.active_object.mode != 'POSE':
+            cls.poll_message_set("Live posing works in Pose Mode (Ctrl Tab)")
+            return False
+        return True
+
+    def execute(self, _context):
+        """Called from a script or in background mode, where no modal runs."""
+        self.report({'ERROR'}, _NEEDS_VIEWPORT)
+        return {'CANCELLED'}
+
+    def invoke(self, context, _event):
+        if bpy.app.background or context.window is None or context.area is None \
+                or context.area.type != 'VIEW_3D':
+            self.report({'ERROR'}, _NEEDS_VIEWPORT)
+            return {'CANCELLED'}
+        self.live = live_posing.LivePosing(active_armature(context))
+        self.area, self.dragged = context.area, None
+        manager = context.window_manager
+        timer = manager.event_timer_add(_TICK_SECONDS, window=context.window)
+        self.live.on_stop = lambda: manager.event_timer_remove(timer)
+        manager.modal_handler_add(self)
+        self.area.header_text_set("DQ IK Live: Esc cancel, Enter keep, D drag bone, P pin bone")
+        return {'RUNNING_MODAL'}
+
+    def modal(self, context, event):
+        reason = self.live.ended()
+        if reason is not None:
+            return self._finish(context, {'FINISHED'}, None if reason == "stopped" else
+                                f"DQ IK Live ended: {reason}")
+        if event.type in {'RET', 'NUMPAD_ENTER'} and event.value == 'PRESS':
+            keyed = self.live.confirm(context)
+            return self._finish(context, {'FINISHED'}, f"DQ IK Live: pose kept ({len(keyed)} "
+                                                       "bones changed)")
+        if self.dragged is not None:
+            return self._drag_event(context, event)
+        if event.type == 'ESC' and event.value == 'PRESS':
+            self.live.cancel()
+            return self._finish(context, {'CANCELLED'}, "DQ IK Live: pose restored")
+        bone = context.active_pose_bone
+        if event.value == 'PRESS' and event.type in {'D', 'P'} and bone is not None \
+                and bone.id_data == self.live.obj:
+            if event.type == 'D':
+                self.dragged = bone.name
+                self._drag_to_mouse(context, event)
+            else:
+                empty = self.live.pin(bone.name)
+                self.report({'INFO'}, f"DQ IK Live: pinned {bone.name} ('{empty.name}')")
+            return {'RUNNING_MODAL'}
+        if event.type == 'TIMER':
+            self._tick(context)
+        return {'PASS_THROUGH'}
+
+    def _drag_event(self, context, event):
+        """While dragging: the mouse moves the point; a click, D or Esc lets go, keeping the
+        pose. Every event is taken, so clicks do not select."""
+        if event.value == 'PRESS' and event.type in _RELEASE_DRAG:
+            self.live.drag(None, None)
+            self.dragged = None
+        elif event.type == 'MOUSEMOVE':
+            self._drag_to_mouse(context, event)
+        elif event.type == 'TIMER':
+            self._tick(context)
+        return {'RUNNING_MODAL'}
+
+    def _drag_to_mouse(self, context, event):
+        """The drag point: the mouse in the view plane through the dragged bone's tail."""
+        obj = self.live.obj
+        tail = obj.matrix_world @ obj.pose.bones[self.dragged].tail
+        point = view3d_utils.region_2d_to_location_3d(
+            context.region, context.region_data, (event.mouse_region_x, event.mouse_region_y),
+            tail)
+        self.live.drag(self.dragged, point)
+
+    def _tick(self, context):
+        try:
+            snapshot = self.live.tick()
+        except ArmatureError as err:
+            self.area.header_text_set(f"DQ IK Live: {err}")
+            return
+        if snapshot is None:
+            return
+        errors = [task.position_error for task in snapshot.tasks
+                  if task.position_error is not None and task.position_error == task.position_error]
+        worst = f"{max(errors) * 1e3:.3g} mm" if errors else "–"
+        self.area.header_text_set(
+            f"DQ IK Live: largest error {worst}, {snapshot.iterations} iterations, "
+            f"{snapshot.ms:.1f} ms{' (continues)' if snapshot.cut_short else ''} | "
+            "Esc cancel, Enter keep, D drag bone, P pin bone")
+
+    def _finish(self, context, result, message):
+        self.live.stop()
+        self.area.header_text_set(None)
+        if message:
+            self.report({'INFO'}, message)
+        return result
+
+    def cancel(self, _context):
+        """Blender ends the operator (window closed, extension disabled): stop, keeping the
+        pose, and remove the timer."""
+        self.live.stop()
+
+
+CLASSES = (DQIK_OT_live,)

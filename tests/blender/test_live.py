@@ -1,0 +1,227 @@
+"""Live posing (``dqik.live``) through its tick (``bridge/live_posing.LivePosing``): modal
+operators and timers do not run in background mode, so the tests drive the tick as the timer
+would, the way a user's script can."""
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Quaternion
+
+import rigs
+import solve_problems as sp
+
+REACHED = 1e-4
+
+
+def _live(dqik, obj):
+    return dqik.bridge.live_posing.LivePosing(obj)
+
+
+def _feet_and_hand(obj):
+    """Feet planted at priority 1 and a hand target at priority 2 where the hand is now."""
+    feet = sp.add_targets(obj, ["foot.L", "foot.R"], priority=1)
+    for name, empty in feet.items():
+        empty.location = sp.world_tail(obj, name)
+    hand = sp.add_targets(obj, ["hand.L"], priority=2)["hand.L"]
+    hand.location = sp.world_tail(obj, "hand.L")
+    bpy.context.view_layer.update()
+    return feet, hand
+
+
+def test_ticks_track_moving_targets_and_idle_ticks_do_nothing(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    feet, hand = _feet_and_hand(obj)
+    live = _live(dqik, obj)
+    start = sp.world_tail(obj, "hand.L")
+    for k in range(1, 21):            # 20 ticks, the hand target moving 1 cm per tick
+        hand.location = start + np.array([0.01, -0.005, -0.01]) * k
+        bpy.context.view_layer.update()
+        assert live.tick() is not None
+    for _ in range(20):               # the remaining error is solved by the next ticks
+        if live.tick() is None:
+            break
+    errors = sp.effector_errors(obj, {**feet, "hand.L": hand})
+    assert errors.max() <= REACHED
+    assert live.tick() is None        # nothing moved: no solve
+    iterations = live.session.last_result.iterations
+    assert live.tick() is None and live.session.last_result.iterations == iterations
+    live.stop()
+
+
+def test_a_budget_stops_a_tick_early_and_the_next_goes_on(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    feet, hand = _feet_and_hand(obj)
+    hand.location = sp.world_tail(obj, "hand.L") + np.array([0.25, -0.3, -0.2])
+    bpy.context.view_layer.update()
+    obj.dqik.time_budget_ms = 0.001
+    live = _live(dqik, obj)
+    first = live.tick()
+    assert first.cut_short and first.iterations == 1
+    second = live.tick()              # nothing moved, but the last tick was cut short
+    assert second is not None and second.iterations >= 1
+    obj.dqik.time_budget_ms = 1000.0
+    while live.tick() is not None and live.session.last_result.cut_short:
+        pass
+    assert sp.effector_errors(obj, feet).max() <= REACHED
+    live.stop()
+
+
+def _random_modes_and_pose(obj, rng):
+    modes = ('QUATERNION', 'XYZ', 'ZXY', 'YZX', 'AXIS_ANGLE')
+    for pb in obj.pose.bones:
+        pb.rotation_mode = modes[int(rng.integers(0, len(modes)))]
+        q = Quaternion(rigs.random_quaternions(rng, 1, 0.3)[0])
+        pb.rotation_quaternion = q
+        pb.rotation_euler = q.to_euler(pb.rotation_mode if pb.rotation_mode in modes[1:4] else 'XYZ')
+        axis, angle = q.to_axis_angle()
+        pb.rotation_axis_angle = (angle, *axis)
+        pb.location = rng.uniform(-0.01, 0.01, 3)
+    bpy.context.view_layer.update()
+
+
+def test_cancel_restores_the_starting_pose_bit_for_bit(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    _random_modes_and_pose(obj, np.random.default_rng(3))
+    feet, hand = _feet_and_hand(obj)
+    hand.location = sp.world_tail(obj, "hand.L") + np.array([0.1, -0.2, -0.1])
+    bpy.context.view_layer.update()
+    live_posing = dqik.bridge.live_posing
+    before = live_posing.PoseSnapshot(obj)
+    live = _live(dqik, obj)
+    for _ in range(5):
+        live.tick()
+    assert live.start.changed_bones(obj)
+    live.cancel()
+    after = live_posing.PoseSnapshot(obj)
+    for attr, values in before.channels.items():
+        assert values.tobytes() == after.channels[attr].tobytes(), attr
+    assert live.ended() == "stopped"
+
+
+def test_confirm_keeps_the_pose_and_keys_the_changed_bones_with_auto_keying(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    feet, hand = _feet_and_hand(obj)
+    hand.location = sp.world_tail(obj, "hand.L") + np.array([0.1, -0.2, -0.1])
+    bpy.context.view_layer.update()
+    scene = bpy.context.scene
+    scene.frame_set(12)
+    scene.tool_settings.use_keyframe_insert_auto = True
+    live = _live(dqik, obj)
+    live.tick()
+    pose = dqik.bridge.live_posing.PoseSnapshot(obj)
+    changed = live.confirm(bpy.context)
+    assert changed and set(changed) <= {"hand.L", "forearm.L", "upper_arm.L", "shoulder.L",
+                                        "spine", "spine.001", "spine.002", "spine.003",
+                                        "thigh.L", "shin.L", "foot.L", "thigh.R", "shin.R",
+                                        "foot.R"}
+    kept = dqik.bridge.live_posing.PoseSnapshot(obj)
+    assert all(pose.channels[a].tobytes() == kept.channels[a].tobytes() for a in pose.channels)
+    keyed = {name for name in changed
+             if obj.pose.bones[name].rotation_mode == 'QUATERNION'}
+    paths = set()
+    for fcurve in _fcurves(obj):
+        paths.add(fcurve.data_path)
+        assert [k.co[0] for k in fcurve.keyframe_points] == [12.0]
+    assert {f'pose.bones["{name}"].rotation_quaternion' for name in keyed} <= paths
+    scene.tool_settings.use_keyframe_insert_auto = False
+
+
+def _fcurves(obj):
+    """Every F-curve of the armature's action (slotted actions in 4.4+: layers → strips →
+    channel bags)."""
+    action = obj.animation_data.action
+    slot = obj.animation_data.action_slot
+    for layer in action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            if bag is not None:
+                yield from bag.fcurves
+
+
+def test_drag_pulls_an_untargeted_bone_while_the_feet_hold(clean_scene, dqik):
+    """A temporary task on a bone without a target pulls its tail to a point; the priority-1
+    feet stay; releasing keeps the pose."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    feet, _ = _feet_and_hand(obj)
+    obj.pose.bones["hand.L"].dqik.use_target = False
+    sp.set_pose(obj, {"upper_arm.L": Quaternion((1, 0, 0), 0.4) @ Quaternion((0, 0, 1), 0.3),
+                      "forearm.L": Quaternion((1, 0, 0), 0.5)})
+    goal = sp.world_tail(obj, "forearm.L")       # reachable under the limits
+    sp.clear_pose(obj)
+    live = _live(dqik, obj)
+    live.drag("forearm.L", goal)
+    for _ in range(30):
+        if live.tick() is None:
+            break
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(sp.world_tail(obj, "forearm.L") - goal) <= REACHED
+    assert sp.effector_errors(obj, feet).max() <= REACHED
+    held = dqik.bridge.live_posing.PoseSnapshot(obj)
+    live.drag(None, None)
+    live.tick()
+    live.tick()
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(sp.world_tail(obj, "forearm.L") - goal) <= REACHED
+    assert not held.changed_bones(obj)
+    live.stop()
+
+
+def test_pin_makes_a_target_where_the_tail_stands(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    live = _live(dqik, obj)
+    empty = live.pin("forearm.L")
+    assert obj.pose.bones["forearm.L"].dqik.target == empty
+    assert np.allclose(np.array(empty.location), sp.world_tail(obj, "forearm.L"), atol=1e-6)
+    live.stop()
+
+
+def test_live_posing_ends_cleanly(clean_scene, dqik, tmp_path):
+    """Deleted target, Pose Mode left, another live posing started, file reloaded."""
+    obj = rigs.metarig("basic")
+    feet, hand = _feet_and_hand(obj)
+    live = _live(dqik, obj)
+    live.tick()
+    bpy.data.objects.remove(hand)
+    live.tick()
+    assert any(t.status == 'MISSING' for t in live.session.last_result.tasks)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    assert "left Pose Mode" in live.ended()
+    bpy.ops.object.mode_set(mode='POSE')
+    second = _live(dqik, obj)
+    assert live.ended() == "stopped" and second.ended() is None
+    path = str(tmp_path / "live.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    assert second.ended() is not None
+    assert dqik.bridge.live_posing.running() is None
+
+
+def test_the_operator_says_it_needs_a_viewport(clean_scene, dqik):
+    rigs.metarig("basic")
+    with pytest.raises(RuntimeError, match="needs a 3D Viewport"):
+        bpy.ops.dqik.live()
+
+
+def test_disabling_the_extension_stops_live_posing_three_times(clean_scene, dqik):
+    import importlib
+
+    import addon_utils
+
+    from extension_cli import MODULE
+    obj = rigs.metarig("basic")
+    _feet_and_hand(obj)
+    for _ in range(3):
+        live_posing = importlib.import_module(f"{MODULE}.bridge.live_posing")
+        live = live_posing.LivePosing(obj)
+        live.tick()
+        stops = []
+        live.on_stop = lambda: stops.append(True)      # the operator removes its timer here
+        addon_utils.disable(MODULE, default_set=True)
+        try:
+            assert live.ended() == "stopped" and stops == [True]
+            assert live_posing.running() is None
+        finally:
+            addon_utils.enable(MODULE, default_set=True)
