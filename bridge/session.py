@@ -55,6 +55,7 @@ from .scene_tasks import (
     task_sources,
 )
 from .target_dependencies import without_cycles
+from .validation import check_armature_settings
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,7 @@ class Session:
         if not self._dirty and last is not None and not last.error and not last.cut_short \
                 and self._moves() == self._seen:
             return None
+        check_armature_settings(self._armature(), ("time_budget_ms",))
         snapshot = self.tick(time_budget_ms)
         self._seen = self._moves()
         return snapshot
