@@ -1,4 +1,4 @@
-"""DQ IK demo: the main job, headless, on a real rig.
+"""DQ IK demo: the main job, headless, on real rigs.
 
     python demo/run_demo.py [OUTPUT_DIR]        (``make demo`` writes to demo_output/)
 
@@ -15,26 +15,33 @@
      beyond the arm's reach; the hand stretches towards it while the feet stay planted;
    - ``wall``: the targets of ``reachable_1`` with a thin wall (the armature's collider
      collection) across the left arm's way; the arm stops at the wall and bends around it.
-5. Writes into OUTPUT_DIR:
+5. In a new file, the production-rig scene (``production_rig.py``): a Rigify rig generated from
+   the human metarig (706 bones), limbs in FK, targets on the FK hand and foot controls placed by
+   FK of a random pose under a turned torso, a wall made of a scaled cube beside the left arm;
+   solved with ``bpy.ops.dqik.solve()``, measured on the DEF bones the mesh follows.
+6. Writes into OUTPUT_DIR:
    - ``results.json``: per scenario, per task the error in mm, plus iterations, converged, the
-     largest joint-limit violation (rad) and the operator's wall time (ms);
-   - ``dq_ik_demo.blend``: the final scene (armature solved for the last scenario, its targets,
-     camera, lights and the render proxies);
-   - Workbench renders (800x600): ``rest_with_targets.png``, ``solved.png`` (``reachable_1``),
-     ``unreachable.png`` and ``wall.png``.
+     largest joint-limit violation (rad) and the operator's wall time (ms); under
+     ``"production_rig"`` the rig's bone and constraint counts, per task the DEF bone's error in
+     mm, iterations, converged, wall time and the deepest capsule clearance from the wall (mm);
+   - ``dq_ik_demo.blend``: the metarig scene (armature solved for the last scenario, its
+     targets, camera, lights and the render proxies); ``dq_ik_demo_rigify.blend``: the
+     production-rig scene, solved;
+   - Workbench renders (800x600, ``workbench.py``): ``rest_with_targets.png``, ``solved.png``
+     (``reachable_1``), ``unreachable.png``, ``wall.png`` and ``rigify_fk.png`` (the
+     production rig).
 
 Armatures are not drawn by a render, so each image shows a proxy mesh: one Blender-style
-octahedral bone shape per pose bone (from the evaluated ``PoseBone.matrix`` and length).
-Colours: leg chains blue, arm chains green, the spine they share purple, other bones grey;
-targets are spheres, red for priority 1 (feet) and orange for priority 2 (hands).
+octahedral bone shape per pose bone (from the evaluated ``PoseBone.matrix`` and length; on the
+production rig, per DEF bone). Colours: leg chains blue, arm chains green, the spine they share
+purple, other bones grey; targets are spheres, red for priority 1 (feet; every target of the
+production rig) and orange for priority 2 (hands).
 
-Deterministic: the random poses come from a fixed seed (only the timings vary).
+Deterministic: the random poses come from fixed seeds (only the timings vary).
 """
 
-import contextlib
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -47,6 +54,10 @@ for _path in (os.path.join(ROOT, "tests"), ROOT):
         sys.path.insert(0, _path)
 
 import extension_cli  # noqa: E402  (sets BLENDER_USER_RESOURCES before bpy is imported)
+import production_rig  # noqa: E402
+from console import captured_output, timed_operator  # noqa: E402
+from workbench import (COLOURS, bone_points, bone_roles, build_bone_proxy,  # noqa: E402
+                       build_target_spheres, frame_camera, material, render, setup_render)
 
 SEED = 7
 REACHABLE_SCENARIOS = 5
@@ -59,216 +70,6 @@ WALL_AT, WALL_SIZE, WALL_THICKNESS = 0.7, 0.6, 0.03
 BEYOND_REACH = 0.8           # metres the unreachable target lies beyond the straight arm
 MAX_FREE_ANGLE = 0.3         # radians, for bones the preset leaves unlimited (the hips root)
 POSE_SCALE = 0.5             # random rotations are scaled to this fraction of their angle
-RESOLUTION = (800, 600)
-
-COLOURS = {
-    "leg": (0.10, 0.35, 0.85, 1.0),
-    "arm": (0.15, 0.65, 0.30, 1.0),
-    "spine": (0.55, 0.30, 0.80, 1.0),
-    "other": (0.55, 0.55, 0.55, 1.0),
-    "priority_1": (0.90, 0.05, 0.05, 1.0),
-    "priority_2": (1.00, 0.50, 0.00, 1.0),
-    "floor": (0.85, 0.85, 0.82, 1.0),
-}
-
-# Blender's octahedral bone shape in bone space, for a bone of length 1 (head at 0, tail at +Y).
-_OCTAHEDRON_VERTS = np.array([(0, 0, 0), (0.1, 0.1, 0.1), (0.1, 0.1, -0.1), (-0.1, 0.1, -0.1),
-                              (-0.1, 0.1, 0.1), (0, 1, 0)], dtype=float)
-_OCTAHEDRON_FACES = [(0, 2, 1), (0, 3, 2), (0, 4, 3), (0, 1, 4),
-                     (5, 1, 2), (5, 2, 3), (5, 3, 4), (5, 4, 1)]
-
-
-@contextlib.contextmanager
-def captured_output():
-    """Capture everything written to stdout/stderr at the file-descriptor level (Blender's C
-    code prints operator reports and render progress there). Yields a list that receives the
-    captured text when the block ends; if the block fails, the text is replayed on stderr."""
-    text = []
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    failed = False
-    with tempfile.TemporaryFile(mode="w+b") as sink:
-        os.dup2(sink.fileno(), 1)
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield text
-        except BaseException:
-            failed = True
-            raise
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
-            sink.seek(0)
-            text.append(sink.read().decode("utf-8", "replace"))
-            if failed:
-                sys.stderr.write(text[0])
-
-
-def report_lines(text, prefix="DQ IK"):
-    """The operator reports (``Info: DQ IK ...``) among captured console output."""
-    lines = [line.strip() for line in text.splitlines() if prefix in line]
-    return [line.split("Info: ", 1)[-1] if line.startswith("Info: ") else line for line in lines]
-
-
-# --- scene -------------------------------------------------------------------------------------
-
-def material(name, colour):
-    import bpy
-    mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
-    mat.diffuse_color = colour
-    return mat
-
-
-def bone_roles(obj):
-    """{bone name: 'leg' | 'arm' | 'spine' | 'other'}."""
-    import solve_problems as sp
-    legs, arms = set(sp.chain_bones(obj, FEET)), set(sp.chain_bones(obj, HANDS))
-    roles = {}
-    for pb in obj.pose.bones:
-        in_leg, in_arm = pb.name in legs, pb.name in arms
-        roles[pb.name] = "spine" if in_leg and in_arm else "leg" if in_leg else \
-            "arm" if in_arm else "other"
-    return roles
-
-
-def build_bone_proxy(obj, roles, name="bone_proxies"):
-    """One mesh object: an octahedral bone shape per pose bone, in its current (evaluated) pose."""
-    import bpy
-    old = bpy.data.objects.get(name)
-    if old is not None:
-        mesh = old.data
-        bpy.data.objects.remove(old)
-        bpy.data.meshes.remove(mesh)
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    evaluated = obj.evaluated_get(depsgraph)
-    world = np.array(obj.matrix_world)
-    order = ("leg", "arm", "spine", "other")
-    verts, faces, slots = [], [], []
-    for pb in evaluated.pose.bones:
-        matrix = world @ np.array(pb.matrix)
-        local = _OCTAHEDRON_VERTS * pb.length
-        start = len(verts)
-        verts.extend((local @ matrix[:3, :3].T + matrix[:3, 3]).tolist())
-        faces.extend(tuple(start + i for i in face) for face in _OCTAHEDRON_FACES)
-        slots.extend([order.index(roles[pb.name])] * len(_OCTAHEDRON_FACES))
-    mesh = bpy.data.meshes.new(name)
-    mesh.from_pydata(verts, [], faces)
-    for role in order:
-        mesh.materials.append(material(f"bone_{role}", COLOURS[role]))
-    mesh.polygons.foreach_set("material_index", slots)
-    mesh.update()
-    proxy = bpy.data.objects.new(name, mesh)
-    bpy.context.scene.collection.objects.link(proxy)
-    return proxy
-
-
-def build_target_spheres(empties, radius):
-    """A small UV sphere at every target Empty, parented to it (so it follows the Empty)."""
-    import bmesh
-    import bpy
-    spheres = []
-    for bone, empty in empties.items():
-        mesh = bpy.data.meshes.new(f"sphere_{bone}")
-        bm = bmesh.new()
-        bmesh.ops.create_uvsphere(bm, u_segments=24, v_segments=12, radius=radius)
-        bm.to_mesh(mesh)
-        bm.free()
-        for poly in mesh.polygons:
-            poly.use_smooth = True
-        mesh.materials.append(material(f"priority_{PRIORITY[bone]}",
-                                       COLOURS[f"priority_{PRIORITY[bone]}"]))
-        sphere = bpy.data.objects.new(f"sphere_{bone}", mesh)
-        bpy.context.scene.collection.objects.link(sphere)
-        sphere.parent = empty
-        sphere.show_in_front = True      # a target behind a limb stays visible
-        spheres.append(sphere)
-    return spheres
-
-
-def setup_render(scene):
-    import bpy
-    scene.render.engine = 'BLENDER_WORKBENCH'
-    scene.render.resolution_x, scene.render.resolution_y = RESOLUTION
-    scene.render.resolution_percentage = 100
-    scene.render.image_settings.file_format = 'PNG'
-    scene.render.image_settings.color_mode = 'RGB'
-    scene.render.image_settings.compression = 100
-    shading = scene.display.shading
-    shading.light = 'STUDIO'
-    shading.color_type = 'MATERIAL'
-    shading.show_shadows = True
-    shading.shadow_intensity = 0.35
-    shading.show_cavity = True
-    shading.cavity_type = 'WORLD'
-    shading.show_object_outline = True
-    scene.display.light_direction = (0.35, -0.45, 0.82)
-    world = bpy.data.worlds.new("demo_world")
-    world.color = (0.82, 0.86, 0.92)
-    scene.world = world
-    # A caption burnt into each image.
-    render = scene.render
-    render.use_stamp = True
-    for flag in ("date", "time", "render_time", "frame", "frame_range", "memory", "hostname",
-                 "camera", "lens", "scene", "marker", "filename", "sequencer_strip"):
-        setattr(render, f"use_stamp_{flag}", False)
-    render.use_stamp_note = True
-    render.use_stamp_labels = False
-    render.stamp_font_size = 16
-    render.stamp_foreground = (0.05, 0.05, 0.05, 1.0)
-    render.stamp_background = (1.0, 1.0, 1.0, 0.6)
-
-    floor_mesh = bpy.data.meshes.new("floor")
-    size = 1.6
-    floor_mesh.from_pydata([(-size, -size, 0), (size, -size, 0), (size, size, 0), (-size, size, 0)],
-                           [], [(0, 1, 2, 3)])
-    floor_mesh.materials.append(material("floor", COLOURS["floor"]))
-    floor = bpy.data.objects.new("floor", floor_mesh)
-    scene.collection.objects.link(floor)
-
-    camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
-    camera.data.lens = 50
-    scene.collection.objects.link(camera)
-    scene.camera = camera
-    return camera, floor
-
-
-def frame_camera(camera, points, margin=1.2):
-    """Point the camera at the points from the front-right of the character (its left side is on
-    the right of the image) and move it back until they all fit, plus a margin."""
-    import bpy
-    from mathutils import Vector
-    points = np.asarray(points, dtype=float)
-    centre = (points.min(axis=0) + points.max(axis=0)) / 2
-    view = Vector((0.45, -1.0, 0.22)).normalized()         # from the character towards the camera
-    camera.location = Vector(centre) + view * 10.0
-    camera.rotation_euler = (-view).to_track_quat('-Z', 'Y').to_euler()
-    bpy.context.view_layer.update()
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    location, _ = camera.camera_fit_coords(depsgraph, points.ravel().tolist())
-    distance = (Vector(location) - Vector(centre)).dot(view)
-    camera.location = Vector(location) + view * (distance * (margin - 1.0))
-    bpy.context.view_layer.update()
-
-
-def render(scene, path, caption):
-    import bpy
-    scene.render.stamp_note_text = caption
-    scene.render.filepath = path
-    with captured_output():
-        bpy.ops.render.render(write_still=True)
-    return os.path.basename(path)
-
-
-def bone_points(obj):
-    """World-space heads and tails of every pose bone, as they are now."""
-    import bpy
-    bpy.context.view_layer.update()
-    return [tuple(obj.matrix_world @ p) for pb in obj.pose.bones for p in (pb.head, pb.tail)]
 
 
 # --- problems and measurements -----------------------------------------------------------------
@@ -315,21 +116,14 @@ def unreachable_location(obj, bone):
     return shoulder + direction * (reach + BEYOND_REACH), reach
 
 
-def solve_with_operator(obj):
-    """``bpy.ops.dqik.solve()`` from the current pose; its result, report and wall time."""
+def solve_with_operator(obj, dqik):
+    """``bpy.ops.dqik.solve()`` from the current pose; its result, report, iterations,
+    convergence (from the session's ``last_result``) and wall time."""
     import bpy
     bpy.context.view_layer.objects.active = obj
-    with captured_output() as out:
-        start = time.perf_counter()
-        result = bpy.ops.dqik.solve()
-        elapsed_ms = (time.perf_counter() - start) * 1e3
-    reports = report_lines(out[0])
-    iterations, converged = None, None
-    for line in reports:
-        found = re.search(r"(converged|closest reachable) in (\d+) iterations", line)
-        if found:
-            converged, iterations = found.group(1) == "converged", int(found.group(2))
-    return result, reports, iterations, converged, elapsed_ms
+    result, reports, elapsed_ms = timed_operator(bpy.ops.dqik.solve)
+    snapshot = dqik.api.session_for(obj).last_result
+    return result, reports, snapshot.iterations, snapshot.converged, elapsed_ms
 
 
 def measure(obj, empties, dqik):
@@ -386,7 +180,7 @@ def add_wall(obj, goal):
     shell.to_mesh(mesh)
     shell.free()
     wall = bpy.data.objects.new("wall", mesh)
-    wall.data.materials.append(material("wall", (0.55, 0.6, 0.7, 0.35)))  # see-through in renders
+    wall.data.materials.append(material("wall", COLOURS["wall"]))  # see-through in renders
     collection = bpy.data.collections.new("Colliders")
     bpy.context.scene.collection.children.link(collection)
     collection.objects.link(wall)
@@ -397,7 +191,7 @@ def add_wall(obj, goal):
 def run_scenario(name, obj, empties, dqik, description, extra=None):
     import solve_problems as sp
     sp.clear_pose(obj)
-    result, reports, iterations, converged, elapsed_ms = solve_with_operator(obj)
+    result, reports, iterations, converged, elapsed_ms = solve_with_operator(obj, dqik)
     if result != {'FINISHED'}:
         raise SystemExit(f"{name}: dqik.solve returned {result}: {reports}")
     tasks, violation = measure(obj, empties, dqik)
@@ -434,20 +228,18 @@ def main(output_dir):
     with captured_output():
         obj = rigs.metarig("human")
     bone_count = len(obj.pose.bones)
-    with captured_output() as out:
-        preset_result = bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    preset_result, preset_report, _ = timed_operator(bpy.ops.dqik.apply_preset, preset='HUMANOID')
     if preset_result != {'FINISHED'}:
-        raise SystemExit(f"apply_preset returned {preset_result}: {out[0]}")
-    preset_report = report_lines(out[0])
+        raise SystemExit(f"apply_preset returned {preset_result}: {preset_report}")
 
     empties = sp.add_targets(obj, FEET, priority=1)
     empties.update(sp.add_targets(obj, HANDS, priority=2))
     for empty in empties.values():
         empty.empty_display_type = 'SPHERE'
         empty.empty_display_size = 0.05
-    roles = bone_roles(obj)
+    roles = bone_roles(obj, FEET, HANDS)
     camera, _ = setup_render(scene)
-    build_target_spheres(empties, radius=0.035)
+    build_target_spheres(obj, empties, radius=0.035)
     rng = np.random.default_rng(SEED)
 
     scenarios, images = [], {}
@@ -521,7 +313,6 @@ def main(output_dir):
     with captured_output():
         bpy.ops.wm.save_as_mainfile(filepath=blend, check_existing=False)
 
-    total_s = time.perf_counter() - started
     results = {
         "rig": f"Rigify human metarig ({bone_count} bones)",
         "blender": bpy.app.version_string,
@@ -532,8 +323,10 @@ def main(output_dir):
                             for key in ("max_iterations", "tolerance", "damping", "rest_weight")},
         "scenarios": scenarios,
         "files": {"blend": os.path.basename(blend), **images},
-        "total_wall_time_s": round(total_s, 2),
     }
+    # a new file: the metarig scene is saved above and no longer open
+    results["production_rig"] = production_rig.run(dqik, output_dir)
+    results["total_wall_time_s"] = round(time.perf_counter() - started, 2)
     with open(os.path.join(output_dir, "results.json"), "w") as f:
         json.dump(results, f, indent=2)
     print_summary(results, output_dir)
@@ -565,7 +358,10 @@ def print_summary(results, output_dir):
             print(f"  {s['scenario']}: feet (priority 1) within {feet:.3g} mm; "
                   + ", ".join(f"{b} {s['tasks'][b]['error_mm']:.0f} mm" for b in HANDS)
                   + " (priority 2)")
-    print(f"  wrote {', '.join(sorted(results['files'].values()))} and results.json "
+    for line in production_rig.summary_lines(results["production_rig"]):
+        print(f"  {line}")
+    files = [*results["files"].values(), *results["production_rig"]["files"].values()]
+    print(f"  wrote {', '.join(sorted(files))} and results.json "
           f"to {output_dir} in {results['total_wall_time_s']:.1f} s")
 
 

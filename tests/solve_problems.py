@@ -162,17 +162,19 @@ def obstacle_distance(obj, dqik, point):
 
 def deepest_clearance(obj, dqik, names=None):
     """Smallest clearance (distance − radius − margin, metres) of the capsule sample points of
-    ``names`` (default: every bone) against the armature's colliders."""
+    ``names`` (default: every bone) against the armature's colliders, in the pose Blender
+    evaluates (constraints included: on a Rigify rig the FK controls hang from constrained
+    bones)."""
     bridge = dqik.bridge.armature
     model = bridge.read_model(obj)
-    pose = bridge.PoseArrays(obj)
     obstacles = dqik.bridge.colliders.SceneObstacles(
         obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None,
         dqik.bridge.colliders.ColliderCache())
+    pose = bridge.PoseArrays(obj)     # after the depsgraph above evaluated the current pose
     radii, enabled = capsule_radii(obj, dqik, model)
     if names is not None:
         enabled &= np.isin(np.array(model.names), names)
     capsules = dqik.ik_engine.contacts.Capsules(model, radii, enabled)
-    points = capsules.points(model.matrices(pose.rotations(), pose.location))
+    points = capsules.points(pose.evaluated)
     distance, _ = obstacles(points, np.full(len(capsules), 10.0))
     return float(np.min(distance - capsules.radii - obj.dqik.margin))
