@@ -153,6 +153,7 @@ class DQIK_PT_sidebar_tasks(_ArmaturePanel, bpy.types.Panel):
         layout.use_property_split = True
         box = layout.box()
         row = box.row()
+        row.use_property_split = False
         row.prop(settings, "use_target", text=pose_bone.name)
         row.label(text=f"{_STATUS_WORDS[status]} {error}".rstrip(), icon=STATUS_ICONS[status])
         draw_task_settings(box.column(), settings)
