@@ -27,6 +27,7 @@ from bpy.props import (
     StringProperty,
 )
 
+from .bridge.armature import select_only
 from .bridge.session import invalidate
 
 _OVERRIDABLE = {'LIBRARY_OVERRIDABLE'}
@@ -43,6 +44,17 @@ _HALF_TURN = math.pi
 
 def _settings_changed(settings, _context):
     invalidate(settings.id_data)
+
+
+def _select_active_task(settings, _context):
+    """A click on a row of the sidebar's task list selects that row's bone (and only it)."""
+    obj = settings.id_data
+    index = settings.active_task_index
+    if obj.type == 'ARMATURE' and obj.pose is not None and 0 <= index < len(obj.pose.bones):
+        try:
+            select_only(obj, obj.pose.bones[index])
+        except AttributeError:      # linked armature data: its selection cannot be written
+            pass
 
 
 def _keep_when_not_finite(_settings, value, stored, _is_set):
@@ -190,8 +202,15 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
 
 
 class DQIK_PG_armature(bpy.types.PropertyGroup):
-    """Per armature object: colliders and solver settings."""
+    """Per armature object: colliders and solver settings, and the sidebar's task list."""
 
+    active_task_index: IntProperty(
+        override=_OVERRIDABLE, update=_select_active_task,
+        name="Active Task",
+        description="Index in the pose bones of the task list's active row; setting it selects "
+        "that bone",
+        default=0, min=0,
+    )
     colliders: PointerProperty(
         override=_OVERRIDABLE, update=_settings_changed,
         name="Colliders",

@@ -73,6 +73,16 @@ def is_selected(pose_bone):
     return pose_bone.bone.select if selected is None else selected
 
 
+def select_only(obj, pose_bone):
+    """Make ``pose_bone`` the active bone of ``obj`` and its only selected one, as a click on it
+    in the viewport does (``PoseBone.select`` from Blender 5.0, ``Bone.select`` before)."""
+    bones = obj.pose.bones if "select" in bpy.types.PoseBone.bl_rna.properties else obj.data.bones
+    flags = [False] * len(bones)
+    flags[bones.find(pose_bone.name)] = True
+    bones.foreach_set("select", flags)
+    obj.data.bones.active = pose_bone.bone
+
+
 def target_pose_bones(obj, only_selected):
     """The pose bones an operator works on: all, or the selected ones (at least one)."""
     bones = [pb for pb in obj.pose.bones if not only_selected or is_selected(pb)]

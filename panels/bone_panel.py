@@ -11,6 +11,25 @@ def _active_pose_bone(context):
     return obj.pose.bones.get(bone.name)
 
 
+def draw_task_settings(col, settings):
+    """A task's settings (``PoseBone.dqik``) in ``col``, greyed while the task is off; the Bone
+    Properties panel and the sidebar's Tasks panel draw them alike."""
+    col.active = settings.use_target
+    col.prop(settings, "target")
+    if settings.target is not None and settings.target.type == 'ARMATURE':
+        col.prop_search(settings, "subtarget", settings.target.data, "bones")
+    col.prop(settings, "priority")
+    col.prop(settings, "weight")
+    col.prop(settings, "chain_count")
+    row = col.row(heading="Match")
+    row.prop(settings, "use_position", toggle=True)
+    row.prop(settings, "use_rotation", toggle=True)
+    row.prop(settings, "use_aim", toggle=True)
+    sub = col.row()
+    sub.active = settings.use_aim
+    sub.prop(settings, "aim_axis", expand=True)
+
+
 class DQIK_PT_bone(bpy.types.Panel):
     bl_label = "DQ IK"
     bl_space_type = 'PROPERTIES'
@@ -30,21 +49,7 @@ class DQIK_PT_bone(bpy.types.Panel):
         row = box.row()
         row.prop(settings, "use_target")
         row.operator("dqik.add_target", text="New Empty", icon='EMPTY_AXIS')
-        col = box.column()
-        col.active = settings.use_target
-        col.prop(settings, "target")
-        if settings.target is not None and settings.target.type == 'ARMATURE':
-            col.prop_search(settings, "subtarget", settings.target.data, "bones")
-        col.prop(settings, "priority")
-        col.prop(settings, "weight")
-        col.prop(settings, "chain_count")
-        row = col.row(heading="Match")
-        row.prop(settings, "use_position", toggle=True)
-        row.prop(settings, "use_rotation", toggle=True)
-        row.prop(settings, "use_aim", toggle=True)
-        sub = col.row()
-        sub.active = settings.use_aim
-        sub.prop(settings, "aim_axis", expand=True)
+        draw_task_settings(box.column(), settings)
 
         box = layout.box()
         box.prop(settings, "use_limits")

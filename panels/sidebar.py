@@ -1,15 +1,91 @@
-"""3D Viewport sidebar (N) → DQ IK tab: actions, the armature's last solve, and its solver and
-collision settings."""
+"""3D Viewport sidebar (N) → DQ IK tab, for the active armature: the actions and the last
+solve's outcome, then sub-panels in Blender's style: Tasks (the task list and the active task's
+settings), Solver, Collision and Live.
+
+Every panel reads ``context.active_object``, so with several armatures in the scene the tab
+shows the one being worked on; each armature keeps its own settings, task list row
+(``Object.dqik.active_task_index``) and last solve.
+"""
 
 import bpy
 
 from ..bridge.session import last_result_of
+from .bone_panel import draw_task_settings
+from .task_rows import (
+    STATUS_ICONS,
+    filter_flags,
+    is_task,
+    list_order,
+    reports_by_name,
+    row_status,
+)
 
-_STATUS_ICONS = {'MET': 'CHECKMARK', 'CLOSEST': 'INFO', 'ERROR': 'ERROR'}
+_SUMMARY_ICONS = {'MET': 'CHECKMARK', 'CLOSEST': 'INFO', 'ERROR': 'ERROR'}
+_STATUS_WORDS = {'MET': "met", 'CLOSEST': "closest reachable", 'MISSING': "target missing",
+                 'SKIPPED': "skipped (its target moves with the solve)",
+                 'ERROR': "the last solve failed", 'NONE': "not solved yet", 'OFF': "off"}
+# Column widths of a task row (and of the header above the list): each is the share of what the
+# columns to its right leave; bone, target, priority, weight and the error take the rest
+_COLUMNS = (0.3, 0.36, 0.3, 0.5)
+_MAX_WARNINGS = 3
 
 
-class DQIK_PT_sidebar(bpy.types.Panel):
-    bl_label = "DQ IK"
+def _columns(layout):
+    """Five sub-layouts side by side: bone, target, priority, weight, error."""
+    out = []
+    for factor in _COLUMNS:
+        split = layout.split(factor=factor, align=True)
+        out.append(split.row(align=True))
+        layout = split
+    out.append(layout.row(align=True))
+    return out
+
+
+def _target_text(settings):
+    target = settings.target
+    if target is None:
+        return "–"
+    if target.type == 'ARMATURE' and settings.subtarget:
+        return f"{target.name} › {settings.subtarget}"
+    return target.name
+
+
+class DQIK_UL_tasks(bpy.types.UIList):
+    """The armature's tasks by priority (1 first), then bone name; each row: on/off, the status
+    light of the last solve and the bone, the target, the priority, the weight and the error."""
+
+    def filter_items(self, _context, data, _propname):
+        obj = data.id_data
+        shown = list_order(obj, self.filter_name, self.use_filter_invert)
+        return filter_flags(obj, shown, self.bitflag_filter_item)
+
+    def draw_filter(self, _context, layout):
+        row = layout.row(align=True)
+        row.prop(self, "filter_name", text="")
+        row.prop(self, "use_filter_invert", text="", icon='ARROW_LEFTRIGHT')
+
+    def draw_item(self, _context, layout, data, item, _icon, _active_data, _active_propname,
+                  _index=0, _flt_flag=0):
+        settings = item.dqik
+        snapshot = last_result_of(data.id_data)
+        status, error = row_status(item.name, settings, snapshot, reports_by_name(snapshot))
+        if self.layout_type == 'GRID':
+            layout.alignment = 'CENTER'
+            layout.label(text="", icon=STATUS_ICONS[status])
+            return
+        row = layout.row(align=True)
+        row.prop(settings, "use_target", text="")
+        bone, target, priority, weight, error_column = _columns(row)
+        for column in (bone, target, priority, weight, error_column):
+            column.active = settings.use_target
+        bone.label(text=item.name, icon=STATUS_ICONS[status])
+        target.label(text=_target_text(settings))
+        priority.prop(settings, "priority", text="", emboss=False)
+        weight.prop(settings, "weight", text="", emboss=False)
+        error_column.label(text=error)
+
+
+class _ArmaturePanel:
     bl_space_type = 'VIEW_3D'
     bl_region_type = 'UI'
     bl_category = "DQ IK"
@@ -19,10 +95,12 @@ class DQIK_PT_sidebar(bpy.types.Panel):
         obj = context.active_object
         return obj is not None and obj.type == 'ARMATURE'
 
+
+class DQIK_PT_sidebar(_ArmaturePanel, bpy.types.Panel):
+    bl_label = "DQ IK"
+
     def draw(self, context):
-        settings = context.active_object.dqik
         layout = self.layout
-        layout.use_property_split = True
         col = layout.column(align=True)
         col.operator("dqik.solve", icon='CON_KINEMATIC')
         col.operator("dqik.add_target", icon='EMPTY_AXIS')
@@ -32,26 +110,110 @@ class DQIK_PT_sidebar(bpy.types.Panel):
         row.operator("dqik.import_limits", text="Import Limits", icon='IMPORT')
 
         snapshot = last_result_of(context.active_object)
-        if snapshot is not None:
-            box = layout.box().column(align=True)
-            box.label(text=f"Last solve, {snapshot.ms:.1f} ms", icon=_STATUS_ICONS[snapshot.status])
-            if snapshot.error:
-                box.label(text=snapshot.error)
-            else:
-                box.label(text=f"{snapshot.iterations} iterations")
-                for task in snapshot.tasks:
-                    box.label(text=task.describe())
+        if snapshot is None:
+            return
+        box = layout.box().column(align=True)
+        if snapshot.error:
+            box.label(text=f"Last solve failed ({snapshot.ms:.1f} ms)", icon='ERROR')
+            box.label(text=snapshot.error)
+            return
+        state = "Converged" if snapshot.converged else (
+            "Stopped short" if snapshot.cut_short else "Closest reachable")
+        box.label(text=f"{state}: {snapshot.iterations} iterations, {snapshot.ms:.1f} ms",
+                  icon=_SUMMARY_ICONS[snapshot.status])
+        for warning in snapshot.warnings[:_MAX_WARNINGS]:
+            box.label(text=warning, icon='DOT')
+        if len(snapshot.warnings) > _MAX_WARNINGS:
+            box.label(text=f"… and {len(snapshot.warnings) - _MAX_WARNINGS} more warnings")
 
-        col = layout.column(heading="Solver")
+
+class DQIK_PT_sidebar_tasks(_ArmaturePanel, bpy.types.Panel):
+    bl_label = "Tasks"
+    bl_parent_id = "DQIK_PT_sidebar"
+
+    def draw(self, context):
+        obj = context.active_object
+        layout = self.layout
+        header = layout.row()
+        header.label(text="", icon='BLANK1')     # above the rows' on/off boxes
+        for column, text in zip(_columns(header), ("Bone", "Target", "Priority", "Weight",
+                                                   "Error")):
+            column.label(text=text)
+        layout.template_list("DQIK_UL_tasks", "", obj.pose, "bones", obj.dqik,
+                             "active_task_index", rows=4)
+
+        index = obj.dqik.active_task_index
+        if not 0 <= index < len(obj.pose.bones) or not is_task(obj.pose.bones[index].dqik):
+            layout.label(text="Select a row, or Add Target on a bone", icon='INFO')
+            return
+        pose_bone = obj.pose.bones[index]
+        settings = pose_bone.dqik
+        snapshot = last_result_of(obj)
+        status, error = row_status(pose_bone.name, settings, snapshot, reports_by_name(snapshot))
+        layout.use_property_split = True
+        box = layout.box()
+        row = box.row()
+        row.use_property_split = False
+        row.prop(settings, "use_target", text=pose_bone.name)
+        row.label(text=f"{_STATUS_WORDS[status]} {error}".rstrip(), icon=STATUS_ICONS[status])
+        draw_task_settings(box.column(), settings)
+
+
+class DQIK_PT_sidebar_solver(_ArmaturePanel, bpy.types.Panel):
+    bl_label = "Solver"
+    bl_parent_id = "DQIK_PT_sidebar"
+
+    def draw(self, context):
+        settings = context.active_object.dqik
+        layout = self.layout
+        layout.use_property_split = True
+        col = layout.column()
         col.prop(settings, "max_iterations")
         col.prop(settings, "tolerance")
         col.prop(settings, "damping")
         col.prop(settings, "rest_weight")
 
-        col = layout.column(heading="Collision")
+
+class DQIK_PT_sidebar_collision(_ArmaturePanel, bpy.types.Panel):
+    """No header toggle: collisions are on when a collection is set or Self Collision is
+    ticked, and either works without the other."""
+
+    bl_label = "Collision"
+    bl_parent_id = "DQIK_PT_sidebar"
+
+    def draw(self, context):
+        settings = context.active_object.dqik
+        layout = self.layout
+        layout.use_property_split = True
+        col = layout.column()
         col.prop(settings, "colliders")
         col.prop(settings, "margin")
         col.prop(settings, "use_self_collision")
 
 
-CLASSES = (DQIK_PT_sidebar,)
+class DQIK_PT_sidebar_live(_ArmaturePanel, bpy.types.Panel):
+    """Live solving: the live operator and its time budget; the header toggle is Solve on
+    Frame Change."""
+
+    bl_label = "Live"
+    bl_parent_id = "DQIK_PT_sidebar"
+
+    def draw_header(self, context):
+        settings = context.active_object.dqik
+        if hasattr(settings, "use_solve_on_frame_change"):
+            self.layout.prop(settings, "use_solve_on_frame_change", text="")
+
+    def draw(self, context):
+        settings = context.active_object.dqik
+        layout = self.layout
+        layout.use_property_split = True
+        col = layout.column()
+        if hasattr(bpy.types, "DQIK_OT_live"):
+            col.operator("dqik.live", icon='PLAY')
+        col.prop(settings, "time_budget_ms")
+        if hasattr(settings, "use_solve_on_frame_change"):
+            col.prop(settings, "use_solve_on_frame_change")
+
+
+CLASSES = (DQIK_UL_tasks, DQIK_PT_sidebar, DQIK_PT_sidebar_tasks, DQIK_PT_sidebar_solver,
+           DQIK_PT_sidebar_collision, DQIK_PT_sidebar_live)
