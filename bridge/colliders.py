@@ -257,9 +257,10 @@ def _segment_nearest(entry, a, b, limits, spacing):
         new = set()
         for k, co, distance in zip(changed.tolist(), nearest.points(a, b, changed).tolist(),
                                    nearest.gap[changed].tolist()):
-            found = tree.find_nearest(co, distance) if distance > 0.0 else (None,)
-            if found[0] is not None and found[3] < distance - 1e-9:
-                new.add((k, found[2]))
+            location, _, index, gap = tree.find_nearest(co, distance) if distance > 0.0 \
+                else (None, None, None, None)
+            if location is not None and gap < distance - 1e-9:
+                new.add((k, index))
         new -= pairs
         pairs |= new
     which = np.isfinite(nearest.gap).nonzero()[0]

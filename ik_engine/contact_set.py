@@ -186,8 +186,8 @@ class ContactSet:
         points = capsules.points(world)
         heads, tails = capsules.segments(world)
         segments = getattr(self.obstacles, "segments", None)
-        # asked again at this pose for farther: the answers found are exact whatever the bound
-        # (a segment's search keeps the same triangles), only those beyond it are asked again
+        # asked again at this pose for farther: the answers found stand (the samples' are exact,
+        # a segment's is its search within the nearer bound); only what was beyond is asked
         distance, normal, s, far, towards = (a.copy() for a in memo[4]) if again else (
             np.full(count, np.inf), np.zeros((count, 3)), np.zeros(len(heads)),
             np.full(len(heads), np.inf), np.zeros_like(heads))
@@ -199,7 +199,6 @@ class ContactSet:
         unknown = np.isinf(distance).nonzero()[0]
         if unknown.size:
             distance[unknown], normal[unknown] = self.obstacles(points[unknown], asked[unknown])
-        answers = tuple(a.copy() for a in (distance, normal, s, far, towards))
         if segments is not None and count:
             ends = np.minimum(distance, asked)[capsules.samples_of]
             lowest = (ends[:, :-1] + ends[:, 1:] - capsules.sample_gaps).min(axis=1) / 2
@@ -207,13 +206,12 @@ class ContactSet:
             if near.size:
                 s[near], far[near], towards[near] = segments(
                     heads[near], tails[near], capsules.bone_radii[near], segment_bound[near])
-            answers = (distance, normal, s.copy(), far.copy(), towards)
-            # a nearest point on a sample is that sample: a second, identical row would make
-            # the active set's rows dependent
-            off_sample = np.abs(s[:, None] - SAMPLES[None]).min(axis=1) * capsules.lengths[:, 0]
-            far = np.where(off_sample > _COINCIDENT * capsules.bone_radii, far, np.inf)
+        # a nearest point on a sample is that sample: a second, identical row would make the
+        # active set's rows dependent
+        off_sample = np.abs(s[:, None] - SAMPLES[None]).min(axis=1) * capsules.lengths[:, 0]
+        apart = np.where(off_sample > _COINCIDENT * capsules.bone_radii, far, np.inf)
         nearest = heads + s[:, None] * (tails - heads)
-        found = (np.concatenate([points, nearest]), np.concatenate([distance, far]),
+        found = (np.concatenate([points, nearest]), np.concatenate([distance, apart]),
                  np.concatenate([normal, towards]))
-        self._probed = (world, self.obstacles, bound, found, answers)
+        self._probed = (world, self.obstacles, bound, found, (distance, normal, s, far, towards))
         return found

@@ -13,6 +13,14 @@ def _dense_triangle(a, b, c, steps=120):
     return a[:, None] + u[None, :, None] * (b - a)[:, None] + v[None, :, None] * (c - a)[:, None]
 
 
+def _dense_distance(p0, p1, a, b, c):
+    """Each segment's distance to its triangle over 150 points along it and a grid on it."""
+    grid = np.linspace(0.0, 1.0, 150)
+    segment = p0[:, None] + grid[None, :, None] * (p1 - p0)[:, None]
+    return np.array([np.linalg.norm(seg[:, None] - tri[None], axis=2).min()
+                     for seg, tri in zip(segment, _dense_triangle(a, b, c, 60))])
+
+
 def test_closest_segment_triangle_matches_a_dense_search():
     rng = np.random.default_rng(5)
     a, b, c, p0, p1 = (rng.normal(size=(60, 3)) for _ in range(5))
@@ -21,11 +29,7 @@ def test_closest_segment_triangle_matches_a_dense_search():
     on_segment = p0 + s[:, None] * (p1 - p0)
     np.testing.assert_allclose(np.linalg.norm(on_segment - on_triangle, axis=1), distance,
                                atol=1e-12)
-    grid = np.linspace(0.0, 1.0, 150)
-    segment = p0[:, None] + grid[None, :, None] * (p1 - p0)[:, None]
-    triangle = _dense_triangle(a, b, c, 60)
-    dense = np.array([np.linalg.norm(seg[:, None] - tri[None], axis=2).min()
-                      for seg, tri in zip(segment, triangle)])
+    dense = _dense_distance(p0, p1, a, b, c)
     assert np.all(distance <= dense + 1e-12)
     assert np.all(distance >= dense - 0.05)
     assert np.sum(distance == 0.0) >= 1       # some random segments pierce their triangle
@@ -63,11 +67,7 @@ def test_one_triangle_in_floats_matches_the_arrays():
 def test_awkward_pairs_match_a_dense_search():
     p0, p1, a, b, c = _awkward_pairs(80)
     _, _, distance = closest_segment_triangle(p0, p1, a, b, c)
-    grid = np.linspace(0.0, 1.0, 150)
-    segment = p0[:, None] + grid[None, :, None] * (p1 - p0)[:, None]
-    triangle = _dense_triangle(a, b, c, 60)
-    dense = np.array([np.linalg.norm(seg[:, None] - tri[None], axis=2).min()
-                      for seg, tri in zip(segment, triangle)])
+    dense = _dense_distance(p0, p1, a, b, c)
     assert np.all(distance <= dense + 1e-12)
     assert np.all(distance >= dense - 0.05)
     assert np.all(distance[60:80] == 0.0)
