@@ -21,7 +21,7 @@ import bpy
 import numpy as np
 
 from ..ik_engine.quaternion import row_dots
-from ..ik_engine.triangles import closest_segment_triangle
+from ..ik_engine.triangles import closest_segment_one_triangle, closest_segment_triangle
 from .armature import ArmatureError
 from .collider_geometry import (ColliderCache, collider_pieces, geometry_key, surface, tree_of,
                                 vertices)
@@ -30,6 +30,7 @@ from .validation import check_bone_settings
 __all__ = ["ColliderCache", "SceneObstacles", "capsule_radii", "placement"]
 
 _REFINEMENTS = 4   # rounds of "is a triangle nearer to the closest point found?"
+_FLOAT_PAIRS = 16  # up to this many segment–triangle pairs are cheaper in floats than in arrays
 
 
 def placement(obj, depsgraph):
@@ -224,36 +225,48 @@ def _nearest(entry, co, limit):
 
 def _segment_nearest(entry, a, b, limits, spacing):
     """``SceneObstacles.segments`` on one piece, in tree space: ``(which segments, s, signed
-    distance, outward normal)`` of the segments ``a → b`` that have an answer."""
+    distance, outward normal)`` of the segments ``a → b`` that have an answer.
+
+    A seed (a point along a segment) is kept only when the segment's nearest point may lie within
+    half the seeds' spacing ``h`` of it: its distance to the surface is at most ``h`` more than
+    the nearest any seed of the segment found, which bounds the segment's distance from above
+    (distance is 1-Lipschitz). Each round computes only the pairs it found new."""
     tree = entry.shape.tree
-    pairs = set()
-    for k, (start, end, limit, step) in enumerate(zip(a.tolist(), b.tolist(), limits.tolist(),
-                                                      spacing.tolist())):
-        length = math.dist(start, end)
-        gaps = max(1, math.ceil(length / max(step, 1e-9)))
-        reach = limit + length / (2 * gaps)
-        for i in range(gaps + 1):
-            f = i / gaps
-            found = tree.find_nearest([p + f * (q - p) for p, q in zip(start, end)], reach)
-            if found[0] is not None:
-                pairs.add((k, found[2]))
-    if not pairs:
-        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros((0, 3))
-    for _ in range(_REFINEMENTS):
-        which, s, gap, point, (triangle, on_triangle) = _closest_of_pairs(entry, a, b, pairs)
-        nearer = set()
-        for k, co, distance in zip(which.tolist(), point.tolist(), gap.tolist()):
-            found = tree.find_nearest(co, distance) if distance > 0.0 else (None,)
-            if found[0] is not None and found[3] < distance - 1e-9:
-                nearer.add((k, found[2]))
-        nearer -= pairs
-        if not nearer:
+    length = np.sqrt(row_dots(b - a, b - a))
+    gaps = np.maximum(1, np.ceil(length / np.maximum(spacing, 1e-9))).astype(np.int64)
+    half = (length / (2 * gaps)).tolist()
+    owner = np.repeat(np.arange(len(a)), gaps + 1)
+    fraction = (np.arange(owner.size) - np.repeat(np.cumsum(gaps + 1) - gaps - 1, gaps + 1)) \
+        / gaps[owner]
+    seeds = a[owner] + fraction[:, None] * (b - a)[owner]
+    bound = limits.tolist()      # a seed farther than this plus ``half`` is of no use
+    found = [[] for _ in bound]
+    for k, co in zip(owner.tolist(), seeds.tolist()):
+        location, _, index, gap = tree.find_nearest(co, bound[k] + half[k])
+        if location is not None:
+            found[k].append((gap, index))
+            bound[k] = min(bound[k], gap)
+    pairs = {(k, index) for k, seen in enumerate(found) for gap, index in seen
+             if gap <= bound[k] + half[k]}
+    nearest = _Nearest(len(a))
+    new = pairs
+    for _ in range(_REFINEMENTS + 1):
+        if not new:
             break
-        pairs |= nearer
-    else:
-        which, s, gap, point, (triangle, on_triangle) = _closest_of_pairs(entry, a, b, pairs)
-    face = entry.shape.normals[triangle]
-    offset = point - on_triangle
+        changed = nearest.look_at(entry, a, b, new)
+        new = set()
+        for k, co, distance in zip(changed.tolist(), nearest.points(a, b, changed).tolist(),
+                                   nearest.gap[changed].tolist()):
+            location, _, index, gap = tree.find_nearest(co, distance) if distance > 0.0 \
+                else (None, None, None, None)
+            if location is not None and gap < distance - 1e-9:
+                new.add((k, index))
+        new -= pairs
+        pairs |= new
+    which = np.isfinite(nearest.gap).nonzero()[0]
+    s, gap, on_triangle = nearest.s[which], nearest.gap[which], nearest.on_triangle[which]
+    face = entry.shape.normals[nearest.triangle[which]]
+    offset = nearest.points(a, b, which) - on_triangle
     inside = row_dots(offset, face) < 0.0
     crossing = gap <= 1e-12
     outward = np.where(crossing[:, None], face, np.where(inside[:, None], -offset, offset)
@@ -263,17 +276,46 @@ def _segment_nearest(entry, a, b, limits, spacing):
     return which[answered], s[answered], signed[answered], outward[answered]
 
 
-def _closest_of_pairs(entry, a, b, pairs):
-    """For each segment among ``pairs`` (segment, triangle): the parameter, distance and point
-    of its closest approach to its nearest triangle, and that triangle."""
-    k, t = np.array(sorted(pairs)).T
-    corners = entry.shape.corners
-    s, on_triangle, gap = closest_segment_triangle(a[k], b[k], corners[t, 0], corners[t, 1],
-                                                   corners[t, 2])
-    order = np.lexsort((gap, k))
-    first = order[np.unique(k[order], return_index=True)[1]]
-    point = a[k[first]] + s[first, None] * (b[k[first]] - a[k[first]])
-    return k[first], s[first], gap[first], point, (t[first], on_triangle[first])
+class _Nearest:
+    """Per segment, the nearest triangle found so far: the parameter ``s`` of the segment's
+    point nearest to it, the distance ``gap`` (``inf`` while none), the triangle and its point
+    nearest to the segment."""
+
+    def __init__(self, count):
+        self.s, self.gap = np.zeros(count), np.full(count, np.inf)
+        self.triangle, self.on_triangle = np.zeros(count, np.int64), np.zeros((count, 3))
+
+    def look_at(self, entry, a, b, pairs):
+        """Take the ``pairs`` (segment, triangle) into account (closest points of each segment
+        and triangle: ``triangles.closest_segment_triangle``, or for a few pairs
+        ``closest_segment_one_triangle`` in floats); returns the segments whose nearest
+        triangle changed."""
+        corners = entry.shape.corners
+        if len(pairs) <= _FLOAT_PAIRS:
+            changed = set()
+            for k, t in pairs:
+                s, point, gap = closest_segment_one_triangle(a[k].tolist(), b[k].tolist(),
+                                                             *corners[t].tolist())
+                if gap < self.gap[k]:
+                    self.s[k], self.gap[k], self.triangle[k], self.on_triangle[k] = s, gap, t, point
+                    changed.add(k)
+            return np.array(sorted(changed), np.int64)
+        k, t = np.array(list(pairs)).T
+        triangles = corners[t]
+        s, on_triangle, gap = closest_segment_triangle(a[k], b[k], triangles[:, 0],
+                                                       triangles[:, 1], triangles[:, 2])
+        order = np.lexsort((gap, k))
+        ordered = k[order]
+        first = order[np.concatenate([[True], ordered[1:] != ordered[:-1]])]
+        first = first[gap[first] < self.gap[k[first]]]
+        rows = k[first]
+        self.s[rows], self.gap[rows], self.triangle[rows], self.on_triangle[rows] = (
+            s[first], gap[first], t[first], on_triangle[first])
+        return rows
+
+    def points(self, a, b, rows):
+        """The points of the segments ``rows`` nearest to their triangles."""
+        return a[rows] + self.s[rows, None] * (b[rows] - a[rows])
 
 
 _WEIGHT_CUTOFF = 0.5

@@ -46,7 +46,7 @@ class ContactSet:
                  size):
         self.obstacles, self.margin, self.size = obstacles, margin, size
         self.capsules = self.pairs = None
-        self._probed = None  # (pose, obstacles, bounds, answer) of the last obstacle probe
+        self._probed = None  # (pose, obstacles, bounds, answer, raw answers) of the last probe
         if obstacles is not None:  # only capsules the solve can move out of the way
             moved = moves[joints].any(axis=0)
             self.capsules = capsules = Capsules(model, radii, collision & moved)
@@ -167,30 +167,51 @@ class ContactSet:
         where nothing is within ``bound``). Answered from the last probe when asked again at the
         same pose and obstacles for no farther (every caller looks only within its own bounds, so
         the farther answer serves): an escape's touching test reuses the step's contact
-        detection."""
+        detection.
+
+        The segment query is asked only for the capsules its answer can lie within ``bound``
+        for. Distance to a surface changes by at most the distance moved (it is 1-Lipschitz), so
+        between two samples ``g`` apart at distances ``d₁``, ``d₂`` no point is nearer than
+        ``(d₁ + d₂ − g) / 2``; a segment with that at least ``bound`` between every two of its
+        samples is asked for nothing (one exactly at its bound counts as beyond it). The samples
+        are asked up to ``bound`` plus half the largest gap of the capsules they belong to
+        (``Capsules.farthest_from_samples``), and one with nothing within that counts as that
+        far: a capsule whose samples all are is left out."""
         memo = self._probed
-        if memo is not None and memo[0] is world and memo[1] is self.obstacles \
-                and np.all(memo[2] >= bound):
+        again = memo is not None and memo[0] is world and memo[1] is self.obstacles
+        if again and np.all(memo[2] >= bound):
             return memo[3]
         capsules = self.capsules
         count = len(capsules)
         points = capsules.points(world)
         heads, tails = capsules.segments(world)
         segments = getattr(self.obstacles, "segments", None)
-        if count:
-            distance, normal = self.obstacles(points, bound[:count])
-        else:
-            distance, normal = np.zeros(0), np.zeros((0, 3))
-        if segments is None or not count:
-            nearest, far, towards = heads, np.full(len(heads), np.inf), np.zeros_like(heads)
-        else:
-            s, far, towards = segments(heads, tails, capsules.bone_radii, bound[count:])
-            nearest = heads + s[:, None] * (tails - heads)
-            # a nearest point on a sample is that sample: a second, identical row would make
-            # the active set's rows dependent
-            off_sample = np.abs(s[:, None] - SAMPLES[None]).min(axis=1) * capsules.lengths[:, 0]
-            far = np.where(off_sample > _COINCIDENT * capsules.bone_radii, far, np.inf)
-        found = (np.concatenate([points, nearest]), np.concatenate([distance, far]),
+        # asked again at this pose for farther: the answers found stand (the samples' are exact,
+        # a segment's is its search within the nearer bound); only what was beyond is asked
+        distance, normal, s, far, towards = (a.copy() for a in memo[4]) if again else (
+            np.full(count, np.inf), np.zeros((count, 3)), np.zeros(len(heads)),
+            np.full(len(heads), np.inf), np.zeros_like(heads))
+        asked = bound[:count].copy()
+        if segments is not None and count:
+            segment_bound = bound[count:]
+            np.maximum.at(asked, capsules.samples_of,
+                          (segment_bound + capsules.farthest_from_samples)[:, None])
+        unknown = np.isinf(distance).nonzero()[0]
+        if unknown.size:
+            distance[unknown], normal[unknown] = self.obstacles(points[unknown], asked[unknown])
+        if segments is not None and count:
+            ends = np.minimum(distance, asked)[capsules.samples_of]
+            lowest = (ends[:, :-1] + ends[:, 1:] - capsules.sample_gaps).min(axis=1) / 2
+            near = ((lowest < segment_bound) & np.isinf(far)).nonzero()[0]
+            if near.size:
+                s[near], far[near], towards[near] = segments(
+                    heads[near], tails[near], capsules.bone_radii[near], segment_bound[near])
+        # a nearest point on a sample is that sample: a second, identical row would make the
+        # active set's rows dependent
+        off_sample = np.abs(s[:, None] - SAMPLES[None]).min(axis=1) * capsules.lengths[:, 0]
+        apart = np.where(off_sample > _COINCIDENT * capsules.bone_radii, far, np.inf)
+        nearest = heads + s[:, None] * (tails - heads)
+        found = (np.concatenate([points, nearest]), np.concatenate([distance, apart]),
                  np.concatenate([normal, towards]))
-        self._probed = (world, self.obstacles, bound, found)
+        self._probed = (world, self.obstacles, bound, found, (distance, normal, s, far, towards))
         return found

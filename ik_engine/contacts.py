@@ -53,9 +53,17 @@ class Capsules:
         np.maximum.at(point_radii, parent_tail, point_radii[shared])
         keep = ~shared
         self.owner, self.t, self.radii = owner[keep], t[keep], point_radii[keep]
+        # each capsule's samples, head to tail, as rows of the kept samples (a shared head: the
+        # parent's tail sample)
+        slots = np.arange(owner.size)
+        slots[shared] = parent_tail
+        self.samples_of = (np.cumsum(keep) - 1)[slots].reshape(-1, SAMPLES.size)
         self.along = (self.t * model.lengths[self.owner])[:, None]   # distance from the head
         self.bone_radii = radii[self.bones]
         self.lengths = model.lengths[self.bones][:, None]
+        self.sample_gaps = self.lengths * np.diff(SAMPLES)    # between consecutive samples
+        # no point of a capsule's segment is farther than this from one of its samples
+        self.farthest_from_samples = self.sample_gaps.max(axis=1) / 2
         self._last = None   # (pose, its points)
 
     def __len__(self):
