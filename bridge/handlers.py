@@ -1,7 +1,9 @@
 """Application handlers that keep the solving sessions (``session.py``) true to the file.
 
 - ``load_post``, ``undo_post``, ``redo_post``: a loaded file, undo or redo re-allocates the
-  objects and their pose bones, so every session is dropped;
+  objects and their pose bones, so every session is dropped (and with them the frame each last
+  solved on frame change);
+- ``frame_change_post``: Solve on Frame Change (``frame_solving.py``);
 - ``depsgraph_update_post``: the sessions of deleted armatures are dropped. Rig edits are not
   taken from it: posing a bone through RNA also reports its armature data as updated (measured
   with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
@@ -14,12 +16,13 @@ functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handl
 import bpy
 from bpy.app.handlers import persistent
 
-from . import session
+from . import frame_solving, session
 
 
 @persistent
 def _drop_sessions(*_args):
     session.drop_sessions()
+    frame_solving.forget()
 
 
 @persistent
@@ -28,7 +31,8 @@ def _drop_deleted(*_args):
 
 
 _HANDLERS = (("load_post", _drop_sessions), ("undo_post", _drop_sessions),
-             ("redo_post", _drop_sessions), ("depsgraph_update_post", _drop_deleted))
+             ("redo_post", _drop_sessions), ("depsgraph_update_post", _drop_deleted),
+             ("frame_change_post", frame_solving.frame_change_post))
 
 
 def register():
@@ -42,3 +46,4 @@ def unregister():
         if function in handlers:
             handlers.remove(function)
     session.drop_sessions()
+    frame_solving.forget()

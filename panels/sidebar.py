@@ -47,6 +47,7 @@ class DQIK_PT_sidebar(bpy.types.Panel):
         col.prop(settings, "tolerance")
         col.prop(settings, "damping")
         col.prop(settings, "rest_weight")
+        col.prop(settings, "use_solve_on_frame_change")
 
         col = layout.column(heading="Collision")
         col.prop(settings, "colliders")
