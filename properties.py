@@ -1,12 +1,12 @@
 """The settings DQ IK stores on pose bones and armature objects.
 
 ``PoseBone.dqik`` holds one bone's task, swing/twist limits, stiffness and collision capsule;
-``Object.dqik`` holds the armature-wide solver, collision and live-solve settings.
+``Object.dqik`` holds the armature-wide solver, collision, live-solve and frame-change settings.
 All angles are radians relative to the rest pose; all lengths are metres.
 
 Every property can be overridden in a library override (``LIBRARY_OVERRIDABLE``), so a linked
-rig can be set up after Object > Library Override; and every one marks its armature's solving
-session for a rebuild when set (``update``; ``bridge/session.py``).
+rig can be set up after Object > Library Override; and every one that the solve reads marks its
+armature's solving session for a rebuild when set (``update``; ``bridge/session.py``).
 
 From Blender 5.0 every float property keeps its value when given NaN or ±inf (``set_transform``,
 https://docs.blender.org/api/5.0/bpy.props.html#bpy.props.FloatProperty), as its hard range keeps
@@ -55,6 +55,13 @@ def _select_active_task(settings, _context):
             select_only(obj, obj.pose.bones[index])
         except AttributeError:      # linked armature data: its selection cannot be written
             pass
+
+def _frame_change_switched(settings, _context):
+    """Switched on: lock the interface while rendering in the armature's scenes, so a render
+    (another thread) may solve on its frame changes (``bridge/frame_solving.py``)."""
+    if settings.use_solve_on_frame_change:
+        for scene in settings.id_data.users_scene:
+            scene.render.use_lock_interface = True
 
 
 def _keep_when_not_finite(_settings, value, stored, _is_set):
@@ -263,6 +270,16 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
         name="Time Budget (ms)",
         description="Live solving stops iterating within this many milliseconds per tick",
         default=8.0, min=0.5, soft_max=33.0,
+    )
+    use_solve_on_frame_change: BoolProperty(
+        override=_OVERRIDABLE, update=_frame_change_switched,
+        name="Solve on Frame Change",
+        description="Solve this armature on every frame change (playback, scrubbing, "
+        "frame_set, rendering): a step of one frame goes on from the previous frame's result, "
+        "a jump starts from the current pose. The pose is written, not keyed (Bake keys it); "
+        "an error turns this off. Turning it on locks the interface while rendering, which "
+        "solving in a render needs",
+        default=False,
     )
 
 

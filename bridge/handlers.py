@@ -1,7 +1,9 @@
 """Application handlers that keep the solving sessions (``session.py``) true to the file.
 
 - ``load_post``, ``undo_post``, ``redo_post``: a loaded file, undo or redo re-allocates the
-  objects and their pose bones, so every session is dropped and live posing stops;
+  objects and their pose bones, so every session is dropped (and with them the frame each last
+  solved on frame change) and live posing stops;
+- ``frame_change_post``: Solve on Frame Change (``frame_solving.py``);
 - ``depsgraph_update_post``: the sessions of deleted armatures are dropped. Rig edits are not
   taken from it: posing a bone through RNA also reports its armature data as updated (measured
   with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
@@ -14,13 +16,14 @@ functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handl
 import bpy
 from bpy.app.handlers import persistent
 
-from . import live_posing, session
+from . import frame_solving, live_posing, session
 
 
 @persistent
 def _drop_sessions(*_args):
     live_posing.stop_all()
     session.drop_sessions()
+    frame_solving.forget()
 
 
 @persistent
@@ -29,7 +32,8 @@ def _drop_deleted(*_args):
 
 
 _HANDLERS = (("load_post", _drop_sessions), ("undo_post", _drop_sessions),
-             ("redo_post", _drop_sessions), ("depsgraph_update_post", _drop_deleted))
+             ("redo_post", _drop_sessions), ("depsgraph_update_post", _drop_deleted),
+             ("frame_change_post", frame_solving.frame_change_post))
 
 
 def register():
@@ -44,3 +48,4 @@ def unregister():
             handlers.remove(function)
     live_posing.stop_all()
     session.drop_sessions()
+    frame_solving.forget()

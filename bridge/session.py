@@ -160,9 +160,10 @@ class Session:
 
     def tick(self, time_budget_ms=None, start=None):
         """Solve the armature to its targets, write the pose and return the ``SolveSnapshot``
-        (also kept in ``last_result``). The solve starts from the current pose, or from the
-        rotations ``start`` ((n,4), e.g. ``last_rotations``: a frame change that goes on from
-        the previous frame's result); within ``time_budget_ms`` (None: to the end) it may stop
+        (also kept in ``last_result``). The solve starts from the current pose, or, for the
+        bones it moves, from the rotations ``start`` ((n,4), e.g. ``last_rotations``: a frame
+        change that goes on from the previous frame's result; every other bone, e.g. a keyed
+        parent, stays as posed); within ``time_budget_ms`` (None: to the end) it may stop
         early, ``cut_short``, and the next tick goes on from there. A rig the solver cannot work
         on raises ``ArmatureError`` with a message for the user, after storing a snapshot whose
         status is ``'ERROR'``."""
@@ -277,7 +278,10 @@ class Session:
             self.solver.retarget([task.target for task in tasks], pose.location, obstacles,
                                  pose.scale, pose.evaluated)
         self.solver.settings.time_budget_ms = time_budget_ms
-        rotations = pose.rotations(self.solver.modelled_mask) if start is None else start
+        rotations = pose.rotations(self.solver.modelled_mask)
+        if start is not None:   # only the bones the solve moves go on from ``start``
+            moved = self.solver.moved_mask
+            rotations[moved] = np.asarray(start, dtype=np.float64)[moved]
         result = self.solver.solve(rotations)
         pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
         pose.write(obj)

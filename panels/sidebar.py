@@ -192,27 +192,20 @@ class DQIK_PT_sidebar_collision(_ArmaturePanel, bpy.types.Panel):
 
 
 class DQIK_PT_sidebar_live(_ArmaturePanel, bpy.types.Panel):
-    """Live solving: the live operator and its time budget; the header toggle is Solve on
-    Frame Change."""
+    """Solving while you work: live posing (its button and time budget) and solving on every
+    frame change."""
 
     bl_label = "Live"
     bl_parent_id = "DQIK_PT_sidebar"
-
-    def draw_header(self, context):
-        settings = context.active_object.dqik
-        if hasattr(settings, "use_solve_on_frame_change"):
-            self.layout.prop(settings, "use_solve_on_frame_change", text="")
 
     def draw(self, context):
         settings = context.active_object.dqik
         layout = self.layout
         layout.use_property_split = True
         col = layout.column()
-        if hasattr(bpy.types, "DQIK_OT_live"):
-            col.operator("dqik.live", icon='PLAY')
+        col.operator("dqik.live", text="Start Live", icon='PLAY')
         col.prop(settings, "time_budget_ms")
-        if hasattr(settings, "use_solve_on_frame_change"):
-            col.prop(settings, "use_solve_on_frame_change")
+        col.prop(settings, "use_solve_on_frame_change")
 
 
 CLASSES = (DQIK_UL_tasks, DQIK_PT_sidebar, DQIK_PT_sidebar_tasks, DQIK_PT_sidebar_solver,

@@ -1,5 +1,5 @@
 """The zip installs and enables; enabling/disabling three times leaves nothing behind (classes,
-properties, menu entries, application handlers)."""
+properties, menu entries, application handlers, Solve on Frame Change among them)."""
 
 import bpy  # noqa: F401  (bpy first: it puts addon_utils on the path)
 import addon_utils
@@ -17,7 +17,8 @@ def _dqik_state():
                               if f.__module__.startswith(MODULE)],
         "handlers": {name: sum(f.__module__.startswith(MODULE)
                                for f in getattr(bpy.app.handlers, name))
-                     for name in ("load_post", "undo_post", "redo_post", "depsgraph_update_post")},
+                     for name in ("load_post", "undo_post", "redo_post", "depsgraph_update_post",
+                                  "frame_change_post")},
     }
 
 

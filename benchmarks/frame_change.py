@@ -1,0 +1,156 @@
+"""Solve on frame change: milliseconds per ``scene.frame_set`` with DQ IK solving on every frame
+(``Object.dqik.use_solve_on_frame_change``), against Blender's IK constraints on the same animated
+targets and against the bare frame change, in one run.
+
+Rig: the Rigify human metarig (159 bones) with DQ IK's HUMANOID limits; an Empty per effector
+(hand.L/R, foot.L/R), one DQ IK task (priority 1) or one Blender IK constraint (Standard solver,
+default settings) per effector, with chain length 0 (``root``: to the root bone ``spine``) or 3
+(``limb``), for both alike. The Empties are keyed on every frame along ``solve.make_problems``'
+warm path: Blender's FK of smoothly interpolated in-limit poses of the chain bones, ≤ 5 cm per
+frame per target, so every frame is reachable.
+
+- ``bare``: no IK at all (option off, no constraints): the frame change by itself (the Empties'
+  animation and the rig's evaluation);
+- ``Blender Standard``: the IK constraints, pose channels at rest (Blender's IK solves from them
+  on every evaluation);
+- ``DQ IK``: the option on: the handler solves every frame (each a step of one frame, warm from
+  the previous frame's result), writes the pose, and Blender evaluates it in the same frame.
+
+A playback: the pose at rest, ``frame_set(1)`` untimed (for DQ IK, a jump solved from rest), then
+each of frames 2..N timed. Each configuration plays ``PLAYBACKS`` times; a frame's time is the
+fastest of its playbacks (the machine's other load only adds time; ``common.fastest_ms``). Reach:
+each effector's evaluated tail (``PoseBone.matrix``, as the frame change left it) to its target,
+on every frame. ``DQ IK tick ms``: the session's own time for the solve (read, solve, write) on
+each frame (fastest of the playbacks), part of the frame change; the handler around it adds
+about 0.02 ms, and Blender's evaluation of the written pose the rest.
+
+Run: ``cd /work/main && .venv/bin/python benchmarks/frame_change.py [--quick]`` (also with
+``.venv-lts/bin/python``). Seeds are fixed; timings vary with machine load.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+import solve  # noqa: E402
+from common import np  # noqa: E402
+
+FRAMES = {False: 120, True: 40}
+PLAYBACKS = {False: 3, True: 2}
+GOAL_RATIO = 3.0
+GOAL = f"a frame change with solving on ≤ {GOAL_RATIO:g}× one with Blender's IK constraints"
+
+
+class Animated:
+    """The human metarig with keyed targets over ``frames`` frames, chain length ``count``."""
+
+    def __init__(self, dqik, count, frames, seed):
+        import bpy
+
+        import solve_problems as sp
+        self.bpy, self.dqik = bpy, dqik
+        self.obj = obj = common.new_rig("human")
+        common.use_quaternions(obj)
+        solve.apply_preset(obj)
+        self.effectors = sp.EFFECTORS
+        self.empties = sp.add_targets(obj, self.effectors, chain_count=count)
+        self.model = dqik.bridge.armature.read_model(obj)
+        self.index = np.array([self.model.index[e] for e in self.effectors])
+        names = sorted({n for e in self.effectors for n in solve.chain_of(obj, e, count)})
+        path, segments = [], 2
+        while len(path) < frames:
+            rng = np.random.default_rng(seed)
+            path = solve.make_problems(obj, dqik, names, self.effectors, rng, 0, segments)[1]
+            segments += 1
+        self.path = path[:frames]
+        for frame, targets in enumerate(self.path, start=1):
+            for empty, target in zip(self.empties.values(), targets):
+                empty.location = target
+                empty.keyframe_insert("location", frame=frame)
+        scene = bpy.context.scene
+        scene.frame_start, scene.frame_end = 1, frames
+        self.step = max(float(np.linalg.norm(np.diff(self.path, axis=0), axis=2).max()), 0.0)
+
+    def rest(self):
+        common.set_rotations(self.obj, np.tile([1.0, 0, 0, 0], (len(self.model), 1)))
+        self.bpy.context.view_layer.update()
+
+    def reach(self, targets):
+        m = common.evaluated_matrices(self.obj)[self.index]
+        tails = m[:, :3, 3] + m[:, :3, 1] * self.model.lengths[self.index, None]
+        return np.linalg.norm(tails - targets, axis=1)
+
+    def play(self, playbacks, session=None):
+        """Per-frame ms (fastest over playbacks, frames 2..N), reach errors (m, every frame and
+        effector of the last playback) and, with a ``session``, its tick ms per frame."""
+        scene, frames = self.bpy.context.scene, len(self.path)
+        times, ticks = np.full(frames - 1, np.inf), np.full(frames - 1, np.inf)
+        for _ in range(playbacks):
+            self.rest()
+            scene.frame_set(1)
+            errors = [self.reach(self.path[0])]
+            for frame in range(2, frames + 1):
+                begun = time.perf_counter()
+                scene.frame_set(frame)
+                times[frame - 2] = min(times[frame - 2], (time.perf_counter() - begun) * 1e3)
+                errors.append(self.reach(self.path[frame - 1]))
+                if session is not None:
+                    ticks[frame - 2] = min(ticks[frame - 2], session.last_result.ms)
+        return times, np.concatenate(errors), ticks if session is not None else None
+
+
+def run(dqik, chain, count, frames, playbacks, seed):
+    a = Animated(dqik, count, frames, seed)
+    rows = {}
+    with common.quiet():
+        rows["bare"] = a.play(playbacks)
+        constraints = []
+        for name, empty in a.empties.items():
+            c = a.obj.pose.bones[name].constraints.new('IK')
+            c.target, c.chain_count = empty, count
+            constraints.append((a.obj.pose.bones[name], c))
+        rows["Blender Standard"] = a.play(playbacks)
+        for pb, c in constraints:
+            pb.constraints.remove(c)
+        a.obj.dqik.use_solve_on_frame_change = True
+        rows["DQ IK"] = a.play(playbacks, dqik.api.session_for(a.obj))
+        a.obj.dqik.use_solve_on_frame_change = False
+    return a, rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help=f"{FRAMES[True]} frames, "
+                        f"{PLAYBACKS[True]} playbacks")
+    args = parser.parse_args()
+    dqik = common.install()
+    frames, playbacks = FRAMES[args.quick], PLAYBACKS[args.quick]
+    started, table, ratios = time.perf_counter(), [], []
+    for chain, count in solve.CHAINS:
+        a, rows = run(dqik, chain, count, frames, playbacks, 40 + count)
+        for label, (times, errors, ticks) in rows.items():
+            median, p90 = common.median_p90(times)
+            mm = errors * 1e3
+            tick = "–" if ticks is None else "{:.2f} / {:.2f}".format(*common.median_p90(ticks))
+            table.append(["human (159)", chain, label, f"{median:.2f}", f"{p90:.2f}", tick,
+                          "–" if label == "bare" else f"{np.median(mm):.3g} / {mm.max():.3g}"])
+        ratio = np.median(rows["DQ IK"][0]) / np.median(rows["Blender Standard"][0])
+        ratios.append((chain, ratio))
+    print(f"\n## Solve on frame change: ms per scene.frame_set, 4 animated targets"
+          f"{' (--quick)' if args.quick else ''}\n")
+    print(common.versions() + f"; load average {os.getloadavg()[0]:.2f}\n")
+    print(common.markdown(["rig", "chain", "frame change", "ms median", "ms p90",
+                           "DQ IK tick ms median / p90", "reach mm median / max"], table))
+    print(f"\n{frames} frames (the targets move ≤ {solve.MAX_STEP * 100:g} cm a frame), frames "
+          f"2–{frames} timed, fastest of {playbacks} playbacks per frame. Run time "
+          f"{time.perf_counter() - started:.0f} s.\n")
+    print(f"Goal: {GOAL} (medians): " + "; ".join(
+        f"chain {chain} {ratio:.2f}× → {'met' if ratio <= GOAL_RATIO else 'NOT met'}"
+        for chain, ratio in ratios))
+
+
+if __name__ == "__main__":
+    main()
