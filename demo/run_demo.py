@@ -19,17 +19,20 @@
    the human metarig (706 bones), limbs in FK, targets on the FK hand and foot controls placed by
    FK of a random pose under a turned torso, a wall made of a scaled cube beside the left arm;
    solved with ``bpy.ops.dqik.solve()``, measured on the DEF bones the mesh follows.
-6. Writes into OUTPUT_DIR:
+6. In a new file, the live-posing scene (``live_drag.py``): the basic metarig's chest dragged
+   through live ticks while the feet and hands hold their targets.
+7. Writes into OUTPUT_DIR:
    - ``results.json``: per scenario, per task the error in mm, plus iterations, converged, the
      largest joint-limit violation (rad) and the operator's wall time (ms); under
      ``"production_rig"`` the rig's bone and constraint counts, per task the DEF bone's error in
      mm, iterations, converged, wall time and the deepest capsule clearance from the wall (mm);
+     under ``"live_drag"`` the drag's errors and tick times;
    - ``dq_ik_demo.blend``: the metarig scene (armature solved for the last scenario, its
      targets, camera, lights and the render proxies); ``dq_ik_demo_rigify.blend``: the
      production-rig scene, solved;
    - Workbench renders (800x600, ``workbench.py``): ``rest_with_targets.png``, ``solved.png``
-     (``reachable_1``), ``unreachable.png``, ``wall.png`` and ``rigify_fk.png`` (the
-     production rig).
+     (``reachable_1``), ``unreachable.png``, ``wall.png``, ``rigify_fk.png`` (the
+     production rig) and ``live_drag.png``.
 
 Armatures are not drawn by a render, so each image shows a proxy mesh: one Blender-style
 octahedral bone shape per pose bone (from the evaluated ``PoseBone.matrix`` and length; on the
@@ -54,6 +57,7 @@ for _path in (os.path.join(ROOT, "tests"), ROOT):
         sys.path.insert(0, _path)
 
 import extension_cli  # noqa: E402  (sets BLENDER_USER_RESOURCES before bpy is imported)
+import live_drag  # noqa: E402
 import production_rig  # noqa: E402
 from console import captured_output, timed_operator  # noqa: E402
 from workbench import (COLOURS, bone_points, bone_roles, build_bone_proxy,  # noqa: E402
@@ -326,6 +330,7 @@ def main(output_dir):
     }
     # a new file: the metarig scene is saved above and no longer open
     results["production_rig"] = production_rig.run(dqik, output_dir)
+    results["live_drag"] = live_drag.run(dqik, output_dir)
     results["total_wall_time_s"] = round(time.perf_counter() - started, 2)
     with open(os.path.join(output_dir, "results.json"), "w") as f:
         json.dump(results, f, indent=2)
@@ -358,9 +363,11 @@ def print_summary(results, output_dir):
             print(f"  {s['scenario']}: feet (priority 1) within {feet:.3g} mm; "
                   + ", ".join(f"{b} {s['tasks'][b]['error_mm']:.0f} mm" for b in HANDS)
                   + " (priority 2)")
-    for line in production_rig.summary_lines(results["production_rig"]):
+    for line in [*production_rig.summary_lines(results["production_rig"]),
+                 *live_drag.summary_lines(results["live_drag"])]:
         print(f"  {line}")
-    files = [*results["files"].values(), *results["production_rig"]["files"].values()]
+    files = [*results["files"].values(), *results["production_rig"]["files"].values(),
+             *results["live_drag"]["files"].values()]
     print(f"  wrote {', '.join(sorted(files))} and results.json "
           f"to {output_dir} in {results['total_wall_time_s']:.1f} s")
 
