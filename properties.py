@@ -268,8 +268,9 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     time_budget_ms: FloatProperty(
         override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Time Budget (ms)",
-        description="Live solving stops iterating within this many milliseconds per tick",
-        default=8.0, min=0.5, soft_max=33.0,
+        description="Live solving stops iterating within this many milliseconds per tick (one "
+                    "iteration may run past it); the next tick goes on",
+        default=4.0, min=0.5, soft_max=33.0,
     )
     use_solve_on_frame_change: BoolProperty(
         override=_OVERRIDABLE, update=_frame_change_switched,

@@ -145,6 +145,7 @@ class Session:
         self.last_rotations = None   # (n,4) of the last result, every bone
         self.dragged = None          # (bone name, world point) while a bone is dragged
         self._seen = None            # ``_moves()`` after the last live tick
+        self._stuck = 0              # live ticks in a row cut short without progress
         self.colliders = ColliderCache()
         self.model = None
         self.solver = None
@@ -224,14 +225,20 @@ class Session:
 
     def live_tick(self, time_budget_ms):
         """One tick of live posing: None, without solving or writing anything, when no target,
-        collider, setting or pose channel moved since the last tick and that tick's solve ended
-        (``_moves``); else ``tick(time_budget_ms)``, which goes on warm from the last result."""
-        last = self.last_result
-        if not self._dirty and last is not None and not last.error and not last.cut_short \
-                and self._moves() == self._seen:
+        collider, setting or pose channel moved since the last tick (``_moves``) and that
+        tick's solve ended; else ``tick(time_budget_ms)``, which goes on warm from the last
+        result. A solve cut short by the budget ends too once ``_STUCK_TICKS`` ticks in a row
+        have brought no task closer by more than the tolerance (a target out of reach, held
+        by an obstacle: each tick is too short to settle, and would go on forever)."""
+        last, moved = self.last_result, self._moves()
+        finished = last is not None and not last.error and (
+            not last.cut_short or self._stuck >= _STUCK_TICKS)
+        if not self._dirty and finished and moved == self._seen:
             return None
         check_armature_settings(self._armature(), ("time_budget_ms",))
         snapshot = self.tick(time_budget_ms)
+        gained = last is None or moved != self._seen or _closer(last, snapshot, self._tolerance)
+        self._stuck = 0 if gained or not snapshot.cut_short else self._stuck + 1
         self._seen = self._moves()
         return snapshot
 
@@ -352,6 +359,20 @@ class Session:
         if changed:
             warnings.append(changed)
         self.solver, self._tolerance = solver, settings.tolerance
+
+
+_STUCK_TICKS = 3
+
+
+def _closer(before, after, tolerance):
+    """True when some task of the snapshot ``after`` is closer than in ``before`` by more than
+    ``tolerance`` (or the two differ in their tasks)."""
+    def errors(snapshot):
+        return {(task.name, part): value for task in snapshot.tasks
+                for part, value in (("position", task.position_error),
+                                    ("rotation", task.rotation_error)) if value is not None}
+    old, new = errors(before), errors(after)
+    return old.keys() != new.keys() or any(new[key] < old[key] - tolerance for key in new)
 
 
 _CHANNELS = (("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
