@@ -43,6 +43,19 @@ def _pairs(starts, ends):
     return np.stack([starts, ends], axis=-2).reshape(-1, 3)
 
 
+def orthonormal_frames(x_axes, y_axes):
+    """``(m, 3, 3)`` rotation matrices whose columns are Gram–Schmidt's orthonormal axes of the
+    ``(m, 3)`` axes given: ``y = y/‖y‖`` (a bone's axis keeps its direction), ``x`` made
+    orthogonal to it and unit, ``z = x × y`` (right-handed). Strips the scale and shear of a
+    pose matrix, and float32 round-off, from the axes a rotation acts in."""
+    y = np.asarray(y_axes, dtype=float)
+    y = y / np.linalg.norm(y, axis=-1, keepdims=True)
+    x = np.asarray(x_axes, dtype=float)
+    x = x - np.sum(x * y, axis=-1, keepdims=True) * y
+    x = x / np.linalg.norm(x, axis=-1, keepdims=True)
+    return np.stack([x, y, np.cross(x, y)], axis=-1)
+
+
 def swing_boundary(ranges, count=CONE_SEGMENTS):
     """``(m, count, 2)`` swing exponential maps ``(s_x, s_z)`` on the edge of each bone's four
     quarter-ellipses: ``(a cos θ, b sin θ)`` for θ = 2πk/count, with the semi-axes of θ's
@@ -145,22 +158,19 @@ def _capsule_template():
 
 
 _CAPSULE_COEFFICIENTS, _CAPSULE_ALONG = _capsule_template()
+CAPSULE_VERTICES = len(_CAPSULE_ALONG)     # per capsule, in ``capsule_wires``' output
 
 
 def capsule_wires(heads, tails, x_axes, radii):
     """Wire capsules around the segments ``heads → tails`` (``(m, 3)``) with ``radii`` (``(m,)``):
-    ``_capsule_template`` in the frame ``y = (tail − head)/‖·‖``, ``x`` = ``x_axes`` made
-    orthogonal to y (Gram–Schmidt), ``z = x × y``; every vertex lies at ``radius`` from its
-    segment."""
+    ``_capsule_template`` in the ``orthonormal_frames`` of ``x_axes`` and ``tail − head``;
+    every vertex lies at ``radius`` from its segment, ``CAPSULE_VERTICES`` per capsule."""
     heads = np.asarray(heads, dtype=float)
     axis = np.asarray(tails, dtype=float) - heads
-    y = axis / np.linalg.norm(axis, axis=1, keepdims=True)
-    x = np.asarray(x_axes, dtype=float)
-    x = x - np.sum(x * y, axis=1, keepdims=True) * y
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
-    frame = np.stack([x, y, np.cross(x, y)], axis=1)      # (m, 3 axes, 3)
+    frames = orthonormal_frames(x_axes, axis)
     points = heads[:, None, :] + _CAPSULE_ALONG[:, None] * axis[:, None, :] \
-        + np.asarray(radii, dtype=float)[:, None, None] * (_CAPSULE_COEFFICIENTS @ frame)
+        + np.asarray(radii, dtype=float)[:, None, None] \
+        * np.einsum('vj,mij->mvi', _CAPSULE_COEFFICIENTS, frames)
     return points.reshape(-1, 3)
 
 

@@ -5,8 +5,9 @@ the overlay never solves). No ``gpu`` here: ``overlay_draw`` turns the lists int
 Layers (each switched by ``Object.dqik.show_overlay_<layer>``):
 
 - ``swing``: for each selected bone with limits, the edge of its swing range as a cone from its
-  head in its parent frame ``F = PoseBone.matrix · matrix_basis⁻¹`` (the frame its rotation
-  channels act in: its rest frame under the parent's pose), and its current swing;
+  head in its parent frame ``F``, the axes of ``PoseBone.matrix · matrix_basis⁻¹`` (the frame
+  its rotation channels act in: its rest frame under the parent's pose) made orthonormal
+  (``overlay_geometry.orthonormal_frames``), and its current swing;
 - ``twist``: for the same bones, the twist range as an arc around the bone and its current twist;
 - ``capsules``: the capsules the solver tests (bones with collision on and a radius of at least
   ``contacts.MIN_RADIUS``, when the armature has colliders or self-collision), those with a
@@ -80,7 +81,7 @@ def selected_mask(obj):
     return selected[[bones.find(name) for name in names]]
 
 
-def _pose(obj):
+def pose_matrices(obj):
     """``PoseBone.matrix`` of every bone, (n, 4, 4) row-major, armature space."""
     return read_array(obj.pose.bones, "matrix", 16).reshape(-1, 4, 4).transpose(0, 2, 1)
 
@@ -102,7 +103,7 @@ def limit_lines(obj, pose, selected, layers):
     basis = read_array(pose_bones, "matrix_basis", 16).reshape(-1, 4, 4).transpose(0, 2, 1)[bones]
     matrices = pose[bones]
     parent = matrices @ np.linalg.inv(basis)
-    frames = parent[:, :3, :3] / np.linalg.norm(parent[:, :3, :3], axis=1, keepdims=True)
+    frames = geometry.orthonormal_frames(parent[:, :3, 0], parent[:, :3, 1])
     heads = matrices[:, :3, 3]
     lengths = read_array(obj.data.bones, "length", 1)[_bone_order(obj)][bones] \
         * np.linalg.norm(matrices[:, :3, 1], axis=1)
@@ -231,7 +232,7 @@ def task_lines(obj, pose, snapshot, size):
 
 def overlay_lines(obj, layers, rig):
     """``({style: (k, 3) float32 world-space lines}, targets)`` of the ``layers`` of ``obj``."""
-    pose = _pose(obj)
+    pose = pose_matrices(obj)
     world = np.array(obj.matrix_world)
     snapshot = last_result_of(obj)
     armature_space = {}
