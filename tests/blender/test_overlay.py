@@ -8,6 +8,7 @@ import pytest
 from mathutils import Quaternion, Vector
 from mathutils.bvhtree import BVHTree
 
+import offscreen
 import rigs
 import solve_problems as sp
 
@@ -317,22 +318,39 @@ def test_overlay_toggles_leave_the_session_alone_and_are_saved(clean_scene, dqik
         "show_overlay_contacts", "show_overlay_tasks"))
 
 
-def _initialise_gpu():
-    """``gpu`` draws in background mode once a render has made its context (measured with
-    bpy 4.5.15 and 5.0.1: before it, every ``gpu`` call raises ``SystemError``)."""
-    import gpu
-    try:
-        return gpu.types.GPUOffScreen(4, 4)
-    except SystemError:
-        pass
-    scene = bpy.context.scene
-    engine, size = scene.render.engine, (scene.render.resolution_x, scene.render.resolution_y)
-    scene.render.engine = 'BLENDER_WORKBENCH'
-    scene.render.resolution_x = scene.render.resolution_y = 4
-    bpy.ops.render.render()
-    scene.render.engine = engine
-    scene.render.resolution_x, scene.render.resolution_y = size
-    try:
-        return gpu.types.GPUOffScreen(4, 4)
-    except SystemError:
+def test_the_overlay_draws_offscreen_in_the_colours_of_its_layers(clean_scene, dqik):
+    """Drawn by ``overlay_draw`` itself (batches, shader, line width) into an offscreen buffer
+    through a camera: every layer's colour is on the picture."""
+    if not offscreen.initialise_gpu():
         pytest.skip("Blender cannot draw on this machine, not even after a render")
+    draw = dqik.panels.overlay_draw
+    obj = humanoid(dqik=dqik)
+    obj.dqik.use_self_collision = True
+    sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"].location = (-3.0, 0.0, 0.0)
+    bpy.ops.dqik.solve()
+    select_only(obj, dqik, "forearm.L")
+    camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
+    clean_scene.collection.objects.link(camera)
+    # behind the forearm's head, looking down the bone: the cone and the arc face the camera
+    head, tail = (obj.matrix_world @ getattr(obj.pose.bones["forearm.L"], end)
+                  for end in ("head", "tail"))
+    camera.location = head - 4.0 * (tail - head)
+    camera.rotation_euler = (tail - head).to_track_quat('-Z', 'Y').to_euler()
+    bpy.context.view_layer.update()
+    size = (320, 240)
+    batches = draw.armature_batches(obj, dqik.panels.overlay_layers.LAYERS)
+    assert batches is draw.armature_batches(obj, dqik.panels.overlay_layers.LAYERS)  # kept
+    width = draw.line_width(bpy.context.preferences.system)
+    pixels = offscreen.draw_offscreen(lambda: draw.draw_batches(batches, width, size),
+                                      *offscreen.camera_matrices(camera, size), size)
+    drawn = pixels[..., 3] > 0.0
+    assert 0.005 < drawn.mean() < 0.5
+    colours = draw.STYLE_COLOURS
+    shown = dqik.panels.overlay_layers.ArmatureLines()
+    shown.update(obj, dqik.panels.overlay_layers.LAYERS)
+    opaque = pixels[..., 3] > 0.25
+    colour = pixels[opaque, :3] / pixels[opaque, 3:]       # blended onto transparent black
+    for style in ("swing", "twist", "capsule", "swing_current", "task_closest"):
+        assert style in shown.lines
+        close = np.all(np.abs(colour - np.array(colours[style][:3])) < 0.03, axis=-1)
+        assert close.sum() >= 10, style
