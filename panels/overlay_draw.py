@@ -9,13 +9,14 @@ Batches are kept per armature and made again only when ``ArmatureLines.update`` 
 lists (the pose, the selection, the settings, the targets or the last result changed): a redraw
 of an unchanged rig reads a few arrays and issues the draw calls.
 
-Lines are ``LINE_WIDTH`` pixels times ``Preferences.system.ui_line_width`` (Blender's line
-thickness for the resolution scale and the Line Width preference), blended, drawn over the scene
-(no depth test) as Blender draws its IK lines. Nothing is drawn outside Pose Mode, with the
+Lines are ``LINE_WIDTH`` times ``Preferences.system.ui_line_width`` pixels wide (Blender's line
+thickness for the resolution scale and the Line Width preference; the capsules' wires one
+``ui_line_width``), blended, drawn over the scene (no depth test) as Blender draws its IK
+lines. Nothing is drawn outside Pose Mode, with the
 viewport's overlays off, or with the armature's overlay off (``Object.dqik.show_overlay``);
 an armature without limits on its selected bones, colliders, contacts or tasks has nothing to
 show. ``gpu`` raises in background mode, where no viewport draws: the callback returns at once
-there, and tests draw into a ``gpu.types.GPUOffScreen`` with ``draw_lines``.
+there, and tests draw into a ``gpu.types.GPUOffScreen`` with ``draw_overlay``.
 
 ``register`` adds the draw handler and the ``depsgraph_update_post`` handler that counts
 settings changes (``overlay_layers.note_updates``); ``unregister`` removes both.
@@ -42,32 +43,46 @@ STYLE_COLOURS = {       # RGBA, drawn in this order
     "task_closest": (1.0, 0.55, 0.0, 1.0),
     "task_failed": (0.95, 0.12, 0.12, 1.0),
 }
+# Drawn one UI line wide with ``UNIFORM_COLOR``: the wires of every capsule, most of the
+# overlay's vertices, whose wide lines cost a software rasterizer about 80 ns a vertex
+# (``benchmarks/overlay.py``); the rest are ``LINE_WIDTH`` wide.
+THIN_STYLES = frozenset({"capsule"})
+_SHADERS = {True: 'UNIFORM_COLOR', False: 'POLYLINE_UNIFORM_COLOR'}    # by thinness
 
 
 def line_width(system):
-    """Pixels per overlay line for ``Preferences.system`` (at least 1 UI pixel)."""
-    return LINE_WIDTH * max(system.ui_line_width, 1.0)
+    """Pixels per UI line for ``Preferences.system`` (at least 1)."""
+    return max(system.ui_line_width, 1.0)
 
 
 def make_batches(lines):
-    """``[(colour, batch)]`` of the line lists ``{style: (2k, 3) float32}``, in drawing order."""
-    shader = gpu.shader.from_builtin('POLYLINE_UNIFORM_COLOR')
-    return [(colour, batch_for_shader(shader, 'LINES', {"pos": lines[style]}))
-            for style, colour in STYLE_COLOURS.items() if style in lines and len(lines[style])]
+    """``[(colour, thin, batch)]`` of the line lists ``{style: (2k, 3) float32}``, in drawing
+    order."""
+    out = []
+    for style, colour in STYLE_COLOURS.items():
+        if style in lines and len(lines[style]):
+            thin = style in THIN_STYLES
+            shader = gpu.shader.from_builtin(_SHADERS[thin])
+            out.append((colour, thin, batch_for_shader(shader, 'LINES', {"pos": lines[style]})))
+    return out
 
 
-def draw_batches(batches, width, viewport_size):
-    """Draw ``make_batches``' batches with lines ``width`` pixels wide in a viewport of
-    ``viewport_size`` (width, height) pixels, blended, over the scene."""
-    shader = gpu.shader.from_builtin('POLYLINE_UNIFORM_COLOR')
-    shader.bind()
-    shader.uniform_float("viewportSize", viewport_size)
-    shader.uniform_float("lineWidth", width)
+def draw_batches(batches, ui_line, viewport_size):
+    """Draw ``make_batches``' batches for a UI line of ``ui_line`` pixels (``line_width``) in a
+    viewport of ``viewport_size`` (width, height) pixels, blended, over the scene."""
+    wide = gpu.shader.from_builtin(_SHADERS[False])
+    wide.bind()
+    wide.uniform_float("viewportSize", viewport_size)
+    wide.uniform_float("lineWidth", LINE_WIDTH * ui_line)
     gpu.state.blend_set('ALPHA')
     gpu.state.depth_test_set('NONE')
-    for colour, batch in batches:
+    gpu.state.line_width_set(ui_line)
+    for colour, thin, batch in batches:
+        shader = gpu.shader.from_builtin(_SHADERS[thin])
+        shader.bind()
         shader.uniform_float("color", colour)
         batch.draw(shader)
+    gpu.state.line_width_set(1.0)
     gpu.state.blend_set('NONE')
 
 
@@ -88,26 +103,31 @@ def armature_batches(obj, layers):
     return _Drawn.batches
 
 
-def _draw_overlay():
-    if bpy.app.background:
-        return
-    context = bpy.context
-    obj = context.active_object
-    layers = shown_layers(obj, context.space_data)
+def draw_overlay(obj, space, system):
+    """Draw the overlay of ``obj`` (the active object, or None) in the bound framebuffer, for
+    the 3D Viewport ``space`` (None: any) and ``Preferences.system``: the draw handler's work."""
+    layers = shown_layers(obj, space)
     if not layers:
         return
     try:
         batches = armature_batches(obj, layers)
     except (ArmatureError, ReferenceError):
         return          # a rig the solver refuses (its message is the solve's to give)
-    draw_batches(batches, line_width(context.preferences.system), gpu.state.viewport_get()[2:])
+    draw_batches(batches, line_width(system), gpu.state.viewport_get()[2:])
+
+
+def _draw_callback():
+    if bpy.app.background:
+        return
+    context = bpy.context
+    draw_overlay(context.active_object, context.space_data, context.preferences.system)
 
 
 _HANDLE = []            # the draw handler's handle while registered
 
 
 def register():
-    _HANDLE.append(bpy.types.SpaceView3D.draw_handler_add(_draw_overlay, (), 'WINDOW',
+    _HANDLE.append(bpy.types.SpaceView3D.draw_handler_add(_draw_callback, (), 'WINDOW',
                                                           'POST_VIEW'))
     bpy.app.handlers.depsgraph_update_post.append(note_updates)
 

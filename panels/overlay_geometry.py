@@ -13,12 +13,12 @@ the twist ``τ`` about local Y iff ``twist_min ≤ τ ≤ twist_max``.
 
 import numpy as np
 
-from ..ik_engine.quaternion import qrotate
+from ..ik_engine.quaternion import qrotate, quat_to_matrix
 from ..ik_engine.swing_twist import quat_from_swing_twist
 
 CONE_SEGMENTS = 64     # per swing boundary; a multiple of 4, so the four semi-axis ends are on it
 ARC_SEGMENTS = 32      # per twist arc
-CIRCLE_SEGMENTS = 24   # per capsule end ring; a multiple of 4 (the side lines start on it)
+CIRCLE_SEGMENTS = 16   # per capsule end ring; a multiple of 4 (the side lines start on it)
 _Y = np.array([0.0, 1.0, 0.0])
 _Z = np.array([0.0, 0.0, 1.0])
 
@@ -91,12 +91,12 @@ def swing_cones(frames, heads, lengths, ranges, current):
     frames = np.asarray(frames, dtype=float)
     heads = np.asarray(heads, dtype=float)
     lengths = np.asarray(lengths, dtype=float)
-    rim = heads[:, None, :] + lengths[:, None, None] * np.einsum(
-        'mij,mkj->mki', frames, swing_directions(swing_boundary(ranges)))
+    rim = heads[:, None, :] + lengths[:, None, None] * _in_frames(
+        frames, swing_directions(swing_boundary(ranges)))
     axis_ends = rim[:, ::CONE_SEGMENTS // 4]
     spokes = segments(heads[:, None, :], axis_ends)
     cone = np.concatenate([closed_loops(rim), spokes])
-    pointing = np.einsum('mij,mj->mi', frames, swing_directions(current))
+    pointing = _in_frames(frames, swing_directions(current)[:, None, :])[:, 0]
     marker = segments(heads, heads + 1.15 * lengths[:, None] * pointing)
     return cone, marker
 
@@ -105,8 +105,7 @@ def twist_frames(frames, current_swings):
     """``F · R(swing)``: each bone's parent frame turned by its current swing, the frame whose
     Y axis is the bone's and in which the twist turns the bone's Z axis about that Y axis."""
     turn = quat_from_swing_twist(current_swings[:, 0], current_swings[:, 1], 0.0)
-    axes = qrotate(turn[:, None, :], np.eye(3)[None])      # (m, 3 axes, 3)
-    return np.einsum('mij,mkj->mik', frames, axes)
+    return frames @ quat_to_matrix(turn)
 
 
 def twist_arcs(swung, centres, radii, twist_ranges, current, count=ARC_SEGMENTS):
@@ -132,7 +131,13 @@ def twist_arcs(swung, centres, radii, twist_ranges, current, count=ARC_SEGMENTS)
 def _turned_z(swung, tau):
     """``G (sin τ, 0, cos τ)`` for ``(m, k)`` angles: ``(m, k, 3)``."""
     local = np.stack([np.sin(tau), np.zeros_like(tau), np.cos(tau)], axis=-1)
-    return np.einsum('mij,mkj->mki', swung, local)
+    return _in_frames(swung, local)
+
+
+def _in_frames(frames, local):
+    """``(m, k, 3)`` vectors ``local`` (in each frame's axes) in the space of ``frames``
+    ``(m, 3, 3)`` (columns: the axes): ``F v`` for every v."""
+    return local @ frames.transpose(0, 2, 1)
 
 
 def _capsule_template():
@@ -169,8 +174,7 @@ def capsule_wires(heads, tails, x_axes, radii):
     axis = np.asarray(tails, dtype=float) - heads
     frames = orthonormal_frames(x_axes, axis)
     points = heads[:, None, :] + _CAPSULE_ALONG[:, None] * axis[:, None, :] \
-        + np.asarray(radii, dtype=float)[:, None, None] \
-        * np.einsum('vj,mij->mvi', _CAPSULE_COEFFICIENTS, frames)
+        + np.asarray(radii, dtype=float)[:, None, None] * _in_frames(frames, _CAPSULE_COEFFICIENTS)
     return points.reshape(-1, 3)
 
 

@@ -31,13 +31,13 @@ import numpy as np
 from bpy.app.handlers import persistent
 from mathutils import Matrix
 
-from ..bridge.armature import ArmatureError, read_array, read_model, rig_fingerprint
+from ..bridge.armature import read_array, read_model
 from ..bridge.colliders import ColliderCache, capsule_radii
 from ..bridge.scene_tasks import target_matrix
 from ..bridge.session import last_result_of
 from ..ik_engine.contacts import MIN_RADIUS
 from ..ik_engine.problem import chain_size
-from ..ik_engine.quaternion import matrix_to_quat
+from ..ik_engine.quaternion import matrix_to_quat, quat_to_matrix
 from ..ik_engine.swing_twist import swing_twist_array
 from . import overlay_geometry as geometry
 from .task_rows import reports_by_name, row_status
@@ -102,12 +102,15 @@ def limit_lines(obj, pose, selected, layers):
     ranges = np.array([values for _, values in rows], dtype=float)
     basis = read_array(pose_bones, "matrix_basis", 16).reshape(-1, 4, 4).transpose(0, 2, 1)[bones]
     matrices = pose[bones]
-    parent = matrices @ np.linalg.inv(basis)
-    frames = geometry.orthonormal_frames(parent[:, :3, 0], parent[:, :3, 1])
+    # the parent frame's axes, M B⁻¹ with B = R(q) S: (M S⁻¹) R(q)ᵀ
+    rotations = matrix_to_quat(basis[:, :3, :3])
+    unscaled = matrices[:, :3, :3] / np.linalg.norm(basis[:, :3, :3], axis=1)[:, None, :]
+    parent = unscaled @ quat_to_matrix(rotations).transpose(0, 2, 1)
+    frames = geometry.orthonormal_frames(parent[:, :, 0], parent[:, :, 1])
     heads = matrices[:, :3, 3]
     lengths = read_array(obj.data.bones, "length", 1)[_bone_order(obj)][bones] \
         * np.linalg.norm(matrices[:, :3, 1], axis=1)
-    params = swing_twist_array(matrix_to_quat(basis[:, :3, :3]))   # (s_x, s_z, τ)
+    params = swing_twist_array(rotations)   # (s_x, s_z, τ)
     lines = {}
     if "swing" in layers:
         lines["swing"], lines["swing_current"] = geometry.swing_cones(
@@ -126,9 +129,19 @@ def _bone_order(obj):
     return slice(None) if bones.keys() == names else [bones.find(name) for name in names]
 
 
+def rig_key(obj):
+    """Which rig ``obj`` is, cheaply: its armature data, bone count and the addresses of its
+    first bone and pose bone (leaving Edit Mode re-allocates both, ``armature.rig_fingerprint``);
+    what the overlay reads of the model (names, lengths, rest frames) changes only in Edit Mode."""
+    bones, pose_bones = obj.data.bones, obj.pose.bones
+    if not len(bones) or len(bones) != len(pose_bones):
+        return (obj.data.as_pointer(), len(bones), len(pose_bones))
+    return (obj.data.as_pointer(), len(bones), bones[0].as_pointer(), pose_bones[0].as_pointer())
+
+
 class RigCache:
     """What the overlay reads once per rig change: the ``ChainModel`` and its size
-    (``problem.chain_size``), for the rig fingerprint ``fingerprint``, and the capsule radii
+    (``problem.chain_size``), for the ``rig_key`` ``fingerprint``, and the capsule radii
     (``colliders.capsule_radii``, remade when the model or a bone's ``use_collision`` or
     ``radius`` changes)."""
 
@@ -138,7 +151,7 @@ class RigCache:
         self.colliders = ColliderCache()
 
     def model_of(self, obj):
-        fingerprint = rig_fingerprint(obj)
+        fingerprint = rig_key(obj)
         if fingerprint != self.fingerprint:
             self.model, self.fingerprint, self.radii_key = read_model(obj), fingerprint, None
             self.size = chain_size(self.model)

@@ -319,7 +319,7 @@ def test_overlay_toggles_leave_the_session_alone_and_are_saved(clean_scene, dqik
 
 
 def test_the_overlay_draws_offscreen_in_the_colours_of_its_layers(clean_scene, dqik):
-    """Drawn by ``overlay_draw`` itself (batches, shader, line width) into an offscreen buffer
+    """Drawn by ``overlay_draw.draw_overlay``, the draw handler's work, into an offscreen buffer
     through a camera: every layer's colour is on the picture."""
     if not offscreen.initialise_gpu():
         pytest.skip("Blender cannot draw on this machine, not even after a render")
@@ -338,11 +338,11 @@ def test_the_overlay_draws_offscreen_in_the_colours_of_its_layers(clean_scene, d
     camera.rotation_euler = (tail - head).to_track_quat('-Z', 'Y').to_euler()
     bpy.context.view_layer.update()
     size = (320, 240)
+    system = bpy.context.preferences.system
+    pixels = offscreen.draw_offscreen(lambda: draw.draw_overlay(obj, None, system),
+                                      *offscreen.camera_matrices(camera, size), size)
     batches = draw.armature_batches(obj, dqik.panels.overlay_layers.LAYERS)
     assert batches is draw.armature_batches(obj, dqik.panels.overlay_layers.LAYERS)  # kept
-    width = draw.line_width(bpy.context.preferences.system)
-    pixels = offscreen.draw_offscreen(lambda: draw.draw_batches(batches, width, size),
-                                      *offscreen.camera_matrices(camera, size), size)
     drawn = pixels[..., 3] > 0.0
     assert 0.005 < drawn.mean() < 0.5
     colours = draw.STYLE_COLOURS
