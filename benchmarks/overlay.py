@@ -9,11 +9,15 @@ buffer. Timed, each the median of ``RUNS`` calls (the fastest is printed too):
 - ``redraw``: ``overlay_draw.draw_overlay`` for an unchanged rig, the draw handler's whole work
   on the CPU (its change key: a few ``foreach_get`` reads; then the draw calls of the kept
   batches), inside one bound offscreen buffer;
-- ``rebuild``: the same after a pose change (one bone turned, the depsgraph updated outside the
+- ``check``: ``overlay_draw.armature_batches`` for an unchanged rig, the Python part of a redraw
+  (the change key and the kept batches), without the draw calls;
+- ``rebuild``: ``redraw`` after a pose change (one bone turned, the depsgraph updated outside the
   timing): the line lists and their batches made again;
 - ``lines``: ``ArmatureLines.update`` alone after a pose change (the lists without the batches).
 
-The goal is a redraw within 0.5 ms. Run from the repository root:
+The goal is a redraw within 0.5 ms. Headless, ``gpu`` draws with a software rasterizer (Mesa's
+llvmpipe through EGL), whose draw calls do the rasterizing on the CPU, about 80 ns per vertex of
+a wide line: ``redraw − check`` is that, not what a GPU's driver costs. Run from the repository root:
 ``.venv/bin/python benchmarks/overlay.py`` (also with ``.venv-lts/bin/python``).
 """
 
@@ -44,10 +48,11 @@ def timings(call, before=None):
     return statistics.median(times), min(times)
 
 
-def scene(dqik):
+def scene():
     """The 159-bone metarig as the module says; returns it."""
     import bpy
 
+    import rigs
     import solve_problems as sp
     obj = common.new_rig("human")
     with common.quiet():
@@ -61,20 +66,13 @@ def scene(dqik):
     wall = bpy.context.active_object
     colliders = bpy.data.collections.new("Colliders")
     bpy.context.scene.collection.children.link(colliders)
-    for owner in wall.users_collection:
-        owner.objects.unlink(wall)
-    colliders.objects.link(wall)
+    rigs.move_to_collection(wall, colliders)
     obj.dqik.colliders = colliders
     obj.dqik.use_self_collision = True
     bpy.context.view_layer.objects.active = obj
     with common.quiet():
         bpy.ops.dqik.solve()
-    for pose_bone in obj.pose.bones:
-        dqik.bridge.armature.select_only(obj, pose_bone) if pose_bone.name == SELECTED[0] else None
-    bones = obj.pose.bones if "select" in bpy.types.PoseBone.bl_rna.properties else obj.data.bones
-    for name in SELECTED:
-        bones[name].select = True
-    bpy.context.view_layer.update()
+    rigs.select_bones(obj, SELECTED)
     return obj
 
 
@@ -84,14 +82,15 @@ def main():
     import gpu
 
     import offscreen
-    obj = scene(dqik)
+    obj = scene()
     if not offscreen.initialise_gpu():
         raise SystemExit("gpu cannot draw on this machine")
     draw = dqik.panels.overlay_draw
     layers_module = dqik.panels.overlay_layers
     system = bpy.context.preferences.system
-    lines = draw.armature_batches(obj, layers_module.LAYERS) and draw._Drawn.lines.lines
-    sizes = {style: len(points) for style, points in lines.items()}
+    shown = layers_module.ArmatureLines()
+    shown.update(obj, layers_module.LAYERS)
+    sizes = {style: len(points) for style, points in shown.lines.items()}
     turn = [0.0]
 
     def pose_change():
@@ -103,10 +102,9 @@ def main():
     target = gpu.types.GPUOffScreen(800, 600)
     with target.bind():
         results["redraw"] = timings(lambda: draw.draw_overlay(obj, None, system))
+        results["check"] = timings(lambda: draw.armature_batches(obj, layers_module.LAYERS))
         results["rebuild"] = timings(lambda: draw.draw_overlay(obj, None, system), pose_change)
     target.free()
-    shown = layers_module.ArmatureLines()
-    shown.update(obj, layers_module.LAYERS)
     results["lines"] = timings(lambda: shown.update(obj, layers_module.LAYERS), pose_change)
 
     print(f"DQ IK overlay, Blender {bpy.app.version_string}, Rigify human metarig "

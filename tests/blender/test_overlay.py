@@ -27,11 +27,6 @@ def humanoid(kind="basic", seed=3, dqik=None):
     return obj
 
 
-def select_only(obj, dqik, name):
-    dqik.bridge.armature.select_only(obj, obj.pose.bones[name])
-    bpy.context.view_layer.update()
-
-
 def lines_of(obj, dqik, layers=None):
     overlay = dqik.panels.overlay_layers
     lines = overlay.ArmatureLines()
@@ -98,7 +93,7 @@ def test_swing_cone_points_lie_on_the_limit_boundary(clean_scene, dqik):
     names = limited_bones(obj)
     assert len(names) >= 15
     for name in names:
-        select_only(obj, dqik, name)
+        rigs.select_bones(obj, [name])
         pose_bone = obj.pose.bones[name]
         settings = pose_bone.dqik
         lines = limit_lines_of(obj, dqik, "swing")
@@ -139,7 +134,7 @@ def test_twist_arc_ends_are_the_twist_limits(clean_scene, dqik):
     obj = humanoid(dqik=dqik, seed=5)
     engine = dqik.ik_engine
     for name in limited_bones(obj):
-        select_only(obj, dqik, name)
+        rigs.select_bones(obj, [name])
         pose_bone = obj.pose.bones[name]
         settings = pose_bone.dqik
         lines = limit_lines_of(obj, dqik, "twist")["twist"]
@@ -273,7 +268,7 @@ def test_lines_are_made_again_only_when_what_they_show_changes(clean_scene, dqik
     obj = humanoid(dqik=dqik)
     obj.dqik.use_self_collision = True
     sp.add_targets(obj, ["hand.L"], chain_count=3)
-    select_only(obj, dqik, "forearm.L")
+    rigs.select_bones(obj, ["forearm.L"])
     lines = overlay.ArmatureLines()
     layers = overlay.LAYERS
     assert lines.update(obj, layers)
@@ -285,7 +280,7 @@ def test_lines_are_made_again_only_when_what_they_show_changes(clean_scene, dqik
     obj.pose.bones["forearm.L"].dqik.twist_max = 0.1
     bpy.context.view_layer.update()
     assert lines.update(obj, layers)                   # a limit
-    select_only(obj, dqik, "upper_arm.L")
+    rigs.select_bones(obj, ["upper_arm.L"])
     assert lines.update(obj, layers)                   # the selection
     bpy.ops.dqik.solve()
     assert lines.update(obj, layers)                   # the result
@@ -328,7 +323,7 @@ def test_the_overlay_draws_offscreen_in_the_colours_of_its_layers(clean_scene, d
     obj.dqik.use_self_collision = True
     sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"].location = (-3.0, 0.0, 0.0)
     bpy.ops.dqik.solve()
-    select_only(obj, dqik, "forearm.L")
+    rigs.select_bones(obj, ["forearm.L"])
     camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
     clean_scene.collection.objects.link(camera)
     # behind the forearm's head, looking down the bone: the cone and the arc face the camera
