@@ -202,7 +202,8 @@ def contact_lines(snapshot, size):
 
 
 class TaskLine(NamedTuple):
-    """One task of the tasks layer: its bone, its status and its target (None: missing)."""
+    """One task of the tasks layer: its bone, its line's style, whether it starts at the head,
+    and its target object."""
 
     bone: int
     style: str
