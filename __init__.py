@@ -1,8 +1,9 @@
 """DQ IK: prioritized, joint-limited, collision-aware inverse kinematics on dual quaternions.
 
-Registration gathers the property groups, operators, panels and the application handlers of the
-solving sessions (``bridge/handlers.py``); ``unregister`` removes exactly what ``register`` added
-and drops every session, so enabling and disabling the extension repeatedly leaves nothing behind.
+Registration gathers the property groups, operators, panels, the viewport overlay's handlers
+(``panels/overlay_draw.py``) and the application handlers of the solving sessions
+(``bridge/handlers.py``); ``unregister`` removes exactly what ``register`` added and drops every
+session, so enabling and disabling the extension repeatedly leaves nothing behind.
 """
 
 import bpy
@@ -18,11 +19,13 @@ def register():
         bpy.utils.register_class(cls)
     properties.register_properties()
     panels.register_menu()
+    panels.register_overlay()
     handlers.register()
 
 
 def unregister():
     handlers.unregister()
+    panels.unregister_overlay()
     panels.unregister_menu()
     properties.unregister_properties()
     for cls in reversed(_CLASSES):

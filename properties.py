@@ -5,8 +5,8 @@
 All angles are radians relative to the rest pose; all lengths are metres.
 
 Every property can be overridden in a library override (``LIBRARY_OVERRIDABLE``), so a linked
-rig can be set up after Object > Library Override; and every one that the solve reads marks its
-armature's solving session for a rebuild when set (``update``; ``bridge/session.py``).
+rig can be set up after Object > Library Override; and every one but the overlay's toggles marks
+its armature's solving session for a rebuild when set (``update``; ``bridge/session.py``).
 
 From Blender 5.0 every float property keeps its value when given NaN or ±inf (``set_transform``,
 https://docs.blender.org/api/5.0/bpy.props.html#bpy.props.FloatProperty), as its hard range keeps
@@ -281,6 +281,40 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
         "an error turns this off. Turning it on locks the interface while rendering, which "
         "solving in a render needs",
         default=False,
+    )
+
+    # The viewport overlay (panels/overlay_draw.py). No update callback: switching what is
+    # drawn must not mark the solving session for a rebuild; the viewport redraws by itself.
+    show_overlay: BoolProperty(
+        override=_OVERRIDABLE,
+        name="Overlay",
+        description="Draw DQ IK's overlay for this armature in the 3D Viewport in Pose Mode: "
+        "joint limits, capsules, contacts and task errors",
+        default=True,
+    )
+    show_overlay_swing: BoolProperty(
+        override=_OVERRIDABLE, name="Swing Limits", default=True,
+        description="For the selected bones with limits: the swing range as a cone from "
+        "the head, in the parent's frame, and the current swing",
+    )
+    show_overlay_twist: BoolProperty(
+        override=_OVERRIDABLE, name="Twist Limits", default=True,
+        description="For the selected bones with limits: the twist range as an arc around "
+        "the bone, and the current twist",
+    )
+    show_overlay_capsules: BoolProperty(
+        override=_OVERRIDABLE, name="Capsules", default=True,
+        description="The collision capsules the solver tests (with colliders or self "
+        "collision); capsules touching an obstacle in the last solve stand out",
+    )
+    show_overlay_contacts: BoolProperty(
+        override=_OVERRIDABLE, name="Contacts", default=True,
+        description="The contacts of the last solve: a cross on each point and its normal",
+    )
+    show_overlay_tasks: BoolProperty(
+        override=_OVERRIDABLE, name="Task Errors", default=True,
+        description="A line from each effector to its target, coloured by the last solve: "
+        "green met, orange closest reachable, red missing or failed, grey not solved yet",
     )
 
 

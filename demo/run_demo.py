@@ -32,7 +32,8 @@
      production-rig scene, solved;
    - Workbench renders (800x600, ``workbench.py``): ``rest_with_targets.png``, ``solved.png``
      (``reachable_1``), ``unreachable.png``, ``wall.png``, ``rigify_fk.png`` (the
-     production rig) and ``live_drag.png``.
+     production rig), ``live_drag.png``; ``overlay.png``, the wall scene with the viewport
+     overlay drawn over it (``overlay_picture.py``).
 
 Armatures are not drawn by a render, so each image shows a proxy mesh: one Blender-style
 octahedral bone shape per pose bone (from the evaluated ``PoseBone.matrix`` and length; on the
@@ -60,6 +61,7 @@ import extension_cli  # noqa: E402  (sets BLENDER_USER_RESOURCES before bpy is i
 import live_drag  # noqa: E402
 import production_rig  # noqa: E402
 from console import captured_output, timed_operator  # noqa: E402
+from overlay_picture import SELECTED, render_with_overlay  # noqa: E402
 from workbench import (COLOURS, bone_points, bone_roles, build_bone_proxy,  # noqa: E402
                        build_target_spheres, frame_camera, material, render, setup_render)
 
@@ -313,6 +315,11 @@ def main(output_dir):
         f"({entry['tasks'][WALL_HAND]['error_mm']:.0f} mm from its target), capsules "
         f"{max(-entry['deepest_capsule_past_margin_mm'], 0.0):.2g} mm past the margin at most")
 
+    images["overlay"], overlay_vertices = render_with_overlay(
+        scene, obj, dqik, os.path.join(output_dir, "overlay.png"),
+        "The viewport overlay (every layer): limits of the selected left arm, capsules, "
+        "contacts on the wall, task lines by status")
+
     blend = os.path.join(output_dir, "dq_ik_demo.blend")
     with captured_output():
         bpy.ops.wm.save_as_mainfile(filepath=blend, check_existing=False)
@@ -327,6 +334,7 @@ def main(output_dir):
                             for key in ("max_iterations", "tolerance", "damping", "rest_weight")},
         "scenarios": scenarios,
         "files": {"blend": os.path.basename(blend), **images},
+        "overlay_vertices": overlay_vertices,
     }
     # a new file: the metarig scene is saved above and no longer open
     results["production_rig"] = production_rig.run(dqik, output_dir)
@@ -363,6 +371,9 @@ def print_summary(results, output_dir):
             print(f"  {s['scenario']}: feet (priority 1) within {feet:.3g} mm; "
                   + ", ".join(f"{b} {s['tasks'][b]['error_mm']:.0f} mm" for b in HANDS)
                   + " (priority 2)")
+    drawn = results["overlay_vertices"]
+    print(f"  overlay (wall scene, {', '.join(SELECTED)} selected): {sum(drawn.values())} "
+          "vertices, " + ", ".join(f"{style} {count}" for style, count in drawn.items()))
     for line in [*production_rig.summary_lines(results["production_rig"]),
                  *live_drag.summary_lines(results["live_drag"])]:
         print(f"  {line}")

@@ -1,7 +1,10 @@
-"""DQ IK's user interface: Bone Properties panel, 3D Viewport sidebar tab and Pose menu entry."""
+"""DQ IK's user interface: Bone Properties panel, 3D Viewport sidebar tab, Pose menu entry and
+viewport overlay."""
 
-from . import bone_panel, menu, sidebar
+from . import bone_panel, menu, overlay_draw, sidebar
 
 CLASSES = (*bone_panel.CLASSES, *sidebar.CLASSES, *menu.CLASSES)
 register_menu = menu.register_menu
 unregister_menu = menu.unregister_menu
+register_overlay = overlay_draw.register
+unregister_overlay = overlay_draw.unregister

@@ -1,6 +1,6 @@
 """3D Viewport sidebar (N) → DQ IK tab, for the active armature: the actions and the last
 solve's outcome, then sub-panels in Blender's style: Tasks (the task list and the active task's
-settings), Solver, Collision and Live.
+settings), Solver, Collision, Live and Overlay (the viewport overlay and its layers).
 
 Every panel reads ``context.active_object``, so with several armatures in the scene the tab
 shows the one being worked on; each armature keeps its own settings, task list row
@@ -11,6 +11,7 @@ import bpy
 
 from ..bridge.session import last_result_of
 from .bone_panel import draw_task_settings
+from .overlay_layers import LAYERS
 from .task_rows import (
     STATUS_ICONS,
     filter_flags,
@@ -208,5 +209,26 @@ class DQIK_PT_sidebar_live(_ArmaturePanel, bpy.types.Panel):
         col.prop(settings, "use_solve_on_frame_change")
 
 
+class DQIK_PT_sidebar_overlay(_ArmaturePanel, bpy.types.Panel):
+    """The viewport overlay (``overlay_draw``): the header toggle switches it for this
+    armature, the rows its layers; it draws in Pose Mode only."""
+
+    bl_label = "Overlay"
+    bl_parent_id = "DQIK_PT_sidebar"
+
+    def draw_header(self, context):
+        self.layout.prop(context.active_object.dqik, "show_overlay", text="")
+
+    def draw(self, context):
+        settings = context.active_object.dqik
+        layout = self.layout
+        col = layout.column(align=True)
+        col.active = settings.show_overlay
+        for layer in LAYERS:
+            col.prop(settings, f"show_overlay_{layer}")
+        if context.active_object.mode != 'POSE':
+            layout.label(text="Drawn in Pose Mode", icon='INFO')
+
+
 CLASSES = (DQIK_UL_tasks, DQIK_PT_sidebar, DQIK_PT_sidebar_tasks, DQIK_PT_sidebar_solver,
-           DQIK_PT_sidebar_collision, DQIK_PT_sidebar_live)
+           DQIK_PT_sidebar_collision, DQIK_PT_sidebar_live, DQIK_PT_sidebar_overlay)

@@ -67,6 +67,16 @@ def pose_matrices(obj):
     return flat.reshape(-1, 4, 4).transpose(0, 2, 1)
 
 
+def select_bones(obj, names):
+    """Select exactly the pose bones ``names``, the first one active (``PoseBone.select`` from
+    Blender 5.0, ``Bone.select`` before)."""
+    bones = obj.pose.bones if "select" in bpy.types.PoseBone.bl_rna.properties else obj.data.bones
+    for bone in bones:
+        bone.select = bone.name in names
+    obj.data.bones.active = obj.data.bones[names[0]]
+    bpy.context.view_layer.update()
+
+
 def move_to_collection(obj, collection):
     """Unlink ``obj`` from its collections and link it to ``collection`` only."""
     for owner in obj.users_collection:

@@ -1,8 +1,12 @@
 """The zip installs and enables; enabling/disabling three times leaves nothing behind (classes,
-properties, menu entries, application handlers, Solve on Frame Change among them)."""
+properties, menu entries, application handlers, Solve on Frame Change among them, the
+overlay's draw handler)."""
+
+import importlib
 
 import bpy  # noqa: F401  (bpy first: it puts addon_utils on the path)
 import addon_utils
+import pytest
 
 from extension_cli import MODULE
 
@@ -19,7 +23,12 @@ def _dqik_state():
                                for f in getattr(bpy.app.handlers, name))
                      for name in ("load_post", "undo_post", "redo_post", "depsgraph_update_post",
                                   "frame_change_post")},
+        "overlay_drawn": _overlay_handle() is not None,
     }
+
+
+def _overlay_handle():
+    return importlib.import_module(f"{MODULE}.panels.overlay_draw").draw_handle()
 
 
 def test_disabling_drops_the_solving_sessions(clean_scene, dqik):
@@ -44,14 +53,17 @@ def test_enable_disable_three_times_is_clean(dqik):
     assert enabled["pose_bone_prop"] and enabled["object_prop"]
     assert "build_chain" in enabled["operators"]
     assert enabled["pose_menu_entries"] == ["draw_pose_menu_entry"]
-    assert set(enabled["handlers"].values()) == {1}
+    assert all(enabled["handlers"].values()) and enabled["overlay_drawn"]
     for _ in range(3):
+        handle = _overlay_handle()
         addon_utils.disable(MODULE, default_set=True)
         disabled = _dqik_state()
         assert not disabled["pose_bone_prop"] and not disabled["object_prop"]
         assert disabled["classes"] == []
         assert disabled["pose_menu_entries"] == []
-        assert set(disabled["handlers"].values()) == {0}
+        assert set(disabled["handlers"].values()) == {0} and not disabled["overlay_drawn"]
+        with pytest.raises(ValueError):     # Blender no longer has it
+            bpy.types.SpaceView3D.draw_handler_remove(handle, 'WINDOW')
         addon_utils.enable(MODULE, default_set=True)
         assert _dqik_state() == enabled
 

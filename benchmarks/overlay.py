@@ -1,0 +1,119 @@
+"""The viewport overlay's cost per redraw, on the Rigify human metarig (159 bones).
+
+Scene: HUMANOID preset, targets on both hands and feet (the left hand's behind a wall, the
+armature's collider), self-collision on, solved once; ten limited bones of the left arm and
+leg selected; every layer of the overlay on. Drawing runs for real, headless: ``gpu`` works in
+background mode once a render has made its context (``tests/offscreen.py``), into an offscreen
+buffer. Timed, each the median of ``RUNS`` calls (the fastest is printed too):
+
+- ``redraw``: ``overlay_draw.draw_overlay`` for an unchanged rig, the draw handler's whole work
+  on the CPU (its change key: a few ``foreach_get`` reads; then the draw calls of the kept
+  batches), inside one bound offscreen buffer;
+- ``check``: ``overlay_draw.armature_batches`` for an unchanged rig, the Python part of a redraw
+  (the change key and the kept batches), without the draw calls;
+- ``rebuild``: ``redraw`` after a pose change (one bone turned, the depsgraph updated outside the
+  timing): the line lists and their batches made again;
+- ``lines``: ``ArmatureLines.update`` alone after a pose change (the lists without the batches).
+
+The goal is a redraw within 0.5 ms. Headless, ``gpu`` draws with a software rasterizer (Mesa's
+llvmpipe through EGL), whose draw calls do the rasterizing on the CPU, about 80 ns per vertex of
+a wide line: ``redraw − check`` is that, not what a GPU's driver costs. Run from the repository root:
+``.venv/bin/python benchmarks/overlay.py`` (also with ``.venv-lts/bin/python``).
+"""
+
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+RUNS = 300
+SELECTED = ("upper_arm.L", "forearm.L", "hand.L", "thigh.L", "shin.L", "foot.L", "shoulder.L",
+            "spine.001", "spine.002", "spine.003")
+
+
+def timings(call, before=None):
+    """``(median ms, fastest ms)`` of ``RUNS`` calls of ``call`` (``before()`` untimed first)."""
+    times = []
+    for _ in range(RUNS):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times), min(times)
+
+
+def scene():
+    """The 159-bone metarig as the module says; returns it."""
+    import bpy
+
+    import rigs
+    import solve_problems as sp
+    obj = common.new_rig("human")
+    with common.quiet():
+        bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    empties = sp.add_targets(obj, ["hand.L", "hand.R", "foot.L", "foot.R"])
+    for name, empty in empties.items():
+        empty.location = sp.world_tail(obj, name)
+    tail = sp.world_tail(obj, "hand.L")
+    empties["hand.L"].location = tail + np.array([0.0, -0.4, 0.0])
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=tail + np.array([0.0, -0.65, 0.0]))
+    wall = bpy.context.active_object
+    colliders = bpy.data.collections.new("Colliders")
+    bpy.context.scene.collection.children.link(colliders)
+    rigs.move_to_collection(wall, colliders)
+    obj.dqik.colliders = colliders
+    obj.dqik.use_self_collision = True
+    bpy.context.view_layer.objects.active = obj
+    with common.quiet():
+        bpy.ops.dqik.solve()
+    rigs.select_bones(obj, SELECTED)
+    return obj
+
+
+def main():
+    dqik = common.install()
+    import bpy
+    import gpu
+
+    import offscreen
+    obj = scene()
+    if not offscreen.initialise_gpu():
+        raise SystemExit("gpu cannot draw on this machine")
+    draw = dqik.panels.overlay_draw
+    layers_module = dqik.panels.overlay_layers
+    system = bpy.context.preferences.system
+    shown = layers_module.ArmatureLines()
+    shown.update(obj, layers_module.LAYERS)
+    sizes = {style: len(points) for style, points in shown.lines.items()}
+    turn = [0.0]
+
+    def pose_change():
+        turn[0] += 0.01
+        obj.pose.bones["forearm.L"].rotation_quaternion = (np.cos(turn[0]), np.sin(turn[0]), 0, 0)
+        bpy.context.view_layer.update()
+
+    results = {}
+    target = gpu.types.GPUOffScreen(800, 600)
+    with target.bind():
+        results["redraw"] = timings(lambda: draw.draw_overlay(obj, None, system))
+        results["check"] = timings(lambda: draw.armature_batches(obj, layers_module.LAYERS))
+        results["rebuild"] = timings(lambda: draw.draw_overlay(obj, None, system), pose_change)
+    target.free()
+    results["lines"] = timings(lambda: shown.update(obj, layers_module.LAYERS), pose_change)
+
+    print(f"DQ IK overlay, Blender {bpy.app.version_string}, Rigify human metarig "
+          f"({len(obj.pose.bones)} bones), every layer on, {len(SELECTED)} bones selected")
+    print("  vertices drawn: " + ", ".join(f"{style} {count}" for style, count in sizes.items())
+          + f" ({sum(sizes.values())} in all)")
+    for name, (median, fastest) in results.items():
+        print(f"  {name:<8} median {median:.3f} ms   fastest {fastest:.3f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""The viewport overlay: ``overlay_layers``' line lists drawn with ``gpu`` for the active
+armature in Pose Mode.
+
+A ``SpaceView3D`` draw handler (``'WINDOW'``, ``'POST_VIEW'``: in the view's 3D space, after the
+scene) draws one batch per style with Blender's builtin ``POLYLINE_UNIFORM_COLOR`` shader, whose
+``lineWidth`` gives wide lines without ``bgl`` (gone in Blender 5.0): the pattern of Blender's
+``templates_py/operator_modal_draw.py`` and https://docs.blender.org/api/current/gpu.html.
+Batches are kept per armature and made again only when ``ArmatureLines.update`` remade the
+lists (the pose, the selection, the settings, the targets or the last result changed): a redraw
+of an unchanged rig reads a few arrays and issues the draw calls.
+
+Lines are ``LINE_WIDTH`` times ``Preferences.system.ui_line_width`` pixels wide (Blender's line
+thickness for the resolution scale and the Line Width preference; the capsules' wires one
+``ui_line_width``), blended, drawn over the scene (no depth test) as Blender draws its IK
+lines. Nothing is drawn outside Pose Mode, with the
+viewport's overlays off, or with the armature's overlay off (``Object.dqik.show_overlay``);
+an armature without limits on its selected bones, colliders, contacts or tasks has nothing to
+show. ``gpu`` raises in background mode, where no viewport draws: the callback returns at once
+there, and tests draw into a ``gpu.types.GPUOffScreen`` with ``draw_overlay``.
+
+``register`` adds the draw handler and the ``depsgraph_update_post`` handler that counts
+settings changes (``overlay_layers.note_updates``); ``unregister`` removes both.
+"""
+
+import bpy
+import gpu
+from gpu_extras.batch import batch_for_shader
+
+from ..bridge.armature import ArmatureError
+from .overlay_layers import ArmatureLines, note_updates, shown_layers
+
+LINE_WIDTH = 2.0        # pixels at a UI line width of 1
+STYLE_COLOURS = {       # RGBA, drawn in this order
+    "capsule": (0.55, 0.62, 0.72, 0.55),
+    "capsule_touching": (1.0, 0.35, 0.65, 0.9),
+    "contact": (1.0, 0.2, 0.6, 1.0),
+    "swing": (0.3, 0.75, 1.0, 0.9),
+    "twist": (0.8, 0.45, 1.0, 0.9),
+    "swing_current": (1.0, 0.9, 0.2, 1.0),
+    "twist_current": (1.0, 0.9, 0.2, 1.0),
+    "task_unsolved": (0.6, 0.6, 0.6, 1.0),
+    "task_met": (0.2, 0.85, 0.3, 1.0),
+    "task_closest": (1.0, 0.55, 0.0, 1.0),
+    "task_failed": (0.95, 0.12, 0.12, 1.0),
+}
+# Drawn one UI line wide with ``UNIFORM_COLOR``: the wires of every capsule, most of the
+# overlay's vertices, whose wide lines cost a software rasterizer about 80 ns a vertex
+# (``benchmarks/overlay.py``); the rest are ``LINE_WIDTH`` wide.
+THIN_STYLES = frozenset({"capsule"})
+_SHADERS = {True: 'UNIFORM_COLOR', False: 'POLYLINE_UNIFORM_COLOR'}    # by thinness
+
+
+def line_width(system):
+    """Pixels per UI line for ``Preferences.system`` (at least 1)."""
+    return max(system.ui_line_width, 1.0)
+
+
+def make_batches(lines):
+    """``[(colour, thin, batch)]`` of the line lists ``{style: (2k, 3) float32}``, in drawing
+    order."""
+    out = []
+    for style, colour in STYLE_COLOURS.items():
+        if style in lines and len(lines[style]):
+            thin = style in THIN_STYLES
+            shader = gpu.shader.from_builtin(_SHADERS[thin])
+            out.append((colour, thin, batch_for_shader(shader, 'LINES', {"pos": lines[style]})))
+    return out
+
+
+def draw_batches(batches, ui_line, viewport_size):
+    """Draw ``make_batches``' batches for a UI line of ``ui_line`` pixels (``line_width``) in a
+    viewport of ``viewport_size`` (width, height) pixels, blended, over the scene."""
+    wide = gpu.shader.from_builtin(_SHADERS[False])
+    wide.bind()
+    wide.uniform_float("viewportSize", viewport_size)
+    wide.uniform_float("lineWidth", LINE_WIDTH * ui_line)
+    gpu.state.blend_set('ALPHA')
+    gpu.state.depth_test_set('NONE')
+    gpu.state.line_width_set(ui_line)
+    for colour, thin, batch in batches:
+        shader = gpu.shader.from_builtin(_SHADERS[thin])
+        shader.bind()
+        shader.uniform_float("color", colour)
+        batch.draw(shader)
+    gpu.state.line_width_set(1.0)
+    gpu.state.blend_set('NONE')
+
+
+class _Drawn:
+    """The active armature's lists and their batches (one armature at a time)."""
+
+    armature = None         # Object.session_uid of the armature drawn last
+    lines = None            # its ArmatureLines
+    batches = []
+
+
+def armature_batches(obj, layers):
+    """The batches of ``obj``'s ``layers``, made again only when its lists were."""
+    if _Drawn.armature != obj.session_uid:
+        _Drawn.armature, _Drawn.lines, _Drawn.batches = obj.session_uid, ArmatureLines(), []
+    if _Drawn.lines.update(obj, layers):
+        _Drawn.batches = make_batches(_Drawn.lines.lines)
+    return _Drawn.batches
+
+
+def draw_overlay(obj, space, system):
+    """Draw the overlay of ``obj`` (the active object, or None) in the bound framebuffer, for
+    the 3D Viewport ``space`` (None: any) and ``Preferences.system``: the draw handler's work."""
+    layers = shown_layers(obj, space)
+    if not layers:
+        return
+    try:
+        batches = armature_batches(obj, layers)
+    except (ArmatureError, ReferenceError):
+        return          # a rig the solver refuses (its message is the solve's to give)
+    draw_batches(batches, line_width(system), gpu.state.viewport_get()[2:])
+
+
+def _draw_callback():
+    if bpy.app.background:
+        return
+    context = bpy.context
+    draw_overlay(context.active_object, context.space_data, context.preferences.system)
+
+
+_HANDLE = []            # the draw handler's handle while registered
+
+
+def register():
+    _HANDLE.append(bpy.types.SpaceView3D.draw_handler_add(_draw_callback, (), 'WINDOW',
+                                                          'POST_VIEW'))
+    bpy.app.handlers.depsgraph_update_post.append(note_updates)
+
+
+def unregister():
+    while _HANDLE:
+        bpy.types.SpaceView3D.draw_handler_remove(_HANDLE.pop(), 'WINDOW')
+    if note_updates in bpy.app.handlers.depsgraph_update_post:
+        bpy.app.handlers.depsgraph_update_post.remove(note_updates)
+    _Drawn.armature, _Drawn.lines, _Drawn.batches = None, None, []
+
+
+def draw_handle():
+    """The draw handler's handle while registered, else None (for tests)."""
+    return _HANDLE[0] if _HANDLE else None

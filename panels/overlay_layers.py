@@ -1,0 +1,325 @@
+"""What the viewport overlay draws for one armature, as world-space line lists per style, read
+from the rig, its DQ IK settings and its session's last result (``session.last_result_of``:
+the overlay never solves). No ``gpu`` here: ``overlay_draw`` turns the lists into batches.
+
+Layers (each switched by ``Object.dqik.show_overlay_<layer>``):
+
+- ``swing``: for each selected bone with limits, the edge of its swing range as a cone from its
+  head in its parent frame ``F``, the axes of ``PoseBone.matrix · matrix_basis⁻¹`` (the frame
+  its rotation channels act in: its rest frame under the parent's pose) made orthonormal
+  (``overlay_geometry.orthonormal_frames``), and its current swing;
+- ``twist``: for the same bones, the twist range as an arc around the bone and its current twist;
+- ``capsules``: the capsules the solver tests (bones with collision on and a radius of at least
+  ``contacts.MIN_RADIUS``, when the armature has colliders or self-collision), those with a
+  contact in the last result in their own colour;
+- ``contacts``: the last result's contacts, a cross on each point and its normal;
+- ``tasks``: a line from each task's effector (the bone's tail; its head for an aim-only task)
+  to its target, coloured by the task's status; a cross on the effector if its target is missing.
+
+``ArmatureLines.update`` remakes the lists only when its change key differs from the last one:
+the pose (``PoseBone.matrix`` of every bone), the selection, the armature's and targets'
+``matrix_world``, the shown layers, the last result (by identity) and ``settings_generation``,
+which counts depsgraph updates of armature objects — setting any ``PoseBone.dqik`` or
+``Object.dqik`` property tags its armature for one (Blender's ``rna_property_update``), so
+limits, radii and tasks are read again only after such an update, not on every redraw.
+"""
+
+from typing import NamedTuple
+
+import bpy
+import numpy as np
+from bpy.app.handlers import persistent
+from mathutils import Matrix
+
+from ..bridge.armature import read_array, read_model
+from ..bridge.colliders import ColliderCache, capsule_radii
+from ..bridge.scene_tasks import target_matrix
+from ..bridge.session import last_result_of
+from ..ik_engine.contacts import MIN_RADIUS
+from ..ik_engine.problem import chain_size
+from ..ik_engine.quaternion import matrix_to_quat, quat_to_matrix
+from ..ik_engine.swing_twist import swing_twist_array
+from . import overlay_geometry as geometry
+from .task_rows import reports_by_name, row_status
+
+LAYERS = ("swing", "twist", "capsules", "contacts", "tasks")
+TWIST_CENTRE = 0.5      # of the bone's length from its head: where the twist arc is drawn
+TWIST_RADIUS = 0.2      # of the bone's length
+MARK_SIZE = 0.015       # of the rig's size (``problem.chain_size``): contact and missing crosses
+# a task's status (``task_rows.row_status``) → its line's style
+TASK_STYLES = {'MET': "task_met", 'CLOSEST': "task_closest", 'NONE': "task_unsolved",
+               'MISSING': "task_failed", 'SKIPPED': "task_failed", 'ERROR': "task_failed"}
+_LIMIT_FIELDS = ("use_limits", "swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
+                 "twist_min", "twist_max")
+
+
+def shown_layers(obj, space=None):
+    """The layers to draw for ``obj`` in the 3D Viewport ``space`` (None: any): none unless
+    ``obj`` is an armature in Pose Mode with its overlay on (``Object.dqik.show_overlay``) and
+    the viewport's overlays are on; else those switched on."""
+    if obj is None or obj.type != 'ARMATURE' or obj.mode != 'POSE':
+        return ()
+    if space is not None and not space.overlay.show_overlays:
+        return ()
+    settings = obj.dqik
+    if not settings.show_overlay:
+        return ()
+    return tuple(layer for layer in LAYERS if getattr(settings, f"show_overlay_{layer}"))
+
+
+def selected_mask(obj):
+    """Every pose bone's selection, in pose-bone order (``PoseBone.select`` from Blender 5.0,
+    ``Bone.select`` before, read in the armature's bone order and put in pose-bone order)."""
+    pose_bones = obj.pose.bones
+    if "select" in bpy.types.PoseBone.bl_rna.properties:
+        return read_array(pose_bones, "select", 1, dtype=bool)
+    bones = obj.data.bones
+    selected = read_array(bones, "select", 1, dtype=bool)
+    names = pose_bones.keys()
+    if bones.keys() == names:
+        return selected
+    return selected[[bones.find(name) for name in names]]
+
+
+def pose_matrices(obj):
+    """``PoseBone.matrix`` of every bone, (n, 4, 4) row-major, armature space."""
+    return read_array(obj.pose.bones, "matrix", 16).reshape(-1, 4, 4).transpose(0, 2, 1)
+
+
+def _to_world(matrix_world, points):
+    return points @ matrix_world[:3, :3].T + matrix_world[:3, 3]
+
+
+def limit_lines(obj, pose, selected, layers):
+    """``{style: lines}`` of the swing and twist layers (armature space) of the selected bones
+    with limits on."""
+    pose_bones = obj.pose.bones
+    rows = [(i, values[1:]) for i in np.flatnonzero(selected).tolist()
+            if (values := [getattr(pose_bones[i].dqik, f) for f in _LIMIT_FIELDS])[0]]
+    if not rows:
+        return {}
+    bones = np.array([i for i, _ in rows])
+    ranges = np.array([values for _, values in rows], dtype=float)
+    basis = read_array(pose_bones, "matrix_basis", 16).reshape(-1, 4, 4).transpose(0, 2, 1)[bones]
+    matrices = pose[bones]
+    # the parent frame's axes, M B⁻¹ with B = R(q) S: (M S⁻¹) R(q)ᵀ
+    rotations = matrix_to_quat(basis[:, :3, :3])
+    unscaled = matrices[:, :3, :3] / np.linalg.norm(basis[:, :3, :3], axis=1)[:, None, :]
+    parent = unscaled @ quat_to_matrix(rotations).transpose(0, 2, 1)
+    frames = geometry.orthonormal_frames(parent[:, :, 0], parent[:, :, 1])
+    heads = matrices[:, :3, 3]
+    lengths = read_array(obj.data.bones, "length", 1)[_bone_order(obj)][bones] \
+        * np.linalg.norm(matrices[:, :3, 1], axis=1)
+    params = swing_twist_array(rotations)   # (s_x, s_z, τ)
+    lines = {}
+    if "swing" in layers:
+        lines["swing"], lines["swing_current"] = geometry.swing_cones(
+            frames, heads, lengths, ranges[:, :4], params[:, :2])
+    if "twist" in layers:
+        swung = geometry.twist_frames(frames, params[:, :2])
+        centres = heads + TWIST_CENTRE * lengths[:, None] * swung[:, :, 1]
+        lines["twist"], lines["twist_current"] = geometry.twist_arcs(
+            swung, centres, TWIST_RADIUS * lengths, ranges[:, 4:], params[:, 2])
+    return lines
+
+
+def _bone_order(obj):
+    """Indices that put ``Armature.bones`` values in pose-bone order."""
+    bones, names = obj.data.bones, obj.pose.bones.keys()
+    return slice(None) if bones.keys() == names else [bones.find(name) for name in names]
+
+
+def rig_key(obj):
+    """Which rig ``obj`` is, cheaply: its armature data, bone count and the addresses of its
+    first bone and pose bone (leaving Edit Mode re-allocates both, ``armature.rig_fingerprint``);
+    what the overlay reads of the model (names, lengths, rest frames) changes only in Edit Mode."""
+    bones, pose_bones = obj.data.bones, obj.pose.bones
+    if not len(bones) or len(bones) != len(pose_bones):
+        return (obj.data.as_pointer(), len(bones), len(pose_bones))
+    return (obj.data.as_pointer(), len(bones), bones[0].as_pointer(), pose_bones[0].as_pointer())
+
+
+class RigCache:
+    """What the overlay reads once per rig change: the ``ChainModel`` and its size
+    (``problem.chain_size``), for the ``rig_key`` ``fingerprint``, and the capsule radii
+    (``colliders.capsule_radii``, remade when the model or a bone's ``use_collision`` or
+    ``radius`` changes)."""
+
+    def __init__(self):
+        self.fingerprint, self.model, self.size = None, None, 0.0
+        self.radii_key, self.radii, self.enabled = None, None, None
+        self.colliders = ColliderCache()
+
+    def model_of(self, obj):
+        fingerprint = rig_key(obj)
+        if fingerprint != self.fingerprint:
+            self.model, self.fingerprint, self.radii_key = read_model(obj), fingerprint, None
+            self.size = chain_size(self.model)
+        return self.model
+
+    def size_of(self, obj):
+        self.model_of(obj)
+        return self.size
+
+    def radii_of(self, obj):
+        """``(radii, enabled)`` of every bone, armature units."""
+        model = self.model_of(obj)
+        key = tuple((s.use_collision, s.radius) for s in (pb.dqik for pb in obj.pose.bones))
+        if key != self.radii_key:
+            self.radii, self.enabled = capsule_radii(obj, model, self.colliders)
+            self.radii_key = key
+        return self.radii, self.enabled
+
+
+def capsule_lines(obj, pose, snapshot, rig):
+    """``{style: lines}`` of the capsules layer (armature space): ``capsule`` and, for bones
+    with a contact in ``snapshot``, ``capsule_touching``."""
+    settings = obj.dqik
+    if settings.colliders is None and not settings.use_self_collision:
+        return {}
+    radii, enabled = rig.radii_of(obj)
+    model = rig.model
+    bones = np.flatnonzero(enabled & (radii >= MIN_RADIUS))
+    heads = pose[bones, :3, 3]
+    tails = heads + model.lengths[bones, None] * pose[bones, :3, 1]
+    touching = np.zeros(len(bones), dtype=bool)
+    if snapshot is not None and snapshot.contacts is not None:
+        touching = np.isin(np.array(model.names)[bones], list(snapshot.contacts.bones))
+    lines = {}
+    for style, chosen in (("capsule", ~touching), ("capsule_touching", touching)):
+        if chosen.any():
+            lines[style] = geometry.capsule_wires(heads[chosen], tails[chosen],
+                                                  pose[bones[chosen], :3, 0], radii[bones[chosen]])
+    return lines
+
+
+def contact_lines(snapshot, size):
+    """``{"contact": lines}`` (world space) of the last result's contacts."""
+    contacts = None if snapshot is None else snapshot.contacts
+    if contacts is None or not len(contacts.points):
+        return {}
+    return {"contact": geometry.contact_marks(contacts.points, contacts.normals, size)}
+
+
+class TaskLine(NamedTuple):
+    """One task of the tasks layer: its bone, its line's style, whether it starts at the head,
+    and its target object."""
+
+    bone: int
+    style: str
+    from_head: bool
+    target: object
+
+
+def task_lines(obj, pose, snapshot, size):
+    """``({style: lines}, targets)``: the tasks layer in world space, and the target objects it
+    read (their ``matrix_world`` is part of the change key)."""
+    reports = reports_by_name(snapshot)
+    found = []
+    for i, pose_bone in enumerate(obj.pose.bones):
+        settings = pose_bone.dqik
+        if not settings.use_target:
+            continue
+        status = row_status(pose_bone.name, settings, snapshot, reports)[0]
+        matrix, _problem = target_matrix(Matrix.Identity(4), settings)
+        aim_only = settings.use_aim and not (settings.use_position or settings.use_rotation)
+        found.append((TaskLine(i, TASK_STYLES[status], aim_only, settings.target),
+                      None if matrix is None else np.array(matrix.translation)))
+    if not found:
+        return {}, ()
+    world = np.array(obj.matrix_world)
+    lengths = read_array(obj.data.bones, "length", 1)[_bone_order(obj)]
+    lines = {}
+    for task, goal in found:
+        frame = pose[task.bone]
+        start = frame[:3, 3] + (0.0 if task.from_head else lengths[task.bone]) * frame[:3, 1]
+        start = _to_world(world, start[None])
+        if goal is None:
+            part = geometry.crosses(start, size)
+            style = "task_failed"
+        else:
+            part, style = geometry.segments(start, goal[None]), task.style
+        lines.setdefault(style, []).append(part)
+    targets = tuple(task.target for task, goal in found if goal is not None)
+    return {style: np.concatenate(parts) for style, parts in lines.items()}, targets
+
+
+def overlay_lines(obj, layers, rig):
+    """``({style: (k, 3) float32 world-space lines}, targets)`` of the ``layers`` of ``obj``."""
+    pose = pose_matrices(obj)
+    world = np.array(obj.matrix_world)
+    snapshot = last_result_of(obj)
+    armature_space = {}
+    if "swing" in layers or "twist" in layers:
+        armature_space.update(limit_lines(obj, pose, selected_mask(obj), layers))
+    if "capsules" in layers:
+        armature_space.update(capsule_lines(obj, pose, snapshot, rig))
+    lines = {style: _to_world(world, points) for style, points in armature_space.items()}
+    size = MARK_SIZE * rig.size_of(obj) * np.cbrt(abs(np.linalg.det(world[:3, :3])))
+    if "contacts" in layers:
+        lines.update(contact_lines(snapshot, size))
+    targets = ()
+    if "tasks" in layers:
+        found, targets = task_lines(obj, pose, snapshot, size)
+        lines.update(found)
+    return {style: np.ascontiguousarray(points, dtype=np.float32)
+            for style, points in lines.items()}, targets
+
+
+_GENERATION = [0]
+
+
+def settings_generation():
+    """How many depsgraph updates touched an armature object so far (``note_updates``)."""
+    return _GENERATION[0]
+
+
+@persistent
+def note_updates(_scene, depsgraph):
+    """``depsgraph_update_post``: count an update that touched an armature object."""
+    for update in depsgraph.updates:
+        if isinstance(update.id, bpy.types.Object) and update.id.type == 'ARMATURE':
+            _GENERATION[0] += 1
+            return
+
+
+def _matrices_bytes(names):
+    """The ``matrix_world`` of the objects ``names`` as bytes (None for one that is gone)."""
+    objects = bpy.data.objects
+    out = []
+    for name in names:
+        thing = objects.get(name)
+        out.append(None if thing is None else np.array(thing.matrix_world, np.float32).tobytes())
+    return tuple(out)
+
+
+class ArmatureLines:
+    """The overlay's line lists of one armature object, kept until their change key changes.
+    Holds no Blender data (undo and file loads re-allocate it): the armature is passed on every
+    call, its targets are kept by name."""
+
+    def __init__(self):
+        self.key, self.snapshot, self.targets = None, None, ()
+        self.lines = {}
+        self.rig = RigCache()
+        self.builds = 0
+
+    def change_key(self, obj, layers):
+        """What the lists depend on, read cheaply (a few ``foreach_get``): see the module."""
+        pose_bones = obj.pose.bones
+        pose = np.empty(16 * len(pose_bones), dtype=np.float32)
+        pose_bones.foreach_get("matrix", pose)
+        return (obj.as_pointer(), layers, settings_generation(), pose.tobytes(),
+                selected_mask(obj).tobytes(), _matrices_bytes((obj.name,) + self.targets))
+
+    def update(self, obj, layers):
+        """Make the lists again if anything they show changed; True if they were made."""
+        key = self.change_key(obj, layers)
+        snapshot = last_result_of(obj)
+        if key == self.key and snapshot is self.snapshot:
+            return False
+        self.lines, targets = overlay_lines(obj, layers, self.rig)
+        self.targets = tuple(target.name for target in targets)
+        self.key, self.snapshot = self.change_key(obj, layers), snapshot
+        self.builds += 1
+        return True
