@@ -132,3 +132,166 @@ def test_bake_equals_playback_with_solve_on_frame_change(clean_scene, dqik):
     bpy.ops.dqik.bake(frame_start=1, frame_end=30)
     played, _ = _played(obj, names, range(1, 31))
     assert _same_rotations(played, np.array(shown)) <= 1e-5
+
+
+def _key_old_animation(obj):
+    """An action of the user's own: the head and the left upper arm turning over frames 1–120,
+    in a slot of the armature."""
+    for frame, angle in ((1, 0.0), (60, 0.4), (120, -0.3)):
+        for name in ("spine.006", "upper_arm.L"):
+            pose_bone = obj.pose.bones[name]
+            pose_bone.rotation_mode = 'QUATERNION'
+            pose_bone.rotation_quaternion = (np.cos(angle / 2), np.sin(angle / 2), 0, 0)
+            pose_bone.keyframe_insert("rotation_quaternion", frame=frame, group=name)
+    obj.pose.bones["spine.006"].rotation_quaternion = (1, 0, 0, 0)
+    return obj.animation_data.action
+
+
+def _head_rotations(obj, frames):
+    scene = bpy.context.scene
+    out = []
+    for frame in frames:
+        scene.frame_set(frame)
+        out.append(np.array(obj.pose.bones["spine.006"].rotation_quaternion))
+    return np.array(out)
+
+
+def test_existing_animation_goes_to_the_nla_and_still_plays(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    old = _key_old_animation(obj)
+    head_before = _head_rotations(obj, range(1, 121, 7))
+    _animated_targets(obj)
+    bpy.context.scene.frame_set(1)
+    assert bpy.ops.dqik.bake(frame_start=1, frame_end=120) == {'FINISHED'}
+    data = obj.animation_data
+    assert data.action is not old and data.action.get("dqik_bake") == obj.name
+    strips = [strip for track in data.nla_tracks for strip in track.strips]
+    assert [strip.action for strip in strips] == [old]
+    assert strips[0].action_slot is not None
+    assert old.name in bpy.data.actions and old.users >= 1
+    assert np.abs(_head_rotations(obj, range(1, 121, 7)) - head_before).max() <= 1e-6
+    # the baked arm plays from the bake, on top of the old keys of upper_arm.L
+    names = ["upper_arm.L", "forearm.L", "hand.L"]
+    played, errors = _played(obj, names, range(1, 121, 7))
+    assert errors.max() <= 1e-4
+
+
+def test_baking_twice_keeps_one_action_one_slot_and_one_curve_per_channel(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    old = _key_old_animation(obj)
+    _animated_targets(obj, frames=(1, 20))
+    counts = []
+    for _ in range(2):
+        assert bpy.ops.dqik.bake(frame_start=1, frame_end=20,
+                                 switch_off_tasks=False) == {'FINISHED'}
+        data = obj.animation_data
+        baked = [action for action in bpy.data.actions if action.get("dqik_bake")]
+        counts.append((len(baked), len(bpy.data.actions), len(data.action.slots),
+                       len(list(_fcurves(obj))), len(data.nla_tracks)))
+    assert counts[0] == counts[1] and counts[0][0] == 1 and counts[0][2] == 1
+    assert [strip.action for track in obj.animation_data.nla_tracks
+            for strip in track.strips] == [old]
+
+
+def test_baking_into_the_active_action_keeps_its_other_keys_and_a_copy(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    old = _key_old_animation(obj)
+    _animated_targets(obj, frames=(1, 20))
+    assert bpy.ops.dqik.bake(frame_start=1, frame_end=20, action='ACTIVE') == {'FINISHED'}
+    assert obj.animation_data.action is old
+    backup = old["dqik_before_bake"]
+    assert backup.use_fake_user and backup.name.endswith("(before DQ IK bake)")
+    path = obj.pose.bones["upper_arm.L"].path_from_id("rotation_quaternion")
+    frames = sorted({k.co[0] for fc in _fcurves(obj) if fc.data_path == path
+                     for k in fc.keyframe_points})
+    assert frames == list(range(1, 21)) + [60.0, 120.0]     # the keys outside the range kept
+    head = obj.pose.bones["spine.006"].path_from_id("rotation_quaternion")
+    assert {k.co[0] for fc in _fcurves(obj) if fc.data_path == head
+            for k in fc.keyframe_points} == {1.0, 60.0, 120.0}
+
+
+def test_cancel_puts_back_the_frame_and_every_channel_and_keys_nothing(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    old = _key_old_animation(obj)
+    _animated_targets(obj)
+    scene = bpy.context.scene
+    scene.frame_set(7)
+    obj.pose.bones["forearm.R"].rotation_quaternion = (0.9, 0.1, 0.3, 0.0)   # not keyed
+    before = dqik.bridge.live_posing.PoseSnapshot(obj)
+    actions = set(bpy.data.actions)
+    baker = _baker(dqik, obj)
+    for _ in range(10):
+        baker.step()
+    baker.cancel()
+    after = dqik.bridge.live_posing.PoseSnapshot(obj)
+    for attr, values in before.channels.items():
+        assert values.tobytes() == after.channels[attr].tobytes(), attr
+    assert scene.frame_current == 7 and set(bpy.data.actions) == actions
+    assert obj.animation_data.action is old and len(obj.animation_data.nla_tracks) == 0
+    assert not dqik.bridge.session.session_for(obj).baking
+    assert all(pb.dqik.use_target for pb in obj.pose.bones if pb.name in sp.EFFECTORS)
+
+
+def test_a_target_deleted_mid_bake_stops_it_with_everything_back(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    empties = _animated_targets(obj)
+    before = dqik.bridge.live_posing.PoseSnapshot(obj)
+    baker = _baker(dqik, obj)
+    for _ in range(5):
+        baker.step()
+    bpy.data.objects.remove(empties["hand.R"])
+    with pytest.raises(dqik.bridge.armature.ArmatureError, match="frame 6.*hand.R"):
+        baker.step()
+    after = dqik.bridge.live_posing.PoseSnapshot(obj)
+    assert all(before.channels[a].tobytes() == after.channels[a].tobytes()
+               for a in before.channels)
+    assert obj.animation_data is None and bpy.context.scene.frame_current == 1
+
+
+def test_the_operator_is_one_undo_step_and_refuses_bad_input_changing_nothing(clean_scene, dqik):
+    assert dqik.operators.bake.DQIK_OT_bake.bl_options >= {'REGISTER', 'UNDO'}
+    obj = rigs.metarig("basic")
+    with pytest.raises(RuntimeError, match="no bone with an enabled DQ IK target"):
+        bpy.ops.dqik.bake(frame_start=1, frame_end=10)
+    _animated_targets(obj, frames=(1, 10))
+    with pytest.raises(RuntimeError, match="empty or reversed"):
+        bpy.ops.dqik.bake(frame_start=10, frame_end=3)
+    assert obj.animation_data is None
+    assert all(not action.get("dqik_bake") for action in bpy.data.actions)
+
+
+def _linked_action(tmp_path, obj):
+    """An action of another file, linked: the user's keys of the armature, read-only here."""
+    action = _key_old_animation(obj)
+    action.name = "Library Walk"
+    path = str(tmp_path / "library.blend")
+    bpy.data.libraries.write(path, {action})
+    obj.animation_data.action = None
+    bpy.data.actions.remove(action)
+    with bpy.data.libraries.load(path, link=True) as (_source, linked):
+        linked.actions = ["Library Walk"]
+    action = linked.actions[0]
+    obj.animation_data.action = action
+    obj.animation_data.action_slot = action.slots[0]
+    return action
+
+
+def test_a_linked_or_overridden_action_is_refused_as_a_target_for_keys(clean_scene, dqik,
+                                                                       tmp_path):
+    obj = rigs.metarig("basic")
+    action = _linked_action(tmp_path, obj)
+    _animated_targets(obj, frames=(1, 10))
+    with pytest.raises(RuntimeError, match="'Library Walk' of 'metarig' is linked"):
+        bpy.ops.dqik.bake(frame_start=1, frame_end=10, action='ACTIVE')
+    assert obj.animation_data.action is action and len(obj.animation_data.nla_tracks) == 0
+    override = action.override_create(remap_local_usages=True)
+    obj.animation_data.action = override
+    with pytest.raises(RuntimeError, match="is a library override"):
+        bpy.ops.dqik.bake(frame_start=1, frame_end=10, action='ACTIVE')
+    # a new action can go on top: the linked one plays from the NLA
+    assert bpy.ops.dqik.bake(frame_start=1, frame_end=10) == {'FINISHED'}
+    assert [strip.action.name for track in obj.animation_data.nla_tracks
+            for strip in track.strips] == ["Library Walk"]
