@@ -295,3 +295,58 @@ def test_a_linked_or_overridden_action_is_refused_as_a_target_for_keys(clean_sce
     assert bpy.ops.dqik.bake(frame_start=1, frame_end=10) == {'FINISHED'}
     assert [strip.action.name for track in obj.animation_data.nla_tracks
             for strip in track.strips] == ["Library Walk"]
+
+
+def _deform_matrices(rig, frames):
+    """(F, d, 4, 4) the DEF bones' evaluated pose matrices at each frame."""
+    scene = bpy.context.scene
+    deform = [pb.name for pb in rig.pose.bones if pb.name.startswith("DEF-")]
+    out = []
+    for frame in frames:
+        scene.frame_set(frame)
+        out.append([np.array(rig.pose.bones[name].matrix) for name in deform])
+    return np.array(out)
+
+
+def test_a_rigify_rig_in_fk_is_baked_on_its_fk_controls_and_plays_without_dq_ik(clean_scene,
+                                                                               dqik):
+    """Production rig: the torso keyed to turn (the chains' parents move with the frames),
+    targets on the FK hands and feet moving; the keys land on the FK controls only, and with
+    the tasks off the DEF bones play where Solve on Frame Change put them."""
+    rig = rigs.generate_rigify_rig()
+    rigs.fk_mode(rig)
+    frames = range(1, 13)
+    effectors = [names[0] for names in rigs.RIGIFY_FK_LIMBS.values()]
+    limbs = {name for names in rigs.RIGIFY_FK_LIMBS.values() for name in names}
+    rng = np.random.default_rng(18)
+    sp.set_pose(rig, {name: rigs.random_quaternions(rng, 1, 0.5)[0] for name in limbs})
+    goals = {name: sp.world_tail(rig, "DEF-" + name.replace("_fk", "")) for name in effectors}
+    sp.set_pose(rig, {name: (1.0, 0.0, 0.0, 0.0) for name in limbs})
+    empties = sp.add_targets(rig, effectors, chain_count=4)
+    torso = rig.pose.bones["torso"]
+    torso.rotation_mode = 'QUATERNION'
+    for frame in (1, 12):
+        angle = 0.1 * (frame - 1) / 11
+        torso.rotation_quaternion = (np.cos(angle / 2), 0.0, 0.0, np.sin(angle / 2))
+        torso.keyframe_insert("rotation_quaternion", frame=frame)
+        for k, (name, empty) in enumerate(empties.items()):
+            empty.location = goals[name] + 0.02 * np.array([np.sin(frame + k) * (frame - 1) / 11,
+                                                            0.0, 0.0])
+            empty.keyframe_insert("location", frame=frame)
+    bpy.context.view_layer.objects.active = rig
+    bpy.context.scene.frame_set(1)
+    start = dqik.bridge.live_posing.PoseSnapshot(rig)
+    rig.dqik.use_solve_on_frame_change = True
+    shown = _deform_matrices(rig, frames)
+    rig.dqik.use_solve_on_frame_change = False
+    bpy.context.scene.frame_set(1)
+    start.restore(rig)
+    assert bpy.ops.dqik.bake(frame_start=1, frame_end=12) == {'FINISHED'}
+    keyed = {fc.data_path.split('"')[1] for fc in _fcurves(rig)}
+    assert keyed <= limbs and {"hand_fk.L", "foot_fk.R"} <= keyed
+    played = _deform_matrices(rig, frames)
+    assert np.abs(played - shown).max() <= 1e-5
+    bpy.context.scene.frame_set(1)       # the FK pose's own tails: reachable
+    for name in effectors:
+        deform = sp.world_tail(rig, "DEF-" + name.replace("_fk", ""))
+        assert np.linalg.norm(deform - goals[name]) <= 1e-4, name
