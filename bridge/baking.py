@@ -249,7 +249,7 @@ class FrameBake:
         frames = self.frames.astype(np.float64)
         solved = np.stack(self.recorded)[:, self.solved_in_sub]       # (F, k, 4)
         per_bone = {}   # row → [(channel, (F, c) values)]
-        layout = []     # (mode, columns in the cleaned values, rows of the sub-model)
+        layout = []     # (mode, its columns in the cleaned values, channel width, sub-model rows)
         values = []
         for mode, rows_of_mode in self.modes.items():
             picked = np.flatnonzero(rows_of_mode[self.solved_rows])
@@ -258,9 +258,9 @@ class FrameBake:
             rows = self.solved_rows[picked]
             channel = channel_of(mode)
             keys = channel_values(solved[:, picked], mode, self.reference[channel][rows])
-            width = keys.shape[2]
             first = sum(v.shape[1] for v in values)
-            layout.append((mode, first, width, self.solved_in_sub[picked]))
+            layout.append((mode, slice(first, first + keys[0].size), keys.shape[2],
+                           self.solved_in_sub[picked]))
             values.append(keys.reshape(len(frames), -1))
             for k, row in enumerate(rows.tolist()):
                 per_bone.setdefault(row, []).append((channel, keys[:, k], None))

@@ -75,9 +75,9 @@ class TaskTolerance:
 
     def __call__(self, indices, interpolated):
         excess = np.empty(len(indices))
-        quaternions = [(rows, self.to_quaternions(mode, interpolated[:, first:first + width]
+        quaternions = [(rows, self.to_quaternions(mode, interpolated[:, columns]
                                                   .reshape(len(indices), -1, width)))
-                       for mode, first, width, rows in self.layout]
+                       for mode, columns, width, rows in self.layout]
         for k, frame in enumerate(indices.tolist()):
             rotations = self.recorded[frame].copy()
             for rows, values in quaternions:

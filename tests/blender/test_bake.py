@@ -350,3 +350,92 @@ def test_a_rigify_rig_in_fk_is_baked_on_its_fk_controls_and_plays_without_dq_ik(
     for name in effectors:
         deform = sp.world_tail(rig, "DEF-" + name.replace("_fk", ""))
         assert np.linalg.norm(deform - goals[name]) <= 1e-4, name
+
+
+def test_rotation_keys_are_continuous_in_every_mode_as_mathutils_makes_them(dqik):
+    """A rotation turning past ±π about tilted axes: quaternion keys keep dot ≥ 0, Euler keys
+    equal mathutils' ``to_euler(order, compat)`` chained frame to frame (no 2π jumps), axis-angle
+    keys turn smoothly past π; each key still is the rotation it came from."""
+    from mathutils import Euler, Quaternion
+    rotation_keys = dqik.bridge.rotation_keys
+    angle = np.linspace(0.0, 3.5 * np.pi, 200)
+    axis = np.array([0.3, 0.8, -0.5]) / np.linalg.norm([0.3, 0.8, -0.5])
+    q = np.column_stack([np.cos(angle / 2), np.sin(angle / 2)[:, None] * axis])
+    q[::3] *= -1.0                                         # sign flips, as a solver may give
+    frames = q[:, None, :]
+    quaternion = rotation_keys.channel_values(frames, 'QUATERNION', [[1.0, 0.0, 0.0, 0.0]])
+    assert np.einsum("fki,fki->fk", quaternion[1:], quaternion[:-1]).min() >= 0.0
+    for order in ('XYZ', 'ZXY', 'YZX'):
+        euler = rotation_keys.channel_values(frames, order, [[0.0, 0.0, 0.0]])[:, 0]
+        compat = Euler((0.0, 0.0, 0.0), order)
+        for key, rotation in zip(euler, q):
+            compat = Quaternion(rotation).to_euler(order, compat)
+            assert np.abs(key - np.array(compat)).max() <= 1e-5     # mathutils: float32
+        assert np.abs(np.diff(euler, axis=0)).max() <= 0.5
+    axis_angle = rotation_keys.channel_values(frames, 'AXIS_ANGLE', [[0.0, 0.0, 1.0, 0.0]])[:, 0]
+    assert np.abs(np.diff(axis_angle[:, 0])).max() <= 0.1
+    back = [Quaternion(key[1:], key[0]) for key in axis_angle]
+    assert max(abs(abs(b.dot(Quaternion(r))) - 1.0) for b, r in zip(back, q)) <= 1e-6
+
+
+def _random_rotation_modes(obj, names, seed):
+    rng = np.random.default_rng(seed)
+    modes = ('QUATERNION', 'XYZ', 'ZXY', 'AXIS_ANGLE')
+    for name in names:
+        obj.pose.bones[name].rotation_mode = modes[int(rng.integers(0, len(modes)))]
+
+
+def _held_then_moved_targets(obj):
+    """The feet and hands held still from frame 1 to 40, then moving linearly 3 cm until 120
+    (linear keys), from points 12 cm inside the rest tails."""
+    empties = sp.add_targets(obj, sp.EFFECTORS)
+    preferences = bpy.context.preferences.edit
+    interpolation = preferences.keyframe_new_interpolation_type
+    preferences.keyframe_new_interpolation_type = 'LINEAR'
+    for k, (name, empty) in enumerate(empties.items()):
+        obj.pose.bones[name].dqik.priority = 1 if name.startswith("foot") else 2
+        root = np.array(obj.matrix_world @ obj.pose.bones[name].parent.parent.head)
+        rest = sp.world_tail(obj, name)
+        rest += 0.12 * (root - rest) / np.linalg.norm(root - rest)
+        for frame, offset in ((1, 0.0), (40, 0.0), (120, 0.03)):
+            empty.location = rest + offset * np.array([np.cos(k), np.sin(k), 0.5])
+            empty.keyframe_insert("location", frame=frame)
+    preferences.keyframe_new_interpolation_type = interpolation
+    bpy.context.view_layer.objects.active = obj
+    return empties
+
+
+def test_cleanup_drops_keys_and_keeps_every_target_within_its_tolerance(clean_scene, dqik):
+    """Cleanup with a 0.1 mm tolerance on bones in quaternion, Euler and axis-angle modes: most
+    keys go (the targets hold, then move steadily), and on every frame the keys play back each
+    target within 0.1 mm."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    _random_rotation_modes(obj, sp.chain_bones(obj, sp.EFFECTORS), 4)
+    _held_then_moved_targets(obj)
+    baker = _baker(dqik, obj, cleanup_tolerance=1e-4)
+    report = baker.finish()
+    assert report.worst_error <= 1e-4
+    every_frame = 120 * sum(
+        4 if obj.pose.bones[name].rotation_mode in ('QUATERNION', 'AXIS_ANGLE') else 3
+        for name in report.bones)
+    assert report.keys < 0.25 * every_frame
+    _, errors = _played(obj, [], range(1, 121))
+    assert errors.max() <= 1e-4
+
+
+def test_keyed_frames_bake_only_where_targets_have_keys(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    _random_rotation_modes(obj, sp.chain_bones(obj, sp.EFFECTORS), 5)
+    _animated_targets(obj)
+    baker = _baker(dqik, obj, frames='KEYED')
+    expected = np.round(np.linspace(1, 120, 7)).astype(int)
+    assert baker.frames.tolist() == sorted(set(expected.tolist()))
+    report = baker.finish()
+    assert report.frames == 7
+    for fcurve in _fcurves(obj):
+        assert [k.co[0] for k in fcurve.keyframe_points] == baker.frames.tolist()
+    solved, names = _solved(baker)
+    played, errors = _played(obj, names, baker.frames)
+    assert _same_rotations(played, solved) <= 1e-5 and errors.max() <= 1e-4
