@@ -35,6 +35,7 @@ from .armature import ArmatureError
 
 ACTION_MARK = "dqik_bake"               # on an action a bake made: the armature's name
 BACKUP_MARK = "dqik_before_bake"        # on an action baked into: its copy from before
+_PUSHED = " (before DQ IK bake)"        # ends the name of an NLA track a bake pushed down
 # every setting of a kept key: (Keyframe property, width, dtype)
 _KEY_FIELDS = (("co", 2, np.float32), ("handle_left", 2, np.float32),
                ("handle_right", 2, np.float32), ("interpolation", 1, np.int32),
@@ -72,7 +73,7 @@ def prepare_action(obj, mode):
     data = obj.animation_data_create()
     action = data.action
     if action is not None and (mode == 'ACTIVE' or action.get(ACTION_MARK)):
-        where = _kept_before(action)
+        where = _kept_before(action, data)
     else:
         where = "no earlier animation" if action is None else _push_down(data)
         action = bpy.data.actions.new(f"{obj.name}_DQIK")
@@ -93,7 +94,7 @@ def _push_down(data):
     leave no active action; returns where it went."""
     action, slot = data.action, data.action_slot
     track = data.nla_tracks.new()
-    track.name = f"{action.name} (before DQ IK bake)"
+    track.name = f"{action.name}{_PUSHED}"
     strip = track.strips.new(action.name, int(action.frame_range[0]), action)
     if slot is not None:
         strip.action_slot = slot
@@ -104,14 +105,18 @@ def _push_down(data):
     return f"the action '{action.name}' now plays from the NLA track '{track.name}'"
 
 
-def _kept_before(action):
-    """Where the state of ``action`` before its first bake is kept (a copy made now)."""
+def _kept_before(action, data):
+    """Where the animation from before the first bake into ``action`` is: for a DQ IK action,
+    the NLA tracks the first bake pushed down; else a copy of the action (made now)."""
     if action.get(ACTION_MARK):
-        return f"keys replaced in the DQ IK action '{action.name}' within the range"
+        pushed = [track.name for track in data.nla_tracks if track.name.endswith(_PUSHED)]
+        return (f"keys replaced within the range in the DQ IK action '{action.name}'"
+                + ("" if not pushed else "; the animation from before plays from the NLA "
+                   "track " + ", ".join(f"'{name}'" for name in pushed)))
     backup = action.get(BACKUP_MARK)
     if backup is None or backup.name not in bpy.data.actions:
         backup = action.copy()
-        backup.name = f"{action.name} (before DQ IK bake)"
+        backup.name = f"{action.name}{_PUSHED}"
         backup.use_fake_user = True
         action[BACKUP_MARK] = backup
     return (f"keys written into the action '{action.name}'; its state before is kept as "

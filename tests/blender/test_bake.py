@@ -166,6 +166,7 @@ def test_existing_animation_goes_to_the_nla_and_still_plays(clean_scene, dqik):
     assert bpy.ops.dqik.bake(frame_start=1, frame_end=120) == {'FINISHED'}
     data = obj.animation_data
     assert data.action is not old and data.action.get("dqik_bake") == obj.name
+    assert obj.animation_data.nla_tracks[0].name == f"{old.name} (before DQ IK bake)"
     strips = [strip for track in data.nla_tracks for strip in track.strips]
     assert [strip.action for strip in strips] == [old]
     assert strips[0].action_slot is not None
@@ -193,6 +194,11 @@ def test_baking_twice_keeps_one_action_one_slot_and_one_curve_per_channel(clean_
     assert counts[0] == counts[1] and counts[0][0] == 1 and counts[0][2] == 1
     assert [strip.action for track in obj.animation_data.nla_tracks
             for strip in track.strips] == [old]
+    report = _baker(dqik, obj).finish()                 # a third time: where is everything
+    assert report.action == "metarig_DQIK" and len(bpy.data.actions) == counts[0][1]
+    assert report.old_animation == (
+        "keys replaced within the range in the DQ IK action 'metarig_DQIK'; the animation from "
+        f"before plays from the NLA track '{old.name} (before DQ IK bake)'")
 
 
 def test_baking_into_the_active_action_keeps_its_other_keys_and_a_copy(clean_scene, dqik):
@@ -439,3 +445,24 @@ def test_keyed_frames_bake_only_where_targets_have_keys(clean_scene, dqik):
     solved, names = _solved(baker)
     played, errors = _played(obj, names, baker.frames)
     assert _same_rotations(played, solved) <= 1e-5 and errors.max() <= 1e-4
+
+
+def test_selected_and_all_bones_key_the_other_bones_as_animated(clean_scene, dqik):
+    """'SELECTED' keys the selected bones, 'ALL' every bone; a bone the solve does not move is
+    keyed with its animated rotation, location and scale, so the action plays alone."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    _key_old_animation(obj)
+    head_before = _head_rotations(obj, range(1, 21))
+    _animated_targets(obj, frames=(1, 20))
+    bones = obj.data.bones if bpy.app.version < (5, 0, 0) else obj.pose.bones
+    for item in bones:
+        item.select = item.name in ("spine.006", "hand.L")
+    report = _baker(dqik, obj, bones='SELECTED', switch_off_tasks=False).finish()
+    assert set(report.bones) == {"spine.006", "hand.L"}
+    paths = {fc.data_path.rsplit(".", 1)[1] for fc in _fcurves(obj) if "spine.006" in fc.data_path}
+    assert paths == {"rotation_quaternion", "location", "scale"}
+    report = _baker(dqik, obj, bones='ALL').finish()
+    assert len(report.bones) == len(obj.pose.bones)
+    obj.animation_data.nla_tracks[0].mute = True         # the bake's action alone
+    assert np.abs(_head_rotations(obj, range(1, 21)) - head_before).max() <= 1e-6
