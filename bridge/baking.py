@@ -205,6 +205,12 @@ class FrameBake:
         pose = PoseArrays(self.obj)
         self.modes = {'QUATERNION': pose.quaternion_rows, **pose.other_modes}
 
+    def solved(self):
+        """The names of the baked bones the solve moves and their solved rotations, (F, k, 4)
+        quaternions over the frames solved so far."""
+        names = [self.obj.pose.bones[row].name for row in self.solved_rows.tolist()]
+        return names, np.stack(self.recorded)[:, self.solved_in_sub]
+
     def cancel(self):
         """Put back the frame and every pose channel as they were, and end."""
         self._return_to_start()
@@ -247,7 +253,7 @@ class FrameBake:
         bones' names."""
         bones = self.obj.pose.bones
         frames = self.frames.astype(np.float64)
-        solved = np.stack(self.recorded)[:, self.solved_in_sub]       # (F, k, 4)
+        solved = self.solved()[1]       # (F, k, 4)
         per_bone = {}   # row → [(channel, (F, c) values)]
         layout = []     # (mode, its columns in the cleaned values, channel width, sub-model rows)
         values = []

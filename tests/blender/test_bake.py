@@ -55,15 +55,7 @@ def _quaternion_keys(obj, name):
 
 
 def _baker(dqik, obj, **options):
-    baking = dqik.bridge.baking
-    return baking.FrameBake(obj, bpy.context.scene,
-                            baking.BakeOptions(*FRAMES, **options))
-
-
-def _solved(baker):
-    """(F, k, 4) the rotations the bake solved for its solved bones, and their names."""
-    names = [baker.obj.pose.bones[row].name for row in baker.solved_rows.tolist()]
-    return np.stack(baker.recorded)[:, baker.solved_in_sub], names
+    return dqik.api.FrameBake(obj, bpy.context.scene, dqik.api.BakeOptions(*FRAMES, **options))
 
 
 def _played(obj, names, frames):
@@ -97,7 +89,7 @@ def test_baked_keys_play_the_solved_pose_with_the_tasks_off(clean_scene, dqik):
     baker = _baker(dqik, obj)
     report = baker.finish()
     assert report.frames == 120 and report.worst_error <= 1e-4
-    solved, names = _solved(baker)
+    names, solved = baker.solved()
     assert not any(pb.dqik.use_target for pb in obj.pose.bones)
     played, errors = _played(obj, names, baker.frames)
     assert _same_rotations(played, solved) <= 1e-5
@@ -442,7 +434,7 @@ def test_keyed_frames_bake_only_where_targets_have_keys(clean_scene, dqik):
     assert report.frames == 7
     for fcurve in _fcurves(obj):
         assert [k.co[0] for k in fcurve.keyframe_points] == baker.frames.tolist()
-    solved, names = _solved(baker)
+    names, solved = baker.solved()
     played, errors = _played(obj, names, baker.frames)
     assert _same_rotations(played, solved) <= 1e-5 and errors.max() <= 1e-4
 
