@@ -132,8 +132,7 @@ class FrameBake:
         self.started = time.perf_counter()
         self.recorded, self.given, self.targets, self.others = [], [], [], []
         self.worst_error, self.warnings = 0.0, set()
-        self.reference = None
-        self.session.baking = True
+        self.reference, self.unsolved = None, None
 
     @property
     def done(self):
@@ -146,6 +145,7 @@ class FrameBake:
         try:
             self.scene.frame_set(frame)
             if self.index == 0:
+                self.session.baking = True
                 self.reference = {channel: read_array(self.obj.pose.bones, channel, width)
                                   for channel, width in _WIDTH.items()}
             start = None if self.index == 0 else self.session.last_rotations
@@ -161,10 +161,12 @@ class FrameBake:
         self.index += 1
 
     def _record(self, frame, snapshot):
-        lost = [task.name for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED')]
-        if lost:
-            raise ArmatureError(f"the target of {', '.join(lost)} is missing or moves with the "
-                                "rig")
+        unsolved = {task.name for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED')}
+        if self.unsolved is None:
+            self.unsolved = unsolved    # left out from the start: a warning, as in a solve
+        elif unsolved != self.unsolved:
+            raise ArmatureError(f"the target of {', '.join(sorted(unsolved - self.unsolved))} "
+                                "went missing or now moves with the rig")
         solver = self.session.solver
         if self.solver is None:
             self.solver = solver
@@ -179,7 +181,7 @@ class FrameBake:
             self.others.append({channel: read_array(bones, channel, width)[self.other_rows]
                                 for channel, width in _WIDTH.items()})
         errors = [task.position_error for task in snapshot.tasks
-                  if task.position_error is not None]
+                  if task.position_error is not None and task.position_error == task.position_error]
         self.worst_error = max([self.worst_error, *errors])
         self.warnings.update(snapshot.warnings)
 

@@ -30,9 +30,9 @@ class DQIK_OT_bake(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     frame_start: IntProperty(name="Start Frame", description="First frame to bake",
-                             default=1, min=0)
+                             default=1)
     frame_end: IntProperty(name="End Frame", description="Last frame to bake (inclusive)",
-                           default=250, min=0)
+                           default=250)
     step: IntProperty(name="Frame Step", description="Bake every this many frames",
                       default=1, min=1, max=120)
     bones: EnumProperty(

@@ -59,8 +59,8 @@ def _baker(dqik, obj, **options):
 
 
 def _played(obj, names, frames):
-    """(F, k, 4) the bones' rotations Blender evaluates at each frame (in any rotation mode), and the effectors' errors
-    (F, 4) against their targets."""
+    """(F, k, 4) the bones' rotations Blender evaluates at each frame (in any rotation mode),
+    and the effectors' errors (F, 4) against their targets."""
     scene = bpy.context.scene
     rotations, errors = [], []
     empties = {name: obj.pose.bones[name].dqik.target for name in sp.EFFECTORS}
