@@ -95,7 +95,7 @@ def bake_dq_ik(dqik, frames, seed, collider, cleanup=0.0):
         result = bpy.ops.dqik.bake(frame_start=1, frame_end=frames, cleanup_tolerance=cleanup)
     seconds = time.perf_counter() - begun
     assert result == {'FINISHED'}
-    keys = sum(len(fc.keyframe_points) for fc in _fcurves(obj))
+    keys = sum(len(fc.keyframe_points) for fc in _fcurves(dqik, obj))
     return seconds, keys, playback_errors(obj, empties, frames), triangles
 
 
@@ -113,17 +113,13 @@ def bake_blender(dqik, frames, seed):
                                   bake_types={'POSE'})
     seconds = time.perf_counter() - begun
     assert result == {'FINISHED'}
-    keys = sum(len(fc.keyframe_points) for fc in _fcurves(obj))
+    keys = sum(len(fc.keyframe_points) for fc in _fcurves(dqik, obj))
     return seconds, keys, playback_errors(obj, empties, frames)
 
 
-def _fcurves(obj):
+def _fcurves(dqik, obj):
     data = obj.animation_data
-    for layer in data.action.layers:
-        for strip in layer.strips:
-            bag = strip.channelbag(data.action_slot)
-            if bag is not None:
-                yield from bag.fcurves
+    return dqik.bridge.keyed_frames.slot_fcurves(data.action, data.action_slot)
 
 
 def main():

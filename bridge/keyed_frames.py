@@ -40,12 +40,13 @@ def keyed_frames(objects):
                    for track in data.nla_tracks if not track.mute
                    for strip in track.strips if not strip.mute and strip.action is not None]
         for action, slot, offset, scale in played:
-            for fcurve in _fcurves(action, slot):
+            for fcurve in slot_fcurves(action, slot):
                 frames.append(_key_frames(fcurve) * scale + offset)
     return np.unique(np.concatenate(frames))
 
 
-def _fcurves(action, slot):
+def slot_fcurves(action, slot):
+    """Every F-curve ``action`` holds for ``slot`` (none for a missing action or slot)."""
     if action is None or slot is None:
         return
     for layer in action.layers:

@@ -31,19 +31,16 @@ def _animated_targets(obj, frames=FRAMES, amplitude=0.06):
     return empties
 
 
-def _fcurves(obj):
+def _fcurves(dqik, obj):
+    """Every F-curve of the armature's action in its slot."""
     data = obj.animation_data
-    for layer in data.action.layers:
-        for strip in layer.strips:
-            bag = strip.channelbag(data.action_slot)
-            if bag is not None:
-                yield from bag.fcurves
+    return dqik.bridge.keyed_frames.slot_fcurves(data.action, data.action_slot)
 
 
-def _quaternion_keys(obj, name):
+def _quaternion_keys(dqik, obj, name):
     """(K,4) keys of a bone's rotation_quaternion curves."""
     path = obj.pose.bones[name].path_from_id("rotation_quaternion")
-    curves = sorted((fc for fc in _fcurves(obj) if fc.data_path == path),
+    curves = sorted((fc for fc in _fcurves(dqik, obj) if fc.data_path == path),
                     key=lambda fc: fc.array_index)
     assert len(curves) == 4
     out = []
@@ -97,7 +94,7 @@ def test_baked_keys_play_the_solved_pose_with_the_tasks_off(clean_scene, dqik):
     for name in names:
         if obj.pose.bones[name].rotation_mode != 'QUATERNION':
             continue
-        keys = _quaternion_keys(obj, name)
+        keys = _quaternion_keys(dqik, obj, name)
         assert len(keys) == 120
         dots = np.einsum("ki,ki->k", keys[1:], keys[:-1])
         assert dots.min() >= 0.0, name
@@ -182,7 +179,7 @@ def test_baking_twice_keeps_one_action_one_slot_and_one_curve_per_channel(clean_
         data = obj.animation_data
         baked = [action for action in bpy.data.actions if action.get("dqik_bake")]
         counts.append((len(baked), len(bpy.data.actions), len(data.action.slots),
-                       len(list(_fcurves(obj))), len(data.nla_tracks)))
+                       len(list(_fcurves(dqik, obj))), len(data.nla_tracks)))
     assert counts[0] == counts[1] and counts[0][0] == 1 and counts[0][2] == 1
     assert [strip.action for track in obj.animation_data.nla_tracks
             for strip in track.strips] == [old]
@@ -203,11 +200,11 @@ def test_baking_into_the_active_action_keeps_its_other_keys_and_a_copy(clean_sce
     backup = old["dqik_before_bake"]
     assert backup.use_fake_user and backup.name.endswith("(before DQ IK bake)")
     path = obj.pose.bones["upper_arm.L"].path_from_id("rotation_quaternion")
-    frames = sorted({k.co[0] for fc in _fcurves(obj) if fc.data_path == path
+    frames = sorted({k.co[0] for fc in _fcurves(dqik, obj) if fc.data_path == path
                      for k in fc.keyframe_points})
     assert frames == list(range(1, 21)) + [60.0, 120.0]     # the keys outside the range kept
     head = obj.pose.bones["spine.006"].path_from_id("rotation_quaternion")
-    assert {k.co[0] for fc in _fcurves(obj) if fc.data_path == head
+    assert {k.co[0] for fc in _fcurves(dqik, obj) if fc.data_path == head
             for k in fc.keyframe_points} == {1.0, 60.0, 120.0}
 
 
@@ -340,7 +337,7 @@ def test_a_rigify_rig_in_fk_is_baked_on_its_fk_controls_and_plays_without_dq_ik(
     bpy.context.scene.frame_set(1)
     start.restore(rig)
     assert bpy.ops.dqik.bake(frame_start=1, frame_end=12) == {'FINISHED'}
-    keyed = {fc.data_path.split('"')[1] for fc in _fcurves(rig)}
+    keyed = {fc.data_path.split('"')[1] for fc in _fcurves(dqik, rig)}
     assert keyed <= limbs and {"hand_fk.L", "foot_fk.R"} <= keyed
     played = _deform_matrices(rig, frames)
     assert np.abs(played - shown).max() <= 1e-5
@@ -432,7 +429,7 @@ def test_keyed_frames_bake_only_where_targets_have_keys(clean_scene, dqik):
     assert baker.frames.tolist() == sorted(set(expected.tolist()))
     report = baker.finish()
     assert report.frames == 7
-    for fcurve in _fcurves(obj):
+    for fcurve in _fcurves(dqik, obj):
         assert [k.co[0] for k in fcurve.keyframe_points] == baker.frames.tolist()
     names, solved = baker.solved()
     played, errors = _played(obj, names, baker.frames)
@@ -452,7 +449,8 @@ def test_selected_and_all_bones_key_the_other_bones_as_animated(clean_scene, dqi
         item.select = item.name in ("spine.006", "hand.L")
     report = _baker(dqik, obj, bones='SELECTED', switch_off_tasks=False).finish()
     assert set(report.bones) == {"spine.006", "hand.L"}
-    paths = {fc.data_path.rsplit(".", 1)[1] for fc in _fcurves(obj) if "spine.006" in fc.data_path}
+    paths = {fc.data_path.rsplit(".", 1)[1] for fc in _fcurves(dqik, obj)
+             if "spine.006" in fc.data_path}
     assert paths == {"rotation_quaternion", "location", "scale"}
     report = _baker(dqik, obj, bones='ALL').finish()
     assert len(report.bones) == len(obj.pose.bones)
