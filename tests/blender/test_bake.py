@@ -256,6 +256,12 @@ def test_the_operator_is_one_undo_step_and_refuses_bad_input_changing_nothing(cl
         bpy.ops.dqik.bake(frame_start=10, frame_end=3)
     assert obj.animation_data is None
     assert all(not action.get("dqik_bake") for action in bpy.data.actions)
+    # invoked without a window (background mode, a script) it runs to the end, the scene's
+    # range when none is given
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 2, 9
+    assert bpy.ops.dqik.bake('INVOKE_DEFAULT') == {'FINISHED'}
+    frames = {k.co[0] for fc in _fcurves(dqik, obj) for k in fc.keyframe_points}
+    assert frames == set(range(2, 10))
 
 
 def _linked_action(tmp_path, obj):
