@@ -15,10 +15,17 @@ follows settings changed through their properties and rig edits by itself; call
 ``session.invalidate()`` after writing a setting as a raw ID property or when keyframes or
 drivers change DQ IK settings (``bridge/session.py`` says why). Problems raise ``ArmatureError``
 with a message meant for the user.
+
+Baking, what ``dqik.bake`` runs (``bridge/baking.py``), one frame at a time if you like::
+
+    bake = api.FrameBake(rig, bpy.context.scene, api.BakeOptions(1, 120, cleanup_tolerance=1e-4))
+    report = bake.finish()             # or bake.step() per frame; bake.cancel() puts all back
+    print(report.describe())
 """
 
 from .bridge.armature import ArmatureError
+from .bridge.baking import BakeOptions, BakeReport, FrameBake
 from .bridge.session import Session, SolveSnapshot, TaskReport, drop_sessions, session_for
 
-__all__ = ["ArmatureError", "Session", "SolveSnapshot", "TaskReport", "drop_sessions",
-           "session_for"]
+__all__ = ["ArmatureError", "BakeOptions", "BakeReport", "FrameBake", "Session", "SolveSnapshot",
+           "TaskReport", "drop_sessions", "session_for"]

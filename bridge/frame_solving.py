@@ -35,10 +35,11 @@ message, or any exception) is printed once to stderr, kept in the session's ``la
 (the sidebar's Last Solve box shows it) and switches the option off on that armature.
 
 Skipped without a word: armatures in Edit Mode and linked ones without a library override
-(neither can be posed). While a render runs as a job in another thread (F12 in the interface)
-with Render > Lock Interface off, the interface may evaluate the same data at the same time and
-Blender warns that changing it can crash (the note on altering data in the page above): no
-armature is solved then, and that is printed once per render. Turning the option on locks the
+(neither can be posed), and an armature being baked (``Session.baking``: ``dqik.bake`` sets
+its frames and solves each itself, ``baking.py``). While a render runs as a job in another
+thread (F12 in the interface) with Render > Lock Interface off, the interface may evaluate the
+same data at the same time and Blender warns that changing it can crash (the note on altering
+data in the page above): no armature is solved then, and that is printed once per render. Turning the option on locks the
 interface of the armature's scenes for that reason (``properties.py``); renders from a script
 (``bpy.ops.render.render()`` without invoke) and in background mode block and are solved.
 """
@@ -114,6 +115,8 @@ def _solve(obj, frame):
     session = None
     try:
         session = session_for(obj)
+        if session.baking:      # ``dqik.bake`` sets the frames and solves them (``baking.py``)
+            return
         start = session.last_rotations if is_step(session, frame, obj.pose.bones) else None
         session.tick(start=start)
     except Exception as err:   # noqa: BLE001  (reported once, then the option is off)

@@ -144,6 +144,7 @@ class Session:
         self.last_result = None
         self.last_rotations = None   # (n,4) of the last result, every bone
         self.dragged = None          # (bone name, world point) while a bone is dragged
+        self.baking = False          # dqik.bake solves the frames itself: frame changes skip it
         self._seen = None            # ``_moves()`` after the last live tick
         self._stuck = 0              # live ticks in a row cut short without progress
         self.colliders = ColliderCache()

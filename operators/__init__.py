@@ -1,6 +1,6 @@
 """The ``dqik.*`` operators, thin shells over ``bridge/``."""
 
-from . import add_target, build_chain, import_limits, live, presets, solve
+from . import add_target, bake, build_chain, import_limits, live, presets, solve
 
 CLASSES = (*build_chain.CLASSES, *solve.CLASSES, *add_target.CLASSES, *presets.CLASSES,
-           *import_limits.CLASSES, *live.CLASSES)
+           *import_limits.CLASSES, *live.CLASSES, *bake.CLASSES)

@@ -104,6 +104,7 @@ class DQIK_PT_sidebar(_ArmaturePanel, bpy.types.Panel):
         layout = self.layout
         col = layout.column(align=True)
         col.operator("dqik.solve", icon='CON_KINEMATIC')
+        col.operator("dqik.bake", icon='KEYINGSET')
         col.operator("dqik.add_target", icon='EMPTY_AXIS')
         col.operator("dqik.build_chain", icon='ARMATURE_DATA')
         row = col.row(align=True)

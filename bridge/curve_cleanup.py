@@ -1,0 +1,86 @@
+"""Curve cleanup that keeps the targets: which baked keys may go.
+
+Blender's own "Clean Curves" (``bpy_extras/anim_utils.py``, ``bake_action_iter`` with
+``do_clean``) drops keys whose value a curve would have anyway, one curve at a time, with a
+tolerance on the values: small errors in the rotations of a chain add up at its end, so a foot
+that was planted slides. Here the keys of all cleaned curves are dropped together, at the same
+frames, and only where the pose that Blender would play between the kept keys (each channel
+interpolated linearly, as the baked keys are) keeps every task within the tolerance on every
+frame it spans; ``tolerable`` measures that, with the solve's own forward kinematics.
+
+The search is Ramer–Douglas–Peucker's over time (Douglas & Peucker 1973, "Algorithms for the
+reduction of the number of points required to represent a digitized line"): a span between two
+kept keys is tried with linear interpolation; if a frame in it is out of tolerance, the worst
+frame is kept and both halves are tried again. Each try is one batched call of ``tolerable``.
+"""
+
+import numpy as np
+
+
+def kept_keys(frames, values, tolerable):
+    """Indices of the keys to keep (sorted; the first and last always), of curves with values
+    ``values`` (F, C) at ``frames`` (F,). ``tolerable(indices, interpolated)`` returns, for the
+    frames ``indices`` and their interpolated values (m, C), each frame's error over its
+    allowance: ≤ 1 where the interpolated pose is within tolerance."""
+    frames = np.asarray(frames, dtype=np.float64)
+    count = len(frames)
+    keep = np.zeros(count, dtype=bool)
+    keep[[0, count - 1]] = True
+    spans = [(0, count - 1)]
+    while spans:
+        first, last = spans.pop()
+        if last - first < 2:
+            continue
+        inner = np.arange(first + 1, last)
+        t = ((frames[inner] - frames[first]) / (frames[last] - frames[first]))[:, None]
+        interpolated = values[first] + (values[last] - values[first]) * t
+        excess = np.asarray(tolerable(inner, interpolated))
+        worst = int(np.argmax(excess))
+        if excess[worst] > 1.0:
+            middle = int(inner[worst])
+            keep[middle] = True
+            spans += [(first, middle), (middle, last)]
+    return np.flatnonzero(keep)
+
+
+class TaskTolerance:
+    """``tolerable`` for ``kept_keys``: each frame's task errors, with the cleaned bones posed
+    by interpolated channel values, over what the frame allows them.
+
+    Poses are measured with the solve's own forward kinematics and tasks (its ``Problem``), as
+    it saw that frame: the sub-model's recorded rotations (every bone the solve reads),
+    Blender's evaluated parents (``GivenPose``) and each task batch's targets. A task allows
+    ``tolerance`` where the solve met it (its error within the solver's ``solver_tolerance``),
+    else its solved error plus ``tolerance``: a reachable target stays within the tolerance and
+    an unreachable one gets no more than that farther. Angular errors count as distances at
+    the chain's size, as the solver weighs them. The problem's targets and FK state are
+    changed: its session must be rebuilt afterwards (``Session.invalidate``)."""
+
+    def __init__(self, problem, recorded, given, targets, layout, to_quaternions, tolerance,
+                 solver_tolerance):
+        self.problem, self.recorded, self.given, self.targets = problem, recorded, given, targets
+        self.layout, self.to_quaternions = layout, to_quaternions
+        self.scale = np.where(problem.tasks.angular, problem.size, 1.0)
+        solved = np.array([self._errors(i, recorded[i]) for i in range(len(recorded))])
+        self.allowed = np.where(solved <= solver_tolerance, tolerance, solved + tolerance)
+
+    def _errors(self, frame, rotations):
+        """Each task's error (distance units) at recorded frame ``frame`` posed by
+        ``rotations`` (the sub-model's, (b,4))."""
+        problem = self.problem
+        for batch, targets in zip(problem.tasks.batches, self.targets[frame]):
+            batch.set_targets(targets)
+        world = problem.fk.start(rotations, self.given[frame])
+        return problem.tasks.norms(problem.tasks.true_errors(world)) * self.scale
+
+    def __call__(self, indices, interpolated):
+        excess = np.empty(len(indices))
+        quaternions = [(rows, self.to_quaternions(mode, interpolated[:, columns]
+                                                  .reshape(len(indices), -1, width)))
+                       for mode, columns, width, rows in self.layout]
+        for k, frame in enumerate(indices.tolist()):
+            rotations = self.recorded[frame].copy()
+            for rows, values in quaternions:
+                rotations[rows] = values[k]
+            excess[k] = np.max(self._errors(frame, rotations) / self.allowed[frame])
+        return excess

@@ -1,0 +1,63 @@
+"""The frames where what drives a bake has keys: its targets and colliders (and their parents).
+
+Keys are read from each object's assigned action and slot (``AnimData.action_slot``: layers →
+strips → ``channelbag(slot)``, ``bpy_extras/anim_utils.py``
+``animdata_get_channelbag_for_assigned_slot``) and from the actions of its NLA strips, one
+``foreach_get`` of ``co`` per curve. A strip's keys are placed where the strip plays them
+(``frame_start + (key - action_frame_start) · scale``; repeats are not followed).
+"""
+
+import numpy as np
+
+
+def driving_objects(obj):
+    """The objects that move ``obj``'s solve: its tasks' targets and its colliders, with the
+    parents of each."""
+    found = set()
+    pending = [pose_bone.dqik.target for pose_bone in obj.pose.bones
+               if pose_bone.dqik.use_target and pose_bone.dqik.target is not None]
+    colliders = obj.dqik.colliders
+    if colliders is not None:
+        pending += list(colliders.all_objects)
+    while pending:
+        thing = pending.pop()
+        if thing is not None and thing not in found:
+            found.add(thing)
+            pending.append(thing.parent)
+    return found
+
+
+def keyed_frames(objects):
+    """The sorted frames (unique) of every key of ``objects``."""
+    frames = [np.empty(0)]
+    for thing in objects:
+        data = thing.animation_data
+        if data is None:
+            continue
+        played = [(data.action, data.action_slot, 0.0, 1.0)]
+        played += [(strip.action, strip.action_slot,
+                    strip.frame_start - strip.action_frame_start * strip.scale, strip.scale)
+                   for track in data.nla_tracks if not track.mute
+                   for strip in track.strips if not strip.mute and strip.action is not None]
+        for action, slot, offset, scale in played:
+            for fcurve in slot_fcurves(action, slot):
+                frames.append(_key_frames(fcurve) * scale + offset)
+    return np.unique(np.concatenate(frames))
+
+
+def slot_fcurves(action, slot):
+    """Every F-curve ``action`` holds for ``slot`` (none for a missing action or slot)."""
+    if action is None or slot is None:
+        return
+    for layer in action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            if bag is not None:
+                yield from bag.fcurves
+
+
+def _key_frames(fcurve):
+    points = fcurve.keyframe_points
+    co = np.empty(len(points) * 2, dtype=np.float32)
+    points.foreach_get("co", co)
+    return co[0::2].astype(np.float64)
