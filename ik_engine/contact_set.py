@@ -16,8 +16,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .contacts import (SAMPLES, CapsulePairs, Capsules, contact_rows, pair_clearances,
-                       self_contact_rows)
+from .contacts import (SAMPLES, CapsulePairs, Capsules, contact_rows, nearest_between,
+                       pair_clearances, self_contact_rows)
 from .jacobian import column_mask
 from .quaternion import row_dots
 
@@ -195,13 +195,13 @@ class ContactSet:
         if segments is not None and count:
             segment_bound = bound[count:]
             np.maximum.at(asked, capsules.samples_of,
-                          (segment_bound + capsules.farthest_from_samples)[:, None])
+                          np.hypot(segment_bound, capsules.half_gap)[:, None] * (1.0 + 1e-9))
         unknown = np.isinf(distance).nonzero()[0]
         if unknown.size:
             distance[unknown], normal[unknown] = self.obstacles(points[unknown], asked[unknown])
         if segments is not None and count:
             ends = np.minimum(distance, asked)[capsules.samples_of]
-            lowest = (ends[:, :-1] + ends[:, 1:] - capsules.sample_gaps).min(axis=1) / 2
+            lowest = nearest_between(ends[:, :-1], ends[:, 1:], capsules.sample_gaps).min(axis=1)
             near = ((lowest < segment_bound) & np.isinf(far)).nonzero()[0]
             if near.size:
                 s[near], far[near], towards[near] = segments(
