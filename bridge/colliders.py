@@ -20,8 +20,9 @@ from typing import NamedTuple
 import bpy
 import numpy as np
 
+from ..ik_engine.contacts import nearest_between_one
 from ..ik_engine.quaternion import row_dots
-from ..ik_engine.triangles import closest_segment_one_triangle, closest_segment_triangle
+from ..ik_engine.triangles import closest_segment_one_triangle
 from .armature import ArmatureError
 from .collider_geometry import (ColliderCache, collider_pieces, geometry_key, surface, tree_of,
                                 vertices)
@@ -30,7 +31,6 @@ from .validation import check_bone_settings
 __all__ = ["ColliderCache", "SceneObstacles", "capsule_radii", "placement"]
 
 _REFINEMENTS = 4   # rounds of "is a triangle nearer to the closest point found?"
-_FLOAT_PAIRS = 16  # up to this many segment–triangle pairs are cheaper in floats than in arrays
 
 
 def placement(obj, depsgraph):
@@ -225,97 +225,86 @@ def _nearest(entry, co, limit):
 
 def _segment_nearest(entry, a, b, limits, spacing):
     """``SceneObstacles.segments`` on one piece, in tree space: ``(which segments, s, signed
-    distance, outward normal)`` of the segments ``a → b`` that have an answer.
+    distance, outward normal)`` of the segments ``a → b`` that have an answer. One segment at a
+    time in Python floats (a handful per call: cheaper than array operations on them).
 
-    A seed (a point along a segment) is kept only when the segment's nearest point may lie within
-    half the seeds' spacing ``h`` of it: its distance to the surface is at most ``h`` more than
-    the nearest any seed of the segment found, which bounds the segment's distance from above
-    (distance is 1-Lipschitz). Each round computes only the pairs it found new."""
-    tree = entry.shape.tree
-    length = np.sqrt(row_dots(b - a, b - a))
-    gaps = np.maximum(1, np.ceil(length / np.maximum(spacing, 1e-9))).astype(np.int64)
-    half = (length / (2 * gaps)).tolist()
-    owner = np.repeat(np.arange(len(a)), gaps + 1)
-    fraction = (np.arange(owner.size) - np.repeat(np.cumsum(gaps + 1) - gaps - 1, gaps + 1)) \
-        / gaps[owner]
-    seeds = a[owner] + fraction[:, None] * (b - a)[owner]
-    bound = limits.tolist()      # a seed farther than this plus ``half`` is of no use
-    found = [[] for _ in bound]
-    for k, co in zip(owner.tolist(), seeds.tolist()):
-        location, _, index, gap = tree.find_nearest(co, bound[k] + half[k])
-        if location is not None:
-            found[k].append((gap, index))
-            bound[k] = min(bound[k], gap)
-    pairs = {(k, index) for k, seen in enumerate(found) for gap, index in seen
-             if gap <= bound[k] + half[k]}
-    nearest = _Nearest(len(a))
-    new = pairs
-    for _ in range(_REFINEMENTS + 1):
-        if not new:
+    Seeds ``h`` apart along the segment (``h`` at most ``spacing``) are searched within the
+    bound plus ``h / 2``. Every seed's nearest distance ``gᵢ`` leaves the ball of that radius
+    about it free of the surface, so between two consecutive seeds no point is nearer than
+    ``contacts.nearest_between(gᵢ, gᵢ₊₁, h)``, and none within ``h / 2`` of a seed is nearer than
+    ``gᵢ − h / 2``. The seeds' nearest triangles are tried, nearest seed first, each only while
+    a point around its seed could still beat the nearest found (both bounds below it); then the
+    triangle nearest to the closest point found, until no nearer one turns up."""
+    tree, corners = entry.shape.tree, entry.shape.corners
+    which, along, signed, outward = [], [], [], []
+    for k, (head, tail, limit, step) in enumerate(zip(a.tolist(), b.tolist(), limits.tolist(),
+                                                      spacing.tolist())):
+        found = _one_segment(tree, corners, head, tail, limit, step)
+        if found is None:
+            continue
+        s, gap, triangle, on_triangle = found
+        point = [h + s * (t - h) for h, t in zip(head, tail)]
+        offset = [p - q for p, q in zip(point, on_triangle)]
+        face = entry.shape.normals[triangle].tolist()
+        inside = offset[0] * face[0] + offset[1] * face[1] + offset[2] * face[2] < 0.0
+        if gap <= 1e-12:
+            direction, value = face, gap
+        else:
+            direction = [(-o if inside else o) / gap for o in offset]
+            value = -gap if inside else gap
+        if inside or gap <= limit:
+            which.append(k)
+            along.append(s)
+            signed.append(value)
+            outward.append(direction)
+    return (np.array(which, np.int64), np.array(along, float), np.array(signed, float),
+            np.array(outward, float).reshape(-1, 3))
+
+
+def _one_segment(tree, corners, head, tail, limit, spacing):
+    """``(s, distance, triangle, point on it)`` of the nearest triangle found to the segment
+    ``head → tail`` (see ``_segment_nearest``), or None when the seeds find none near enough."""
+    dx, dy, dz = tail[0] - head[0], tail[1] - head[1], tail[2] - head[2]
+    length = math.sqrt(dx * dx + dy * dy + dz * dz)
+    gaps = max(1, math.ceil(length / max(spacing, 1e-9)))
+    half = length / (2 * gaps)
+    bound, seeds = limit, []
+    for j in range(gaps + 1):
+        f = j / gaps
+        location, _, index, gap = tree.find_nearest(
+            (head[0] + f * dx, head[1] + f * dy, head[2] + f * dz), bound + half)
+        if location is None:
+            seeds.append((bound + half, j, None))   # nothing nearer than that
+        else:
+            seeds.append((gap, j, index))
+            bound = min(bound, gap)
+    between = [nearest_between_one(seeds[j][0], seeds[j + 1][0], 2.0 * half)
+               for j in range(gaps)]
+    best, tried = None, set()
+    for gap, j, index in sorted(seeds):
+        # below: no point around seed j can be nearer (``limit``: nor is one beyond it wanted)
+        below = max(gap - half, min(between[max(j - 1, 0):j + 1]))
+        if index is None or index in tried or below > limit or (
+                best is not None and below >= best[1]):
+            continue
+        tried.add(index)
+        s, point, distance = closest_segment_one_triangle(head, tail, *corners[index].tolist())
+        if best is None or distance < best[1]:
+            best = (s, distance, index, point)
+    for _ in range(_REFINEMENTS):
+        if best is None or best[1] <= 0.0:
             break
-        changed = nearest.look_at(entry, a, b, new)
-        new = set()
-        for k, co, distance in zip(changed.tolist(), nearest.points(a, b, changed).tolist(),
-                                   nearest.gap[changed].tolist()):
-            location, _, index, gap = tree.find_nearest(co, distance) if distance > 0.0 \
-                else (None, None, None, None)
-            if location is not None and gap < distance - 1e-9:
-                new.add((k, index))
-        new -= pairs
-        pairs |= new
-    which = np.isfinite(nearest.gap).nonzero()[0]
-    s, gap, on_triangle = nearest.s[which], nearest.gap[which], nearest.on_triangle[which]
-    face = entry.shape.normals[nearest.triangle[which]]
-    offset = nearest.points(a, b, which) - on_triangle
-    inside = row_dots(offset, face) < 0.0
-    crossing = gap <= 1e-12
-    outward = np.where(crossing[:, None], face, np.where(inside[:, None], -offset, offset)
-                       / np.maximum(gap, 1e-300)[:, None])
-    signed = np.where(inside & ~crossing, -gap, gap)
-    answered = inside | (gap <= limits[which])
-    return which[answered], s[answered], signed[answered], outward[answered]
-
-
-class _Nearest:
-    """Per segment, the nearest triangle found so far: the parameter ``s`` of the segment's
-    point nearest to it, the distance ``gap`` (``inf`` while none), the triangle and its point
-    nearest to the segment."""
-
-    def __init__(self, count):
-        self.s, self.gap = np.zeros(count), np.full(count, np.inf)
-        self.triangle, self.on_triangle = np.zeros(count, np.int64), np.zeros((count, 3))
-
-    def look_at(self, entry, a, b, pairs):
-        """Take the ``pairs`` (segment, triangle) into account (closest points of each segment
-        and triangle: ``triangles.closest_segment_triangle``, or for a few pairs
-        ``closest_segment_one_triangle`` in floats); returns the segments whose nearest
-        triangle changed."""
-        corners = entry.shape.corners
-        if len(pairs) <= _FLOAT_PAIRS:
-            changed = set()
-            for k, t in pairs:
-                s, point, gap = closest_segment_one_triangle(a[k].tolist(), b[k].tolist(),
-                                                             *corners[t].tolist())
-                if gap < self.gap[k]:
-                    self.s[k], self.gap[k], self.triangle[k], self.on_triangle[k] = s, gap, t, point
-                    changed.add(k)
-            return np.array(sorted(changed), np.int64)
-        k, t = np.array(list(pairs)).T
-        triangles = corners[t]
-        s, on_triangle, gap = closest_segment_triangle(a[k], b[k], triangles[:, 0],
-                                                       triangles[:, 1], triangles[:, 2])
-        order = np.lexsort((gap, k))
-        ordered = k[order]
-        first = order[np.concatenate([[True], ordered[1:] != ordered[:-1]])]
-        first = first[gap[first] < self.gap[k[first]]]
-        rows = k[first]
-        self.s[rows], self.gap[rows], self.triangle[rows], self.on_triangle[rows] = (
-            s[first], gap[first], t[first], on_triangle[first])
-        return rows
-
-    def points(self, a, b, rows):
-        """The points of the segments ``rows`` nearest to their triangles."""
-        return a[rows] + self.s[rows, None] * (b[rows] - a[rows])
+        s = best[0]
+        location, _, index, gap = tree.find_nearest(
+            (head[0] + s * dx, head[1] + s * dy, head[2] + s * dz), best[1])
+        if location is None or gap >= best[1] - 1e-9 or index in tried:
+            break
+        tried.add(index)
+        s, point, distance = closest_segment_one_triangle(head, tail, *corners[index].tolist())
+        if distance >= best[1]:
+            break
+        best = (s, distance, index, point)
+    return best
 
 
 _WEIGHT_CUTOFF = 0.5

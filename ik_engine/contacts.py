@@ -20,6 +20,8 @@ leaves after a step along its tangent plane) all at once, so that contacts settl
 not by halves.
 """
 
+import math
+
 import numpy as np
 
 from .jacobian import normal_jacobian
@@ -109,6 +111,16 @@ def nearest_between(d1, d2, gap):
     spheres = np.where((c > 0.0) & (c < gap), np.minimum(circle, np.minimum(d1, d2)),
                        np.minimum(d1, d2))
     return np.where((d1 > 0.0) & (d2 > 0.0) & (d1 + d2 > gap), spheres, lipschitz)
+
+
+def nearest_between_one(d1, d2, gap):
+    """``nearest_between`` of one pair, in Python floats."""
+    if d1 <= 0.0 or d2 <= 0.0 or d1 + d2 <= gap:
+        return min(d1, d2, (d1 + d2 - gap) / 2)
+    c = (gap * gap + d1 * d1 - d2 * d2) / (2.0 * gap)
+    if 0.0 < c < gap:
+        return math.sqrt(max(d1 * d1 - c * c, 0.0))
+    return min(d1, d2)
 
 
 def contact_rows(frame, points, normal, clearance, columns, band):
