@@ -170,13 +170,15 @@ class ContactSet:
         detection.
 
         The segment query is asked only for the capsules its answer can lie within ``bound``
-        for. Distance to a surface changes by at most the distance moved (it is 1-Lipschitz), so
-        between two samples ``g`` apart at distances ``d₁``, ``d₂`` no point is nearer than
-        ``(d₁ + d₂ − g) / 2``; a segment with that at least ``bound`` between every two of its
-        samples is asked for nothing (one exactly at its bound counts as beyond it). The samples
-        are asked up to ``bound`` plus half the largest gap of the capsules they belong to
-        (``Capsules.farthest_from_samples``), and one with nothing within that counts as that
-        far: a capsule whose samples all are is left out."""
+        for. The balls about two samples ``g`` apart with their distances ``d₁``, ``d₂`` as radii
+        hold no surface point, so no point between them is nearer than
+        ``contacts.nearest_between(d₁, d₂, g)`` (where the spheres meet; the 1-Lipschitz bound
+        ``(d₁ + d₂ − g) / 2`` when they do not overlap); a segment with that at least ``bound``
+        between every two of its samples is asked for nothing (one exactly at its bound counts as
+        beyond it). The samples are asked up to ``√(bound² + h²)`` (``h``: half the largest gap
+        of the capsules they belong to, ``Capsules.half_gap``), for which that bound is ``bound``,
+        and one with nothing within that counts as that far: a capsule whose samples all are is
+        left out."""
         memo = self._probed
         again = memo is not None and memo[0] is world and memo[1] is self.obstacles
         if again and np.all(memo[2] >= bound):
@@ -194,15 +196,19 @@ class ContactSet:
         asked = bound[:count].copy()
         if segments is not None and count:
             segment_bound = bound[count:]
-            np.maximum.at(asked, capsules.samples_of,
-                          np.hypot(segment_bound, capsules.half_gap)[:, None] * (1.0 + 1e-9))
+            reach = np.hypot(segment_bound, capsules.half_gap) * (1.0 + 1e-9)
+            np.maximum.at(asked, capsules.samples_of, reach[:, None])
         unknown = np.isinf(distance).nonzero()[0]
         if unknown.size:
             distance[unknown], normal[unknown] = self.obstacles(points[unknown], asked[unknown])
         if segments is not None and count:
             ends = np.minimum(distance, asked)[capsules.samples_of]
-            lowest = nearest_between(ends[:, :-1], ends[:, 1:], capsules.sample_gaps).min(axis=1)
-            near = ((lowest < segment_bound) & np.isinf(far)).nonzero()[0]
+            # a capsule whose samples all are at least ``reach`` away is not asked (the bound
+            # grows with the samples' distances): only the others are looked at
+            maybe = ((ends.min(axis=1) < reach) & np.isinf(far)).nonzero()[0]
+            lowest = nearest_between(ends[maybe, :-1], ends[maybe, 1:],
+                                     capsules.sample_gaps[maybe]).min(axis=1, initial=np.inf)
+            near = maybe[lowest < segment_bound[maybe]]
             if near.size:
                 s[near], far[near], towards[near] = segments(
                     heads[near], tails[near], capsules.bone_radii[near], segment_bound[near])

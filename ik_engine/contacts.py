@@ -102,8 +102,8 @@ def nearest_between(d1, d2, gap):
     segment, with ``c = (gap² + d1² − d2²) / (2 gap)`` and ``ρ² = d1² − c²``. So the bound is
     ``ρ`` when ``0 < c < gap``, else ``min(d1, d2)``: nearly ``min(d1, d2)`` whenever the points
     are farther from the surface than they are apart (``ρ ≈ d − gap² / (8 d)``). Otherwise
-    distance is 1-Lipschitz: ``(d1 + d2 − gap) / 2`` (Ericson, Real-Time Collision Detection
-    §4.3.1 on sphere pairs; the bound needs only that the balls are empty)."""
+    distance is 1-Lipschitz: ``(d1 + d2 − gap) / 2``. The bound needs only that the balls are
+    empty, so lower bounds of the distances serve too, and it grows with them."""
     lipschitz = np.minimum(np.minimum(d1, d2), (d1 + d2 - gap) / 2)
     safe = np.where(gap > 0.0, gap, 1.0)
     c = (gap * gap + d1 * d1 - d2 * d2) / (2.0 * safe)

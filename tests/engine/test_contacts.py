@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from chains import ball, identity_pose, straight_chain, uniform_limits
-from ik_engine.contacts import Capsules
+from ik_engine.contacts import Capsules, nearest_between, nearest_between_one
 from ik_engine.solver import Solver, SolverSettings
 from ik_engine.tasks import Position, Task
 
@@ -241,3 +241,22 @@ def test_a_thin_pole_between_two_samples_pushes_the_bone_out():
     assert _dense_clearance(model, held.rotations, pole) >= -1e-3
     points_only = solver(model, [Task(Position, 2, goal)], pole.__call__).solve(identity_pose(3))
     assert _dense_clearance(model, points_only.rotations, pole) < -0.03
+
+
+def test_nearest_between_bounds_every_point_outside_both_balls():
+    """No point outside the two samples' balls is nearer to the segment between them than the
+    bound, which is at least the 1-Lipschitz one; the float form agrees with the arrays."""
+    rng = np.random.default_rng(3)
+    gap = rng.uniform(0.01, 1.0, 400)
+    d1, d2 = rng.uniform(-0.2, 1.2, (2, 400))
+    bound = nearest_between(d1, d2, gap)
+    assert np.all(bound >= np.minimum(np.minimum(d1, d2), (d1 + d2 - gap) / 2) - 1e-12)
+    for i in range(400):
+        assert abs(nearest_between_one(d1[i], d2[i], gap[i]) - bound[i]) <= 1e-12
+        points = rng.normal(size=(3000, 3)) * rng.uniform(0.1, 2.0) + [gap[i] / 2, 0.0, 0.0]
+        outside = (np.linalg.norm(points, axis=1) >= max(d1[i], 0.0)) & (
+            np.linalg.norm(points - [gap[i], 0.0, 0.0], axis=1) >= max(d2[i], 0.0))
+        along = np.clip(points[outside, 0], 0.0, gap[i])
+        nearest = np.sqrt((points[outside, 0] - along) ** 2
+                          + np.sum(points[outside, 1:] ** 2, axis=1))
+        assert np.all(nearest >= bound[i] - 1e-12)
