@@ -73,7 +73,7 @@ class SceneObstacles:
             self.entries.append(_Entry(
                 piece.name, shape, to_tree[:3, :3].T.copy(), to_tree[:3, 3].copy(),
                 back[:3, :3] / scale, scale, back[:3, :3] @ shape.centre + back[:3, 3],
-                scale * shape.radius))
+                scale * shape.radius, tuple(map(tuple, (back[:3, :3] / scale).tolist()))))
         self.count = len(pieces)
         self.triangle_count = sum(len(entry.shape.normals) for entry in self.entries)
 
@@ -180,7 +180,7 @@ class _Entry(NamedTuple):
     """One collider piece as ``SceneObstacles`` queries it: its name and ``ColliderTree``;
     armature → tree space as ``p · rotation_t + translation``; tree → armature directions
     (``back``, scale divided out) and the ``scale``; the bounding sphere's centre (armature
-    space) and radius (armature units)."""
+    space) and radius (armature units); ``back`` as nested tuples of floats."""
 
     name: str
     shape: object
@@ -190,6 +190,7 @@ class _Entry(NamedTuple):
     scale: float
     centre: np.ndarray
     radius: float
+    back_rows: tuple
 
 
 def _nearest(entry, co, limit):
@@ -217,7 +218,7 @@ def _nearest(entry, co, limit):
         ox, oy, oz = face_normal
     elif inside:
         ox, oy, oz = -ox, -oy, -oz
-    (a, b, c), (d, e, f), (g, h, k) = entry.back.tolist()
+    (a, b, c), (d, e, f), (g, h, k) = entry.back_rows
     nx, ny, nz = a * ox + b * oy + c * oz, d * ox + e * oy + f * oz, g * ox + h * oy + k * oz
     norm = max(math.sqrt(nx * nx + ny * ny + nz * nz), 1e-12)
     return (-gap if inside else gap) * entry.scale, (nx / norm, ny / norm, nz / norm)
