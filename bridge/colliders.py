@@ -10,8 +10,9 @@ space); both are similar to armature space, so distances scale by one factor.
 A capsule's segment is asked for too (``SceneObstacles.segments``): its exact closest points to
 the triangles that may be nearest to it, found by the tree's nearest queries from points along it
 no farther apart than the capsule's diameter and from the closest point found, until that finds
-no nearer triangle. A 2 cm pole across the middle of a long bone is met there, not between two
-samples.
+no nearer triangle; a triangle is tried only where the empty balls about those points leave room
+for a point nearer than the nearest found. A 2 cm pole across the middle of a long bone is met
+there, not between two samples.
 """
 
 import math
@@ -132,7 +133,7 @@ class SceneObstacles:
     def segments(self, heads, tails, radii, max_distance):
         """``(s, signed distance, outward normal)`` of each capsule segment ``head → tail``
         (armature space): its point ``head + s (tail − head)`` nearest to the collider
-        surfaces, exactly against their triangles (``triangles.closest_segment_triangle``), when
+        surfaces, exactly against their triangles (``triangles.closest_segment_one_triangle``), when
         within ``max_distance`` or inside a closed mesh (distance ``inf`` elsewhere); signed by
         the normal side of the nearest triangle, 0 where the segment crosses a triangle.
 
@@ -141,7 +142,8 @@ class SceneObstacles:
         plus half that spacing (every triangle within ``max_distance`` of the segment is within
         that of one of them), and then those nearest to the closest point found, until no nearer
         one turns up (Ericson, Real-Time Collision Detection §6.2: closest-point queries on a
-        bounding volume hierarchy).
+        bounding volume hierarchy); a seed's triangle is skipped where no point near the seed can
+        be nearer than the nearest found (``_segment_nearest``).
         """
         count = len(heads)
         along = np.zeros(count)
