@@ -99,9 +99,11 @@ class SceneObstacles:
         """Triangles of all colliders as evaluated (for reports; solving never needs the count)."""
         return self.triangle_count
 
-    def __call__(self, points, max_distance):
+    def __call__(self, points, max_distance, triangles=False):
         """Signed distance (armature units) and outward normal of the nearest collider surface,
         for points inside a collider or within ``max_distance`` outside it (``inf`` elsewhere).
+        With ``triangles``, also which triangle each nearest point lies on (``piece · 2³² +
+        triangle``, −1 where none), for ``segments``' ``samples``.
 
         Only points within ``max_distance`` of both a collider's bounding sphere and its bounding
         box are looked at (a point inside is inside both). A point inside the box is searched up
@@ -114,8 +116,9 @@ class SceneObstacles:
         count = len(points)
         distance = np.full(count, np.inf)
         normal = np.zeros((count, 3))
+        where = np.full(count, -1, np.int64)
         bound = _per_point(max_distance, count)
-        for entry in self.entries:
+        for piece, entry in enumerate(self.entries):
             from_centre = points - entry.centre
             reach = entry.radius + bound
             candidates = (np.einsum('ij,ij->i', from_centre, from_centre)
@@ -127,10 +130,11 @@ class SceneObstacles:
             for i, co, limit in zip(candidates.tolist(), local.tolist(), limits):
                 found = _nearest(entry, co, limit)
                 if found is not None and found[0] < distance[i]:
-                    distance[i], normal[i] = found
-        return distance, normal
+                    distance[i], normal[i], triangle = found
+                    where[i] = (piece << 32) + triangle
+        return (distance, normal, where) if triangles else (distance, normal)
 
-    def segments(self, heads, tails, radii, max_distance):
+    def segments(self, heads, tails, radii, max_distance, samples=None):
         """``(s, signed distance, outward normal)`` of each capsule segment ``head → tail``
         (armature space): its point ``head + s (tail − head)`` nearest to the collider
         surfaces, exactly against their triangles (``triangles.closest_segment_one_triangle``), when
@@ -144,6 +148,10 @@ class SceneObstacles:
         one turns up (Ericson, Real-Time Collision Detection §6.2: closest-point queries on a
         bounding volume hierarchy); a seed's triangle is skipped where no point near the seed can
         be nearer than the nearest found (``_segment_nearest``).
+
+        ``samples``: what the point query (``triangles=True``) found at each segment's head,
+        middle and tail, ``(distances, triangles)`` (C,3) with the distances no farther than it
+        searched: those seeds are not searched again where that answers for them.
         """
         count = len(heads)
         along = np.zeros(count)
@@ -152,7 +160,7 @@ class SceneObstacles:
         bound = _per_point(max_distance, count)
         direction = tails - heads
         length2 = np.maximum(row_dots(direction, direction), 1e-300)
-        for entry in self.entries:
+        for piece, entry in enumerate(self.entries):
             u = np.clip(row_dots(entry.centre - heads, direction) / length2, 0.0, 1.0)
             gap = np.linalg.norm(heads + u[:, None] * direction - entry.centre, axis=1)
             candidates = (gap <= entry.radius + bound).nonzero()[0]
@@ -160,9 +168,12 @@ class SceneObstacles:
                 continue
             a = heads.take(candidates, axis=0).dot(entry.rotation_t) + entry.translation
             b = tails.take(candidates, axis=0).dot(entry.rotation_t) + entry.translation
+            known = None if samples is None else _known(
+                piece, entry, samples[0].take(candidates, axis=0),
+                samples[1].take(candidates, axis=0))
             which, s, signed, outward = _segment_nearest(
                 entry, a, b, bound.take(candidates) / entry.scale,
-                2.0 * np.asarray(radii).take(candidates) / entry.scale)
+                2.0 * np.asarray(radii).take(candidates) / entry.scale, known)
             rows = candidates[which]
             signed = signed * entry.scale
             closer = signed < distance[rows]
@@ -196,7 +207,7 @@ class _Entry(NamedTuple):
 
 
 def _nearest(entry, co, limit):
-    """``(signed distance in armature units, outward normal in armature space)`` of the
+    """``(signed distance in armature units, outward normal in armature space, triangle)`` of the
     tree-space point ``co`` (a list) from ``entry``'s surface when inside a closed mesh or within
     ``limit`` (tree units) of it, else None; see ``SceneObstacles.__call__``."""
     shape = entry.shape
@@ -207,9 +218,9 @@ def _nearest(entry, co, limit):
     face = min(x - lx, hx - x, y - ly, hy - y, z - lz, hz - z)     # ≥ 0: inside the box
     # (a little beyond the face: a box collider's surface is its bounding box)
     search = limit if shape.is_open else max(limit, face * (1.0 + 1e-6) + 1e-9)
-    location, face_normal, _, gap = shape.tree.find_nearest(co, search)
+    location, face_normal, triangle, gap = shape.tree.find_nearest(co, search)
     if location is None and face >= 0.0 and shape.is_open:
-        location, face_normal, _, gap = shape.tree.find_nearest(co)
+        location, face_normal, triangle, gap = shape.tree.find_nearest(co)
     if location is None:
         return None
     ox, oy, oz = x - location[0], y - location[1], z - location[2]
@@ -223,10 +234,23 @@ def _nearest(entry, co, limit):
     (a, b, c), (d, e, f), (g, h, k) = entry.back_rows
     nx, ny, nz = a * ox + b * oy + c * oz, d * ox + e * oy + f * oz, g * ox + h * oy + k * oz
     norm = max(math.sqrt(nx * nx + ny * ny + nz * nz), 1e-12)
-    return (-gap if inside else gap) * entry.scale, (nx / norm, ny / norm, nz / norm)
+    return (-gap if inside else gap) * entry.scale, (nx / norm, ny / norm, nz / norm), triangle
 
 
-def _segment_nearest(entry, a, b, limits, spacing):
+def _known(piece, entry, distances, where):
+    """Per segment, its head's, middle's and tail's ``(distance in tree units, triangle)`` on
+    ``entry`` as the point query found them (``SceneObstacles.segments``' ``samples``): the
+    nearest triangle where that piece's was the nearest surface; ``(lower bound, None)`` where
+    nothing was within the distance searched or another piece's surface was nearer outside it
+    (this piece's is no nearer); None where the point lay inside another piece (nothing known)."""
+    known = []
+    for row, codes in zip((distances / entry.scale).tolist(), where.tolist()):
+        known.append([(abs(d), code & 0xFFFFFFFF) if code >= 0 and code >> 32 == piece
+                      else (d, None) if d >= 0.0 else None for d, code in zip(row, codes)])
+    return known
+
+
+def _segment_nearest(entry, a, b, limits, spacing, known=None):
     """``SceneObstacles.segments`` on one piece, in tree space: ``(which segments, s, signed
     distance, outward normal)`` of the segments ``a → b`` that have an answer. One segment at a
     time in Python floats (a handful per call: cheaper than array operations on them).
@@ -242,7 +266,8 @@ def _segment_nearest(entry, a, b, limits, spacing):
     which, along, signed, outward = [], [], [], []
     for k, (head, tail, limit, step) in enumerate(zip(a.tolist(), b.tolist(), limits.tolist(),
                                                       spacing.tolist())):
-        found = _one_segment(tree, corners, head, tail, limit, step)
+        found = _one_segment(tree, corners, head, tail, limit, step,
+                             None if known is None else known[k])
         if found is None:
             continue
         s, gap, triangle, on_triangle = found
@@ -264,23 +289,37 @@ def _segment_nearest(entry, a, b, limits, spacing):
             np.array(outward, float).reshape(-1, 3))
 
 
-def _one_segment(tree, corners, head, tail, limit, spacing):
+def _one_segment(tree, corners, head, tail, limit, spacing, known=None):
     """``(s, distance, triangle, point on it)`` of the nearest triangle found to the segment
-    ``head → tail`` (see ``_segment_nearest``), or None when the seeds find none near enough."""
+    ``head → tail`` (see ``_segment_nearest``), or None when the seeds find none near enough.
+    ``known``: the head's, middle's and tail's answers (``_known``), which stand for those seeds'
+    searches (an even number of gaps puts a seed in the middle)."""
     dx, dy, dz = tail[0] - head[0], tail[1] - head[1], tail[2] - head[2]
     length = math.sqrt(dx * dx + dy * dy + dz * dz)
-    gaps = max(1, math.ceil(length / max(spacing, 1e-9)))
+    gaps = max(2, math.ceil(length / max(spacing, 1e-9)))
+    gaps += gaps % 2
     half = length / (2 * gaps)
-    bound, seeds = limit, []
+    bound, seeds = limit, [None] * (gaps + 1)
+    if known is not None:
+        for j, answer in zip((0, gaps // 2, gaps), known):
+            if answer is not None and answer[1] is not None:
+                seeds[j] = answer
+                bound = min(bound, answer[0])
+        for j, answer in zip((0, gaps // 2, gaps), known):
+            if answer is not None and answer[1] is None and answer[0] >= bound + half:
+                seeds[j] = answer                   # nothing within its search: none nearer
     for j in range(gaps + 1):
+        if seeds[j] is not None:
+            continue
         f = j / gaps
         location, _, index, gap = tree.find_nearest(
             (head[0] + f * dx, head[1] + f * dy, head[2] + f * dz), bound + half)
         if location is None:
-            seeds.append((bound + half, j, None))   # nothing nearer than that
+            seeds[j] = (bound + half, None)     # nothing nearer than that
         else:
-            seeds.append((gap, j, index))
+            seeds[j] = (gap, index)
             bound = min(bound, gap)
+    seeds = [(gap, j, index) for j, (gap, index) in enumerate(seeds)]
     between = [nearest_between_one(seeds[j][0], seeds[j + 1][0], 2.0 * half)
                for j in range(gaps)]
     best, tried = None, set()

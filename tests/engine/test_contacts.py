@@ -199,20 +199,22 @@ def test_a_tail_whose_target_is_on_a_floor_stands_on_it(height):
 class Pole:
     """A solid cylinder of ``radius`` about the line through ``centre`` along the unit ``axis``:
     the point query, and the segment query that gives each capsule's point nearest to it (the
-    closest points of the segment and a long stretch of the axis)."""
+    closest points of the segment and a long stretch of the axis). It has nothing to hand back
+    from its point query to its segment query (``triangles``: −1)."""
 
     def __init__(self, centre, axis, radius):
         self.centre, self.axis, self.radius = np.asarray(centre), np.asarray(axis), radius
 
-    def __call__(self, points, max_distance):
+    def __call__(self, points, max_distance, triangles=False):
         offset = points - self.centre
         radial = offset - (offset @ self.axis)[:, None] * self.axis
         length = np.linalg.norm(radial, axis=1)
         distance = length - self.radius
-        return (np.where(distance <= max_distance, distance, np.inf),
-                radial / np.maximum(length, 1e-12)[:, None])
+        found = (np.where(distance <= max_distance, distance, np.inf),
+                 radial / np.maximum(length, 1e-12)[:, None])
+        return (*found, np.full(len(points), -1)) if triangles else found
 
-    def segments(self, heads, tails, radii, max_distance):
+    def segments(self, heads, tails, radii, max_distance, samples=None):
         from ik_engine.contacts import closest_points_of_segments
         ends = np.tile(self.centre - 100.0 * self.axis, (len(heads), 1)), \
             np.tile(self.centre + 100.0 * self.axis, (len(heads), 1))
