@@ -8,9 +8,13 @@ the warm engine ``Solver`` of the armature's solving session (``api.session_for`
 ``dqik.solve`` runs), once
 with the collider collection set and once without; only ``Solver.solve`` is timed (fastest of 3
 runs, ``common.fastest_ms``, each going on from the previous step's result,
-``common.same_warm_start``). Reported: the median and p90 ms per warm solve, the deepest capsule
-penetration past the margin (with collisions), and how many BVH trees were built over the whole
-run (the collider is static: one per rig's session).
+``common.same_warm_start``). Reported: the median and p90 ms per warm solve, the median and
+largest number of iterations per solve with the collider (``SolveResult.iterations``: how the
+solve's work grows with contacts; the median solve time follows the median iterations) and the
+time per iteration over the whole path (total ms / total iterations: steadier than the median,
+which falls between free solves and ones held by the sphere), the
+deepest capsule penetration past the margin (with collisions), and how many BVH trees were built
+over the whole run (the collider is static: one per rig's session).
 
 Run from the repository root: ``.venv/bin/python benchmarks/collision.py`` (or ``make bench``).
 """
@@ -77,18 +81,19 @@ def run(kind, dqik, with_collider):
     targets = np.array([task.target for task in tasks])
     hand = names.index("hand.L")
     rotations = pose.rotations()
-    times, depth = [], 0.0
+    times, iterations, depth = [], [], 0.0
     for target in hand_goals(obj, tail):
         targets[hand] = target
         solver.retarget(targets)
         ms, result = common.fastest_ms(lambda: solver.solve(rotations),
                                        common.same_warm_start(solver))
         times.append(ms)
+        iterations.append(result.iterations)
         rotations = result.rotations
         if with_collider:   # the deepest capsule sample past the margin
             depth = max(depth, -float(result.contacts.clearances.min(initial=0.0)))
     bpy.context.view_layer.update()
-    return times, depth, triangles, session.colliders.tree_builds
+    return times, iterations, depth, triangles, session.colliders.tree_builds
 
 
 def main():
@@ -96,23 +101,26 @@ def main():
     started = time.perf_counter()
     rows, summary, builds = [], [], 0
     for kind, label in (("basic", "basic human (29)"), ("human", "human metarig (159)")):
-        free, _, _, _ = run(kind, dqik, False)
-        hit, depth, triangles, built = run(kind, dqik, True)
+        free, _, _, _, _ = run(kind, dqik, False)
+        hit, iterations, depth, triangles, built = run(kind, dqik, True)
         builds += built
         free_median, free_p90 = common.median_p90(free)
         hit_median, hit_p90 = common.median_p90(hit)
         rows.append([label, f"{free_median:.2f} / {free_p90:.2f}", f"{hit_median:.2f} / {hit_p90:.2f}",
-                     f"{triangles}", f"{depth * 1e3:.3f}"])
-        summary.append((kind, hit_median))
+                     f"{np.median(iterations):g} / {max(iterations)}", f"{triangles}",
+                     f"{depth * 1e3:.3f}"])
+        summary.append((kind, hit_median, sum(hit) / max(sum(iterations), 1)))
     print(f"\n## Warm solves with and without a collider\n\n{common.versions()}\n")
     print(common.markdown(["rig", "no collider ms median / p90", "with collider ms median / p90",
-                           "collider triangles", "deepest penetration past margin, mm"],
+                           "iterations with collider median / max", "collider triangles",
+                           "deepest penetration past margin, mm"],
                           rows))
     print(f"\n{2 * STEPS} warm steps per rig (left hand 5 cm per step into the sphere and back; feet "
           f"priority 1, hands priority 2, HUMANOID limits). BVH trees built: {builds} "
-          "(each rig's session builds its own). "
+          "(each rig's session builds its own). With the collider, ms per iteration over the "
+          "path: " + ", ".join(f"{kind} {per:.2f}" for kind, _, per in summary) + ". "
           f"Run time {time.perf_counter() - started:.0f} s.\n\nGoal: {GOAL}.")
-    for kind, median in summary:
+    for kind, median, _ in summary:
         if kind == "human":
             print(f"- human, with collisions: warm {median:.2f} ms (≤ 8) → "
                   f"{'met' if median <= 8.0 else 'NOT met'}")

@@ -10,8 +10,9 @@ space); both are similar to armature space, so distances scale by one factor.
 A capsule's segment is asked for too (``SceneObstacles.segments``): its exact closest points to
 the triangles that may be nearest to it, found by the tree's nearest queries from points along it
 no farther apart than the capsule's diameter and from the closest point found, until that finds
-no nearer triangle. A 2 cm pole across the middle of a long bone is met there, not between two
-samples.
+no nearer triangle; a triangle is tried only where the empty balls about those points leave room
+for a point nearer than the nearest found. A 2 cm pole across the middle of a long bone is met
+there, not between two samples.
 """
 
 import math
@@ -20,8 +21,9 @@ from typing import NamedTuple
 import bpy
 import numpy as np
 
+from ..ik_engine.contacts import nearest_between_one
 from ..ik_engine.quaternion import row_dots
-from ..ik_engine.triangles import closest_segment_one_triangle, closest_segment_triangle
+from ..ik_engine.triangles import closest_segment_one_triangle
 from .armature import ArmatureError
 from .collider_geometry import (ColliderCache, collider_pieces, geometry_key, surface, tree_of,
                                 vertices)
@@ -30,7 +32,6 @@ from .validation import check_bone_settings
 __all__ = ["ColliderCache", "SceneObstacles", "capsule_radii", "placement"]
 
 _REFINEMENTS = 4   # rounds of "is a triangle nearer to the closest point found?"
-_FLOAT_PAIRS = 16  # up to this many segment–triangle pairs are cheaper in floats than in arrays
 
 
 def placement(obj, depsgraph):
@@ -73,7 +74,7 @@ class SceneObstacles:
             self.entries.append(_Entry(
                 piece.name, shape, to_tree[:3, :3].T.copy(), to_tree[:3, 3].copy(),
                 back[:3, :3] / scale, scale, back[:3, :3] @ shape.centre + back[:3, 3],
-                scale * shape.radius))
+                scale * shape.radius, tuple(map(tuple, (back[:3, :3] / scale).tolist()))))
         self.count = len(pieces)
         self.triangle_count = sum(len(entry.shape.normals) for entry in self.entries)
 
@@ -98,9 +99,11 @@ class SceneObstacles:
         """Triangles of all colliders as evaluated (for reports; solving never needs the count)."""
         return self.triangle_count
 
-    def __call__(self, points, max_distance):
+    def __call__(self, points, max_distance, triangles=False):
         """Signed distance (armature units) and outward normal of the nearest collider surface,
         for points inside a collider or within ``max_distance`` outside it (``inf`` elsewhere).
+        With ``triangles``, also which triangle each nearest point lies on (``piece · 2³² +
+        triangle``, −1 where none), for ``segments``' ``samples``.
 
         Only points within ``max_distance`` of both a collider's bounding sphere and its bounding
         box are looked at (a point inside is inside both). A point inside the box is searched up
@@ -113,8 +116,9 @@ class SceneObstacles:
         count = len(points)
         distance = np.full(count, np.inf)
         normal = np.zeros((count, 3))
+        where = np.full(count, -1, np.int64)
         bound = _per_point(max_distance, count)
-        for entry in self.entries:
+        for piece, entry in enumerate(self.entries):
             from_centre = points - entry.centre
             reach = entry.radius + bound
             candidates = (np.einsum('ij,ij->i', from_centre, from_centre)
@@ -126,13 +130,14 @@ class SceneObstacles:
             for i, co, limit in zip(candidates.tolist(), local.tolist(), limits):
                 found = _nearest(entry, co, limit)
                 if found is not None and found[0] < distance[i]:
-                    distance[i], normal[i] = found
-        return distance, normal
+                    distance[i], normal[i], triangle = found
+                    where[i] = (piece << 32) + triangle
+        return (distance, normal, where) if triangles else (distance, normal)
 
-    def segments(self, heads, tails, radii, max_distance):
+    def segments(self, heads, tails, radii, max_distance, samples=None):
         """``(s, signed distance, outward normal)`` of each capsule segment ``head → tail``
         (armature space): its point ``head + s (tail − head)`` nearest to the collider
-        surfaces, exactly against their triangles (``triangles.closest_segment_triangle``), when
+        surfaces, exactly against their triangles (``triangles.closest_segment_one_triangle``), when
         within ``max_distance`` or inside a closed mesh (distance ``inf`` elsewhere); signed by
         the normal side of the nearest triangle, 0 where the segment crosses a triangle.
 
@@ -141,7 +146,12 @@ class SceneObstacles:
         plus half that spacing (every triangle within ``max_distance`` of the segment is within
         that of one of them), and then those nearest to the closest point found, until no nearer
         one turns up (Ericson, Real-Time Collision Detection §6.2: closest-point queries on a
-        bounding volume hierarchy).
+        bounding volume hierarchy); a seed's triangle is skipped where no point near the seed can
+        be nearer than the nearest found (``_segment_nearest``).
+
+        ``samples``: what the point query (``triangles=True``) found at each segment's head,
+        middle and tail, ``(distances, triangles)`` (C,3) with the distances no farther than it
+        searched: those seeds are not searched again where that answers for them.
         """
         count = len(heads)
         along = np.zeros(count)
@@ -150,7 +160,7 @@ class SceneObstacles:
         bound = _per_point(max_distance, count)
         direction = tails - heads
         length2 = np.maximum(row_dots(direction, direction), 1e-300)
-        for entry in self.entries:
+        for piece, entry in enumerate(self.entries):
             u = np.clip(row_dots(entry.centre - heads, direction) / length2, 0.0, 1.0)
             gap = np.linalg.norm(heads + u[:, None] * direction - entry.centre, axis=1)
             candidates = (gap <= entry.radius + bound).nonzero()[0]
@@ -158,9 +168,12 @@ class SceneObstacles:
                 continue
             a = heads.take(candidates, axis=0).dot(entry.rotation_t) + entry.translation
             b = tails.take(candidates, axis=0).dot(entry.rotation_t) + entry.translation
+            known = None if samples is None else _known(
+                piece, entry, samples[0].take(candidates, axis=0),
+                samples[1].take(candidates, axis=0))
             which, s, signed, outward = _segment_nearest(
                 entry, a, b, bound.take(candidates) / entry.scale,
-                2.0 * np.asarray(radii).take(candidates) / entry.scale)
+                2.0 * np.asarray(radii).take(candidates) / entry.scale, known)
             rows = candidates[which]
             signed = signed * entry.scale
             closer = signed < distance[rows]
@@ -180,7 +193,7 @@ class _Entry(NamedTuple):
     """One collider piece as ``SceneObstacles`` queries it: its name and ``ColliderTree``;
     armature → tree space as ``p · rotation_t + translation``; tree → armature directions
     (``back``, scale divided out) and the ``scale``; the bounding sphere's centre (armature
-    space) and radius (armature units)."""
+    space) and radius (armature units); ``back`` as nested tuples of floats."""
 
     name: str
     shape: object
@@ -190,10 +203,11 @@ class _Entry(NamedTuple):
     scale: float
     centre: np.ndarray
     radius: float
+    back_rows: tuple
 
 
 def _nearest(entry, co, limit):
-    """``(signed distance in armature units, outward normal in armature space)`` of the
+    """``(signed distance in armature units, outward normal in armature space, triangle)`` of the
     tree-space point ``co`` (a list) from ``entry``'s surface when inside a closed mesh or within
     ``limit`` (tree units) of it, else None; see ``SceneObstacles.__call__``."""
     shape = entry.shape
@@ -204,9 +218,9 @@ def _nearest(entry, co, limit):
     face = min(x - lx, hx - x, y - ly, hy - y, z - lz, hz - z)     # ≥ 0: inside the box
     # (a little beyond the face: a box collider's surface is its bounding box)
     search = limit if shape.is_open else max(limit, face * (1.0 + 1e-6) + 1e-9)
-    location, face_normal, _, gap = shape.tree.find_nearest(co, search)
+    location, face_normal, triangle, gap = shape.tree.find_nearest(co, search)
     if location is None and face >= 0.0 and shape.is_open:
-        location, face_normal, _, gap = shape.tree.find_nearest(co)
+        location, face_normal, triangle, gap = shape.tree.find_nearest(co)
     if location is None:
         return None
     ox, oy, oz = x - location[0], y - location[1], z - location[2]
@@ -217,105 +231,122 @@ def _nearest(entry, co, limit):
         ox, oy, oz = face_normal
     elif inside:
         ox, oy, oz = -ox, -oy, -oz
-    (a, b, c), (d, e, f), (g, h, k) = entry.back.tolist()
+    (a, b, c), (d, e, f), (g, h, k) = entry.back_rows
     nx, ny, nz = a * ox + b * oy + c * oz, d * ox + e * oy + f * oz, g * ox + h * oy + k * oz
     norm = max(math.sqrt(nx * nx + ny * ny + nz * nz), 1e-12)
-    return (-gap if inside else gap) * entry.scale, (nx / norm, ny / norm, nz / norm)
+    return (-gap if inside else gap) * entry.scale, (nx / norm, ny / norm, nz / norm), triangle
 
 
-def _segment_nearest(entry, a, b, limits, spacing):
+def _known(piece, entry, distances, where):
+    """Per segment, its head's, middle's and tail's ``(distance in tree units, triangle)`` on
+    ``entry`` as the point query found them (``SceneObstacles.segments``' ``samples``): the
+    nearest triangle where that piece's was the nearest surface; ``(lower bound, None)`` where
+    nothing was within the distance searched or another piece's surface was nearer outside it
+    (this piece's is no nearer); None where the point lay inside another piece (nothing known)."""
+    known = []
+    for row, codes in zip((distances / entry.scale).tolist(), where.tolist()):
+        known.append([(abs(d), code & 0xFFFFFFFF) if code >= 0 and code >> 32 == piece
+                      else (d, None) if d >= 0.0 else None for d, code in zip(row, codes)])
+    return known
+
+
+def _segment_nearest(entry, a, b, limits, spacing, known=None):
     """``SceneObstacles.segments`` on one piece, in tree space: ``(which segments, s, signed
-    distance, outward normal)`` of the segments ``a → b`` that have an answer.
+    distance, outward normal)`` of the segments ``a → b`` that have an answer. One segment at a
+    time in Python floats (a handful per call: cheaper than array operations on them).
 
-    A seed (a point along a segment) is kept only when the segment's nearest point may lie within
-    half the seeds' spacing ``h`` of it: its distance to the surface is at most ``h`` more than
-    the nearest any seed of the segment found, which bounds the segment's distance from above
-    (distance is 1-Lipschitz). Each round computes only the pairs it found new."""
-    tree = entry.shape.tree
-    length = np.sqrt(row_dots(b - a, b - a))
-    gaps = np.maximum(1, np.ceil(length / np.maximum(spacing, 1e-9))).astype(np.int64)
-    half = (length / (2 * gaps)).tolist()
-    owner = np.repeat(np.arange(len(a)), gaps + 1)
-    fraction = (np.arange(owner.size) - np.repeat(np.cumsum(gaps + 1) - gaps - 1, gaps + 1)) \
-        / gaps[owner]
-    seeds = a[owner] + fraction[:, None] * (b - a)[owner]
-    bound = limits.tolist()      # a seed farther than this plus ``half`` is of no use
-    found = [[] for _ in bound]
-    for k, co in zip(owner.tolist(), seeds.tolist()):
-        location, _, index, gap = tree.find_nearest(co, bound[k] + half[k])
-        if location is not None:
-            found[k].append((gap, index))
-            bound[k] = min(bound[k], gap)
-    pairs = {(k, index) for k, seen in enumerate(found) for gap, index in seen
-             if gap <= bound[k] + half[k]}
-    nearest = _Nearest(len(a))
-    new = pairs
-    for _ in range(_REFINEMENTS + 1):
-        if not new:
+    Seeds ``h`` apart along the segment (``h`` at most ``spacing``) are searched within the
+    bound plus ``h / 2``. Every seed's nearest distance ``gᵢ`` leaves the ball of that radius
+    about it free of the surface, so between two consecutive seeds no point is nearer than
+    ``contacts.nearest_between(gᵢ, gᵢ₊₁, h)``, and none within ``h / 2`` of a seed is nearer than
+    ``gᵢ − h / 2``. The seeds' nearest triangles are tried, nearest seed first, each only while
+    a point around its seed could still beat the nearest found (both bounds below it); then the
+    triangle nearest to the closest point found, until no nearer one turns up."""
+    tree, corners = entry.shape.tree, entry.shape.corners
+    which, along, signed, outward = [], [], [], []
+    for k, (head, tail, limit, step) in enumerate(zip(a.tolist(), b.tolist(), limits.tolist(),
+                                                      spacing.tolist())):
+        found = _one_segment(tree, corners, head, tail, limit, step,
+                             None if known is None else known[k])
+        if found is None:
+            continue
+        s, gap, triangle, on_triangle = found
+        point = [h + s * (t - h) for h, t in zip(head, tail)]
+        offset = [p - q for p, q in zip(point, on_triangle)]
+        face = entry.shape.normals[triangle].tolist()
+        inside = offset[0] * face[0] + offset[1] * face[1] + offset[2] * face[2] < 0.0
+        if gap <= 1e-12:
+            direction, value = face, gap
+        else:
+            direction = [(-o if inside else o) / gap for o in offset]
+            value = -gap if inside else gap
+        if inside or gap <= limit:
+            which.append(k)
+            along.append(s)
+            signed.append(value)
+            outward.append(direction)
+    return (np.array(which, np.int64), np.array(along, float), np.array(signed, float),
+            np.array(outward, float).reshape(-1, 3))
+
+
+def _one_segment(tree, corners, head, tail, limit, spacing, known=None):
+    """``(s, distance, triangle, point on it)`` of the nearest triangle found to the segment
+    ``head → tail`` (see ``_segment_nearest``), or None when the seeds find none near enough.
+    ``known``: the head's, middle's and tail's answers (``_known``), which stand for those seeds'
+    searches (an even number of gaps puts a seed in the middle)."""
+    dx, dy, dz = tail[0] - head[0], tail[1] - head[1], tail[2] - head[2]
+    length = math.sqrt(dx * dx + dy * dy + dz * dz)
+    gaps = max(2, math.ceil(length / max(spacing, 1e-9)))
+    gaps += gaps % 2
+    half = length / (2 * gaps)
+    bound, seeds = limit, [None] * (gaps + 1)
+    if known is not None:
+        for j, answer in zip((0, gaps // 2, gaps), known):
+            if answer is not None and answer[1] is not None:
+                seeds[j] = answer
+                bound = min(bound, answer[0])
+        for j, answer in zip((0, gaps // 2, gaps), known):
+            if answer is not None and answer[1] is None and answer[0] >= bound + half:
+                seeds[j] = answer                   # nothing within its search: none nearer
+    for j in range(gaps + 1):
+        if seeds[j] is not None:
+            continue
+        f = j / gaps
+        location, _, index, gap = tree.find_nearest(
+            (head[0] + f * dx, head[1] + f * dy, head[2] + f * dz), bound + half)
+        if location is None:
+            seeds[j] = (bound + half, None)     # nothing nearer than that
+        else:
+            seeds[j] = (gap, index)
+            bound = min(bound, gap)
+    seeds = [(gap, j, index) for j, (gap, index) in enumerate(seeds)]
+    between = [nearest_between_one(seeds[j][0], seeds[j + 1][0], 2.0 * half)
+               for j in range(gaps)]
+    best, tried = None, set()
+    for gap, j, index in sorted(seeds):
+        # below: no point around seed j can be nearer (``limit``: nor is one beyond it wanted)
+        below = max(gap - half, min(between[max(j - 1, 0):j + 1]))
+        if index is None or index in tried or below > limit or (
+                best is not None and below >= best[1]):
+            continue
+        tried.add(index)
+        s, point, distance = closest_segment_one_triangle(head, tail, *corners[index].tolist())
+        if best is None or distance < best[1]:
+            best = (s, distance, index, point)
+    for _ in range(_REFINEMENTS):
+        if best is None or best[1] <= 0.0:
             break
-        changed = nearest.look_at(entry, a, b, new)
-        new = set()
-        for k, co, distance in zip(changed.tolist(), nearest.points(a, b, changed).tolist(),
-                                   nearest.gap[changed].tolist()):
-            location, _, index, gap = tree.find_nearest(co, distance) if distance > 0.0 \
-                else (None, None, None, None)
-            if location is not None and gap < distance - 1e-9:
-                new.add((k, index))
-        new -= pairs
-        pairs |= new
-    which = np.isfinite(nearest.gap).nonzero()[0]
-    s, gap, on_triangle = nearest.s[which], nearest.gap[which], nearest.on_triangle[which]
-    face = entry.shape.normals[nearest.triangle[which]]
-    offset = nearest.points(a, b, which) - on_triangle
-    inside = row_dots(offset, face) < 0.0
-    crossing = gap <= 1e-12
-    outward = np.where(crossing[:, None], face, np.where(inside[:, None], -offset, offset)
-                       / np.maximum(gap, 1e-300)[:, None])
-    signed = np.where(inside & ~crossing, -gap, gap)
-    answered = inside | (gap <= limits[which])
-    return which[answered], s[answered], signed[answered], outward[answered]
-
-
-class _Nearest:
-    """Per segment, the nearest triangle found so far: the parameter ``s`` of the segment's
-    point nearest to it, the distance ``gap`` (``inf`` while none), the triangle and its point
-    nearest to the segment."""
-
-    def __init__(self, count):
-        self.s, self.gap = np.zeros(count), np.full(count, np.inf)
-        self.triangle, self.on_triangle = np.zeros(count, np.int64), np.zeros((count, 3))
-
-    def look_at(self, entry, a, b, pairs):
-        """Take the ``pairs`` (segment, triangle) into account (closest points of each segment
-        and triangle: ``triangles.closest_segment_triangle``, or for a few pairs
-        ``closest_segment_one_triangle`` in floats); returns the segments whose nearest
-        triangle changed."""
-        corners = entry.shape.corners
-        if len(pairs) <= _FLOAT_PAIRS:
-            changed = set()
-            for k, t in pairs:
-                s, point, gap = closest_segment_one_triangle(a[k].tolist(), b[k].tolist(),
-                                                             *corners[t].tolist())
-                if gap < self.gap[k]:
-                    self.s[k], self.gap[k], self.triangle[k], self.on_triangle[k] = s, gap, t, point
-                    changed.add(k)
-            return np.array(sorted(changed), np.int64)
-        k, t = np.array(list(pairs)).T
-        triangles = corners[t]
-        s, on_triangle, gap = closest_segment_triangle(a[k], b[k], triangles[:, 0],
-                                                       triangles[:, 1], triangles[:, 2])
-        order = np.lexsort((gap, k))
-        ordered = k[order]
-        first = order[np.concatenate([[True], ordered[1:] != ordered[:-1]])]
-        first = first[gap[first] < self.gap[k[first]]]
-        rows = k[first]
-        self.s[rows], self.gap[rows], self.triangle[rows], self.on_triangle[rows] = (
-            s[first], gap[first], t[first], on_triangle[first])
-        return rows
-
-    def points(self, a, b, rows):
-        """The points of the segments ``rows`` nearest to their triangles."""
-        return a[rows] + self.s[rows, None] * (b[rows] - a[rows])
+        s = best[0]
+        location, _, index, gap = tree.find_nearest(
+            (head[0] + s * dx, head[1] + s * dy, head[2] + s * dz), best[1])
+        if location is None or gap >= best[1] - 1e-9 or index in tried:
+            break
+        tried.add(index)
+        s, point, distance = closest_segment_one_triangle(head, tail, *corners[index].tolist())
+        if distance >= best[1]:
+            break
+        best = (s, distance, index, point)
+    return best
 
 
 _WEIGHT_CUTOFF = 0.5

@@ -6,18 +6,22 @@ Built once per solver from the bones the solve may move (``contacts.Capsules``,
 test of the escapes, and the contacts of a result for reports and drawing.
 
 The obstacles are probed at the capsules' sample points and, when the obstacle query has a
-segment query ``obstacles.segments(heads, tails, radii, max_distance) -> (s, signed distance,
-outward normal)``, at each capsule's point ``head + s (tail − head)`` nearest to them: one more
-row per capsule, wherever along the bone a thin obstacle lies. Without it (analytic obstacles
-of the engine tests) the samples alone are probed.
+segment query ``obstacles.segments(heads, tails, radii, max_distance, samples) -> (s, signed
+distance, outward normal)``, at each capsule's point ``head + s (tail − head)`` nearest to them:
+one more row per capsule, wherever along the bone a thin obstacle lies. Such a query also
+answers ``obstacles(points, max_distance, triangles=True)`` with a third array, what it found
+each point nearest to, handed back as ``samples`` (each capsule's head, middle and tail: the
+distances, no farther than searched, and those arrays) so that the segment query need not search
+from them again. Without it (analytic obstacles of the engine tests) the samples alone are
+probed.
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-from .contacts import (SAMPLES, CapsulePairs, Capsules, contact_rows, pair_clearances,
-                       self_contact_rows)
+from .contacts import (SAMPLES, CapsulePairs, Capsules, contact_rows, nearest_between,
+                       pair_clearances, self_contact_rows)
 from .jacobian import column_mask
 from .quaternion import row_dots
 
@@ -170,13 +174,15 @@ class ContactSet:
         detection.
 
         The segment query is asked only for the capsules its answer can lie within ``bound``
-        for. Distance to a surface changes by at most the distance moved (it is 1-Lipschitz), so
-        between two samples ``g`` apart at distances ``d₁``, ``d₂`` no point is nearer than
-        ``(d₁ + d₂ − g) / 2``; a segment with that at least ``bound`` between every two of its
-        samples is asked for nothing (one exactly at its bound counts as beyond it). The samples
-        are asked up to ``bound`` plus half the largest gap of the capsules they belong to
-        (``Capsules.farthest_from_samples``), and one with nothing within that counts as that
-        far: a capsule whose samples all are is left out."""
+        for. The balls about two samples ``g`` apart with their distances ``d₁``, ``d₂`` as radii
+        hold no surface point, so no point between them is nearer than
+        ``contacts.nearest_between(d₁, d₂, g)`` (where the spheres meet; the 1-Lipschitz bound
+        ``(d₁ + d₂ − g) / 2`` when they do not overlap); a segment with that at least ``bound``
+        between every two of its samples is asked for nothing (one exactly at its bound counts as
+        beyond it). The samples are asked up to ``√(bound² + h²)`` (``h``: half the largest gap
+        of the capsules they belong to, ``Capsules.half_gap``), for which that bound is ``bound``,
+        and one with nothing within that counts as that far: a capsule whose samples all are is
+        left out."""
         memo = self._probed
         again = memo is not None and memo[0] is world and memo[1] is self.obstacles
         if again and np.all(memo[2] >= bound):
@@ -188,24 +194,33 @@ class ContactSet:
         segments = getattr(self.obstacles, "segments", None)
         # asked again at this pose for farther: the answers found stand (the samples' are exact,
         # a segment's is its search within the nearer bound); only what was beyond is asked
-        distance, normal, s, far, towards = (a.copy() for a in memo[4]) if again else (
-            np.full(count, np.inf), np.zeros((count, 3)), np.zeros(len(heads)),
-            np.full(len(heads), np.inf), np.zeros_like(heads))
+        distance, normal, where, s, far, towards = (a.copy() for a in memo[4]) if again else (
+            np.full(count, np.inf), np.zeros((count, 3)), np.full(count, -1, np.int64),
+            np.zeros(len(heads)), np.full(len(heads), np.inf), np.zeros_like(heads))
         asked = bound[:count].copy()
         if segments is not None and count:
             segment_bound = bound[count:]
-            np.maximum.at(asked, capsules.samples_of,
-                          (segment_bound + capsules.farthest_from_samples)[:, None])
+            reach = np.hypot(segment_bound, capsules.half_gap) * (1.0 + 1e-9)
+            np.maximum.at(asked, capsules.samples_of, reach[:, None])
         unknown = np.isinf(distance).nonzero()[0]
-        if unknown.size:
+        if unknown.size and segments is not None:
+            distance[unknown], normal[unknown], where[unknown] = self.obstacles(
+                points[unknown], asked[unknown], triangles=True)
+        elif unknown.size:
             distance[unknown], normal[unknown] = self.obstacles(points[unknown], asked[unknown])
         if segments is not None and count:
             ends = np.minimum(distance, asked)[capsules.samples_of]
-            lowest = (ends[:, :-1] + ends[:, 1:] - capsules.sample_gaps).min(axis=1) / 2
-            near = ((lowest < segment_bound) & np.isinf(far)).nonzero()[0]
+            # a capsule whose samples all are at least ``reach`` away is not asked (the bound
+            # grows with the samples' distances): only the others are looked at
+            maybe = ((ends.min(axis=1) < reach) & np.isinf(far)).nonzero()[0]
+            lowest = nearest_between(ends[maybe, :-1], ends[maybe, 1:],
+                                     capsules.sample_gaps[maybe]).min(axis=1, initial=np.inf)
+            near = maybe[lowest < segment_bound[maybe]]
             if near.size:
+                rows = capsules.samples_of[near]
                 s[near], far[near], towards[near] = segments(
-                    heads[near], tails[near], capsules.bone_radii[near], segment_bound[near])
+                    heads[near], tails[near], capsules.bone_radii[near], segment_bound[near],
+                    (ends[near], where[rows]))
         # a nearest point on a sample is that sample: a second, identical row would make the
         # active set's rows dependent
         off_sample = np.abs(s[:, None] - SAMPLES[None]).min(axis=1) * capsules.lengths[:, 0]
@@ -213,5 +228,6 @@ class ContactSet:
         nearest = heads + s[:, None] * (tails - heads)
         found = (np.concatenate([points, nearest]), np.concatenate([distance, apart]),
                  np.concatenate([normal, towards]))
-        self._probed = (world, self.obstacles, bound, found, (distance, normal, s, far, towards))
+        self._probed = (world, self.obstacles, bound, found,
+                        (distance, normal, where, s, far, towards))
         return found

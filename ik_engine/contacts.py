@@ -20,6 +20,8 @@ leaves after a step along its tangent plane) all at once, so that contacts settl
 not by halves.
 """
 
+import math
+
 import numpy as np
 
 from .jacobian import normal_jacobian
@@ -62,8 +64,7 @@ class Capsules:
         self.bone_radii = radii[self.bones]
         self.lengths = model.lengths[self.bones][:, None]
         self.sample_gaps = self.lengths * np.diff(SAMPLES)    # between consecutive samples
-        # no point of a capsule's segment is farther than this from one of its samples
-        self.farthest_from_samples = self.sample_gaps.max(axis=1) / 2
+        self.half_gap = self.sample_gaps.max(axis=1) / 2    # the largest, halved
         self._last = None   # (pose, its points)
 
     def __len__(self):
@@ -85,6 +86,41 @@ class Capsules:
         frames = world.take(self.bones, axis=0)
         heads = frames[:, :3, 3]
         return heads, heads + self.lengths * frames[:, :3, 1]
+
+
+def nearest_between(d1, d2, gap):
+    """A lower bound of the distance to a surface of every point of the segment between two
+    points ``gap`` apart whose distances to it are at least ``d1`` and ``d2`` (arrays).
+
+    The open balls of radii ``d1``, ``d2`` about the two points hold no surface point. When both
+    are positive and the balls overlap (``d1 + d2 > gap``) their union is connected and covers
+    the segment, so the segment's distance is at least its distance to the union's boundary. A
+    point of the first sphere comes nearer to a point of the segment the smaller its angle from
+    the segment's line (the distance² is ``x² + d1² − 2 x d1 cos θ``), and the points at the
+    smaller angles lie in the second ball down to the circle where the spheres meet: the nearest
+    boundary point is on that circle, at ``√((x − c)² + ρ²)`` from the point ``x`` along the
+    segment, with ``c = (gap² + d1² − d2²) / (2 gap)`` and ``ρ² = d1² − c²``. So the bound is
+    ``ρ`` when ``0 < c < gap``, else ``min(d1, d2)``: nearly ``min(d1, d2)`` whenever the points
+    are farther from the surface than they are apart (``ρ ≈ d − gap² / (8 d)``). Otherwise
+    distance is 1-Lipschitz: ``(d1 + d2 − gap) / 2``. The bound needs only that the balls are
+    empty, so lower bounds of the distances serve too, and it grows with them."""
+    lipschitz = np.minimum(np.minimum(d1, d2), (d1 + d2 - gap) / 2)
+    safe = np.where(gap > 0.0, gap, 1.0)
+    c = (gap * gap + d1 * d1 - d2 * d2) / (2.0 * safe)
+    circle = np.sqrt(np.maximum(d1 * d1 - c * c, 0.0))
+    spheres = np.where((c > 0.0) & (c < gap), np.minimum(circle, np.minimum(d1, d2)),
+                       np.minimum(d1, d2))
+    return np.where((d1 > 0.0) & (d2 > 0.0) & (d1 + d2 > gap), spheres, lipschitz)
+
+
+def nearest_between_one(d1, d2, gap):
+    """``nearest_between`` of one pair, in Python floats."""
+    if d1 <= 0.0 or d2 <= 0.0 or d1 + d2 <= gap:
+        return min(d1, d2, (d1 + d2 - gap) / 2)
+    c = (gap * gap + d1 * d1 - d2 * d2) / (2.0 * gap)
+    if 0.0 < c < gap:
+        return math.sqrt(max(d1 * d1 - c * c, 0.0))
+    return min(d1, d2)
 
 
 def contact_rows(frame, points, normal, clearance, columns, band):

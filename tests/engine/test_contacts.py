@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from chains import ball, identity_pose, straight_chain, uniform_limits
-from ik_engine.contacts import Capsules
+from ik_engine.contacts import Capsules, nearest_between, nearest_between_one
 from ik_engine.solver import Solver, SolverSettings
 from ik_engine.tasks import Position, Task
 
@@ -199,20 +199,22 @@ def test_a_tail_whose_target_is_on_a_floor_stands_on_it(height):
 class Pole:
     """A solid cylinder of ``radius`` about the line through ``centre`` along the unit ``axis``:
     the point query, and the segment query that gives each capsule's point nearest to it (the
-    closest points of the segment and a long stretch of the axis)."""
+    closest points of the segment and a long stretch of the axis). It has nothing to hand back
+    from its point query to its segment query (``triangles``: −1)."""
 
     def __init__(self, centre, axis, radius):
         self.centre, self.axis, self.radius = np.asarray(centre), np.asarray(axis), radius
 
-    def __call__(self, points, max_distance):
+    def __call__(self, points, max_distance, triangles=False):
         offset = points - self.centre
         radial = offset - (offset @ self.axis)[:, None] * self.axis
         length = np.linalg.norm(radial, axis=1)
         distance = length - self.radius
-        return (np.where(distance <= max_distance, distance, np.inf),
-                radial / np.maximum(length, 1e-12)[:, None])
+        found = (np.where(distance <= max_distance, distance, np.inf),
+                 radial / np.maximum(length, 1e-12)[:, None])
+        return (*found, np.full(len(points), -1)) if triangles else found
 
-    def segments(self, heads, tails, radii, max_distance):
+    def segments(self, heads, tails, radii, max_distance, samples=None):
         from ik_engine.contacts import closest_points_of_segments
         ends = np.tile(self.centre - 100.0 * self.axis, (len(heads), 1)), \
             np.tile(self.centre + 100.0 * self.axis, (len(heads), 1))
@@ -241,3 +243,22 @@ def test_a_thin_pole_between_two_samples_pushes_the_bone_out():
     assert _dense_clearance(model, held.rotations, pole) >= -1e-3
     points_only = solver(model, [Task(Position, 2, goal)], pole.__call__).solve(identity_pose(3))
     assert _dense_clearance(model, points_only.rotations, pole) < -0.03
+
+
+def test_nearest_between_bounds_every_point_outside_both_balls():
+    """No point outside the two samples' balls is nearer to the segment between them than the
+    bound, which is at least the 1-Lipschitz one; the float form agrees with the arrays."""
+    rng = np.random.default_rng(3)
+    gap = rng.uniform(0.01, 1.0, 400)
+    d1, d2 = rng.uniform(-0.2, 1.2, (2, 400))
+    bound = nearest_between(d1, d2, gap)
+    assert np.all(bound >= np.minimum(np.minimum(d1, d2), (d1 + d2 - gap) / 2) - 1e-12)
+    for i in range(400):
+        assert abs(nearest_between_one(d1[i], d2[i], gap[i]) - bound[i]) <= 1e-12
+        points = rng.normal(size=(3000, 3)) * rng.uniform(0.1, 2.0) + [gap[i] / 2, 0.0, 0.0]
+        outside = (np.linalg.norm(points, axis=1) >= max(d1[i], 0.0)) & (
+            np.linalg.norm(points - [gap[i], 0.0, 0.0], axis=1) >= max(d2[i], 0.0))
+        along = np.clip(points[outside, 0], 0.0, gap[i])
+        nearest = np.sqrt((points[outside, 0] - along) ** 2
+                          + np.sum(points[outside, 1:] ** 2, axis=1))
+        assert np.all(nearest >= bound[i] - 1e-12)
