@@ -3,7 +3,11 @@ stop tests, as functions of the level errors they read.
 
 Level errors come in priority order (the total contact penetration first when there are
 contacts, then one error per task level); ``predicted`` holds the task levels' errors after a
-step to first order, ``‖e_k − J_k Δ‖``.
+step to first order, ``‖e_k − J_k Δ‖``. The stop tests (``blocked``, ``holds``, ``stalled``) are
+given the errors of the groups of tasks that share no moved joint instead
+(``Problem._groups``; the same as the levels' when every level is one group): a level's progress
+is then each of its groups' own, so a hand's last millimetre is not lost under 0.1 % of the
+metres of another arm's target out of reach on its level.
 """
 
 import numpy as np

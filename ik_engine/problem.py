@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .acceptance import predicted_errors
 from .chain_model import MovingJointsFK
 from .contact_set import ContactSet
 from .contacts import MIN_RADIUS
@@ -69,7 +70,7 @@ def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, sel
 
 class Problem:
     """The sub-model, tasks, joints, limits and contacts of one solver, and the measures of a
-    pose: FK, task errors, level errors (contacts first), convergence."""
+    pose: FK, task errors, level and group errors (contacts first), convergence."""
 
     def __init__(self, model, tasks, limits, stiffness, settings, obstacles, radii, collision,
                  self_collision):
@@ -111,6 +112,11 @@ class Problem:
         self.level_rows = [tasks.priorities == level for level in tasks.levels]
         self.level_sums = np.array(self.level_rows, dtype=float)   # (levels, tasks) 0/1
         self.level_weights = self.level_sums * tasks.weights
+        self.group_sums = self._groups()   # (groups, tasks) 0/1
+        self.split = len(self.group_sums) > len(self.level_sums)
+        self.group_weights = self.group_sums * tasks.weights
+        self.group_levels = (self.level_sums.dot(self.group_sums.T) > 0.0).astype(float)
+        self._groups_of = (None, None)   # (task errors, their group errors) of the last call
         root_w = np.sqrt(tasks.weights)
         # per level and batch: its rows in the batch, √weight (rows of e) and √weight times the
         # column scales (rows of J; angular rows in units of ``size``)
@@ -121,6 +127,10 @@ class Problem:
                              for rows in [np.flatnonzero(tasks.priorities[index] == level)]
                              if rows.size]
                             for level in tasks.levels]
+        # each task's place in the level rows (``level_task_errors``, level by level, batch by batch)
+        self.level_order = np.concatenate(
+            [tasks.index[b][rows] for parts in self.level_parts for b, rows, _, _ in parts]
+            or [np.zeros(0, np.int64)])
 
     def seat_targets(self):
         """Give the contacts the position tasks' targets (``ContactSet.seat``): call again after
@@ -143,6 +153,26 @@ class Problem:
         reach = inner.astype(float) @ hop + model.lengths[tasks.bones]
         return roots, reach
 
+    def _groups(self):
+        """The tasks of each level split into groups that share no moved joint, even through
+        other tasks of the group (connected components), level by level in priority order.
+        A level's least-squares problem is then independent groups (coupled only through the
+        null spaces of the levels above), each with its own error: a group's progress is not
+        measured against another's, e.g. a hand 0.25 mm from its target against the other
+        hand's target metres beyond its reach (``level_errors``, ``group_errors``)."""
+        tasks = self.tasks
+        masks = tasks.joint_masks[:, self.joints].astype(np.int64)
+        linked = ((masks @ masks.T) > 0) | np.eye(len(tasks), dtype=bool)
+        linked &= tasks.priorities[:, None] == tasks.priorities[None, :]
+        while True:     # transitive closure: at most log2(tasks) squarings
+            closed = (linked.astype(np.int64) @ linked.astype(np.int64)) > 0
+            if np.array_equal(closed, linked):
+                break
+            linked = closed
+        groups = [row for level in tasks.levels
+                  for row in np.unique(linked[tasks.priorities == level], axis=0)[::-1]]
+        return np.array(groups, dtype=float).reshape(-1, len(tasks))
+
     def errors(self, rotations, world=None):
         """FK (``world`` if given) and each batch's task errors at ``rotations``."""
         world = self.fk(rotations) if world is None else world
@@ -150,11 +180,47 @@ class Problem:
 
     def level_errors(self, world, errors):
         """The error of each priority level, preceded by the total contact penetration when
-        there are contacts (they rank above every task)."""
+        there are contacts (they rank above every task). A level's error is the norm of its
+        weighted task errors, or, when its tasks fall into groups that share no moved joint
+        (``_groups``), the sum of its groups' norms: a step is then kept for what it gains on
+        one group though another group's error rises by less, e.g. a hand reaching its target
+        while the other arm, stretched towards a target metres beyond its reach, shifts by
+        microns (a norm over both would not see the first hand's last millimetre under the
+        second one's metres)."""
+        if self.split:
+            groups = self.group_errors(world, errors)
+            if self.contacts is None:
+                return self.group_levels.dot(groups)
+            return np.concatenate([groups[:1], self.group_levels.dot(groups[1:])])
         levels = np.sqrt(self.level_weights.dot(self.tasks.squares(errors, self.size)))
         if self.contacts is not None:
             return np.concatenate([[self.contacts.penetration(world)], levels])
         return levels
+
+    def group_errors(self, world, errors):
+        """The error of each group of tasks (``_groups``) in priority order, preceded by the total
+        contact penetration when there are contacts: the level errors when every level is one
+        group."""
+        if errors is self._groups_of[0]:
+            return self._groups_of[1]
+        groups = np.sqrt(self.group_weights.dot(self.tasks.squares(errors, self.size)))
+        if self.contacts is not None:
+            groups = np.concatenate([[self.contacts.penetration(world)], groups])
+        self._groups_of = (errors, groups)
+        return groups
+
+    def predicted(self, levels, step):
+        """``(level errors, group errors)`` after ``step`` to first order, ``‖e_k − J_k Δ‖``
+        (task levels and groups only; ``levels``: each level's ``(J_k, e_k)``); a level's error
+        is the sum of its groups' (``level_errors``). The group errors are None when every level
+        is one group."""
+        if not self.split:
+            return predicted_errors(levels, step), None
+        residual = np.concatenate([err - jac.dot(step) for jac, err in levels]).reshape(-1, 3)
+        squares = np.empty(len(self.tasks))
+        squares[self.level_order] = row_dots(residual, residual)
+        groups = np.sqrt(self.group_sums.dot(squares))
+        return self.group_levels.dot(groups), groups
 
     def level_jacobians(self, world, frame):
         """``J_k`` per priority level: each task's rows times √weight, columns scaled."""

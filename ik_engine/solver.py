@@ -11,7 +11,9 @@ Each iteration (Baerlocher Fig. 5.12 and §5.4.2):
    in priority order; the joints are updated keeping held joints on their limits
    (``pose_update``).
 4. Stop tests (``acceptance``): every task met; no level can progress (``blocked``); a contact
-   holds the tasks short (``holds``); no progress (``stalled``). A stall short of a reachable
+   holds the tasks short (``holds``); no progress (``stalled``); each read per group of tasks
+   sharing no moved joint (``Problem._groups``), so that one group out of reach does not end
+   another's descent on its level. A stall short of a reachable
    target escapes (``escapes``) and goes on; the best state in priority order is returned.
 """
 
@@ -37,7 +39,9 @@ __all__ = ["SolveResult", "Solver", "SolverSettings", "involved_bones", "solve"]
 class SolveResult:
     """``rotations`` (n,4) of every bone; ``errors`` (T,) of each task (given order; metres, or
     radians for angular kinds); ``level_errors``: the level errors of every iteration, in
-    priority order (the total contact penetration first when there are contacts); ``contacts``:
+    priority order (the total contact penetration first when there are contacts; a level of
+    several groups of tasks sharing no moved joint: the sum of their norms,
+    ``Problem.level_errors``); ``contacts``:
     ``contact_set.Contacts`` at the result (None without obstacles); ``steps``: how many full and
     chord steps, prioritized decompositions and escapes the solve took. ``cut_short``: the solve
     neither converged nor settled at the closest reachable pose, but ran out of
@@ -147,6 +151,7 @@ class Solver:
         preferred = q if preferred is None else qnormalize(np.asarray(preferred, float)[self.bones])
         state = best = self._measure(q, world)
         history = [state[3]]
+        groups = [self._groups(state)]   # the group errors of each iteration (stop tests)
         iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
         steps.begin()
         while descent < settings.max_iterations and len(problem.joints):
@@ -162,6 +167,7 @@ class Solver:
                 iterations, descent = iterations + 1, descent + 1
                 state = chorded
                 history.append(state[3])
+                groups.append(self._groups(state))
                 best = state if better(state[3], best[3], tol) else best
                 continue
             step_list, predicted, corrected = steps.full(world, q, errors, preferred, polish)
@@ -169,16 +175,19 @@ class Solver:
                 finite = False
                 break
             iterations, descent = iterations + 1, descent + 1
-            stop = blocked(current, predicted, tol)
+            predicted_groups = predicted if steps.predicted_groups is None else \
+                steps.predicted_groups
+            stop = blocked(groups[-1], predicted_groups, tol)
             trial = None if stop else line_search(
                 lambda step, scale: self._measure(self.update(q, step, scale)), self._step_scale,
                 step_list, current, predicted, corrected, tol)
             if trial is not None:
                 state = trial
                 history.append(state[3])
-                stop = holds(history, current, state[3], predicted, steps.touched, tol)
+                groups.append(self._groups(state))
+                stop = holds(groups, groups[-2], groups[-1], predicted_groups, steps.touched, tol)
                 best = state if better(state[3], best[3], tol) else best
-            if stop or trial is None or stalled(history, tol) or (
+            if stop or trial is None or stalled(groups, tol) or (
                     escapes and hopeless(history, best[3], tol)):
                 if stall is None:
                     stall = (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
@@ -192,6 +201,7 @@ class Solver:
                 steps.restart()
                 state = self._measure(escaped)
                 history = [state[3]]
+                groups = [self._groups(state)]
         return self._result(full, best, iterations, escapes, stall, history, memo_key,
                             unremembered and settled,
                             finite and not settled and len(problem.joints) > 0)
@@ -200,6 +210,10 @@ class Solver:
         """``(q, world, errors, level errors)`` of the rotations ``q``."""
         world, errors = self.problem.errors(q, world)
         return q, world, errors, self.problem.level_errors(world, errors)
+
+    def _groups(self, state):
+        """The group errors (``Problem.group_errors``) of ``state``."""
+        return self.problem.group_errors(state[1], state[2]) if self.problem.split else state[3]
 
     def _result(self, full, best, iterations, escapes, stall, history, memo_key, remember,
                 cut_short):

@@ -20,7 +20,7 @@
 
 import numpy as np
 
-from .acceptance import compare_levels, first_unmet, predicted_errors
+from .acceptance import compare_levels, first_unmet
 from .active_set import RESTING, active_set_steps
 from .constraint_rows import ConstraintRows
 from .prioritized import PrioritizedBasis
@@ -47,11 +47,14 @@ _LINEAR = 0.05
 class Steps:
     """The step kinds of one solver's iterations, with what one iteration leaves for the next:
     the final active rows (in ``update.held``), whether corrections may still reuse them, the
-    last full step's decompositions for a chord step, and whether a contact was active."""
+    last full step's decompositions for a chord step, whether a contact was active, and the
+    last full step's predicted group errors (``Problem.predicted``; None when every level is
+    one group)."""
 
     def __init__(self, problem, update):
         self.problem, self.update = problem, update
         self.touched = False
+        self.predicted_groups = None
         self.begin()
 
     def begin(self):
@@ -100,8 +103,8 @@ class Steps:
             self.update.held = active[:rows.owner.size]
             self.touched = any_true(active[rows.owner.size:])
         self.chord_basis = basis
-        if predicted is None:
-            predicted = predicted_errors(levels, steps[-2])
+        if predicted is None or problem.split:
+            predicted, self.predicted_groups = problem.predicted(levels, steps[-2])
         corrected = None if secondary is not None or polish or basis is None else \
             self._corrected(world, frame, levels, predicted, errors, steps[-1], basis, start)
         scale = problem.column_scale
@@ -114,8 +117,9 @@ class Steps:
         usually lands within a chord step's reach or meets the tolerance outright."""
         problem = self.problem
         tol = problem.settings.tolerance
-        if any(p > max(tol, _LINEAR * float(np.sqrt(err.dot(err))))
-               for p, (_, err) in zip(predicted.tolist(), levels)):
+        now = [float(np.sqrt(err.dot(err))) for _, err in levels] if not problem.split else \
+            problem.level_errors(world, errors)[-len(levels):].tolist()
+        if any(p > max(tol, _LINEAR * e) for p, e in zip(predicted.tolist(), now)):
             return None
         delta = (problem.column_scale * step).reshape(-1, 3)
         changes = problem.tasks.second_order(frame, world, delta, problem.chain_orders, errors)
@@ -143,7 +147,7 @@ class Steps:
         steps, active, start, basis, built = active_set_steps(levels, rows, rhs, pinned | held,
                                                               *options)
         self.counts["decompositions"] += built
-        predicted = predicted_errors(levels, steps[-2])
+        predicted = self.problem.predicted(levels, steps[-2])[0]
         if (predicted <= _POLISHED * self.problem.settings.tolerance).all():
             return steps, active, start, basis, predicted
         self.polishing = False
