@@ -159,7 +159,7 @@ class Solver:
             if problem.converged(errors, current):
                 best = state    # (the priority comparison's "met" is half the tolerance)
                 break
-            if self._out_of_time(started):
+            if self._out_of_time(started, iterations):
                 break
             polish = steps.is_correction(current)
             chorded = steps.chord(q, errors, current, self._measure) if polish else None
@@ -236,9 +236,15 @@ class Solver:
         self._memo = (memo_key, q, result) if remember else None
         return result
 
-    def _out_of_time(self, started):
+    def _out_of_time(self, started, iterations):
+        """True when another iteration, as long as the mean of those done so far, would end past
+        ``time_budget_ms``: a tick keeps to its budget instead of overrunning it by one
+        iteration. The first iteration always runs, so every tick makes progress."""
         budget = self.settings.time_budget_ms
-        return budget is not None and (time.perf_counter() - started) * 1e3 >= budget
+        if budget is None or iterations == 0:
+            return False
+        elapsed = (time.perf_counter() - started) * 1e3
+        return elapsed * (iterations + 1) / iterations >= budget
 
     def _step_scale(self, step):
         """The factor that shortens ``step`` to at most ``max_joint_step`` per component."""
