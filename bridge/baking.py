@@ -51,8 +51,8 @@ class BakeOptions:
       ``'ALL'``; bones the solve does not move are keyed with their animated channels
       (rotation, location, scale) at each baked frame;
     - ``action``: ``'NEW'`` (a DQ IK action; the active one goes to the NLA) or ``'ACTIVE'``;
-    - ``frames``: ``'STEP'`` (every ``step`` frames) or ``'KEYED'`` (the frames where a target,
-      a collider or a parent of one has a key, and the range's ends);
+    - ``frames``: ``'STEP'`` (every ``step`` frames) or ``'KEYED'`` (the frames where the
+      armature, a target, a collider or a parent of one has a key, and the range's ends);
     - ``cleanup_tolerance``: 0 keys every baked frame; above 0, keys of the solved bones are
       dropped where every task stays within it (metres, armature space) on every frame;
     - ``switch_off_tasks``: afterwards, every enabled task and Solve on Frame Change are off, so
@@ -143,9 +143,9 @@ class FrameBake:
         ``ArmatureError``."""
         frame = int(self.frames[self.index])
         try:
+            self.session.baking = True     # before the first frame_set: the handler skips it
             self.scene.frame_set(frame)
             if self.index == 0:
-                self.session.baking = True
                 self.reference = {channel: read_array(self.obj.pose.bones, channel, width)
                                   for channel, width in _WIDTH.items()}
             start = None if self.index == 0 else self.session.last_rotations
@@ -239,13 +239,15 @@ class FrameBake:
     def _write(self):
         obj, options = self.obj, self.options
         self.saved.restore(obj)
-        curves, names = self._curves()
-        channelbag, old_animation = prepare_action(obj, options.action)
-        write_curves(channelbag, curves, (int(self.frames[0]), int(self.frames[-1])))
-        action = obj.animation_data.action.name
-        if options.switch_off_tasks:
-            _switch_off_tasks(obj)
-        self._return_to_start()
+        try:
+            curves, names = self._curves()
+            channelbag, old_animation = prepare_action(obj, options.action)
+            write_curves(channelbag, curves, (int(self.frames[0]), int(self.frames[-1])))
+            action = obj.animation_data.action.name
+            if options.switch_off_tasks:
+                _switch_off_tasks(obj)
+        finally:
+            self._return_to_start()
         return BakeReport(len(self.frames), tuple(names), sum(len(c[3]) for c in curves), action,
                           old_animation, self.worst_error, time.perf_counter() - self.started,
                           tuple(sorted(self.warnings)))

@@ -95,7 +95,9 @@ def _push_down(data):
     action, slot = data.action, data.action_slot
     track = data.nla_tracks.new()
     track.name = f"{action.name}{_PUSHED}"
-    strip = track.strips.new(action.name, int(action.frame_range[0]), action)
+    start = float(action.frame_range[0])
+    strip = track.strips.new(action.name, int(start), action)
+    strip.frame_start_ui = start      # strips.new takes whole frames only
     if slot is not None:
         strip.action_slot = slot
     strip.blend_type = data.action_blend_type

@@ -1,4 +1,5 @@
-"""The frames where what drives a bake has keys: its targets and colliders (and their parents).
+"""The frames where what drives a bake has keys: the armature itself (its bones' keys, e.g. keyed
+hips the chains hang from), its targets and colliders, and the parents of each.
 
 Keys are read from each object's assigned action and slot (``AnimData.action_slot``: layers →
 strips → ``channelbag(slot)``, ``bpy_extras/anim_utils.py``
@@ -11,10 +12,10 @@ import numpy as np
 
 
 def driving_objects(obj):
-    """The objects that move ``obj``'s solve: its tasks' targets and its colliders, with the
-    parents of each."""
+    """The objects that move ``obj``'s solve: ``obj`` itself (keys on the bones its chains hang
+    from), its tasks' targets and its colliders, with the parents of each."""
     found = set()
-    pending = [pose_bone.dqik.target for pose_bone in obj.pose.bones
+    pending = [obj] + [pose_bone.dqik.target for pose_bone in obj.pose.bones
                if pose_bone.dqik.use_target and pose_bone.dqik.target is not None]
     colliders = obj.dqik.colliders
     if colliders is not None:

@@ -5,7 +5,8 @@ A ``LivePosing`` holds the armature's solving session (``session.py``) and the p
 from. ``tick()`` is one live tick (``Session.live_tick``: nothing when nothing moved, else a
 solve within ``Object.dqik.time_budget_ms`` that goes on from the last result); ``drag`` pulls
 a bone's tail to a point as a temporary task above the others; ``pin`` gives a bone a target
-where its tail stands; ``cancel`` puts the starting pose back bit for bit (every rotation,
+where its tail stands; ``cancel`` takes the pins back and puts the starting pose back bit for
+bit (every rotation,
 location and scale channel and every rotation mode, as Blender stores them); ``confirm`` keeps
 the pose and, with auto-keying on, keys the bones it changed on the current frame, as Blender's
 own transform does. ``ended()`` says why live posing cannot go on (the armature was deleted,
@@ -70,6 +71,7 @@ class LivePosing:
         self.stopped = False
         self.last = None
         self.on_stop = None     # called once when it stops (the operator removes its timer)
+        self.pins = []          # (bone, its earlier (target, subtarget, use_target), new Empty)
         _RUNNING.append(self)
 
     def tick(self):
@@ -85,15 +87,24 @@ class LivePosing:
 
     def pin(self, bone):
         """Give ``bone`` a target where its tail stands now (an Empty, ``add_target``); a
-        dragged bone is released first. Returns the Empty."""
+        dragged bone is released first. ``cancel`` takes the pin back. Returns the Empty."""
         if self.session.dragged is not None and self.session.dragged[0] == bone:
             self.session.drag(None, None)
+        settings = self.obj.pose.bones[bone].dqik
+        before = (settings.target, settings.subtarget, settings.use_target)
         empty = add_target_empty(self.obj, self.obj.pose.bones[bone])
+        self.pins.append((bone, before, empty))
         self.session.invalidate()
         return empty
 
     def cancel(self):
-        """Put the starting pose back, bit for bit, and end."""
+        """Take back the pins (each bone's earlier target settings, the new Empties removed),
+        put the starting pose back, bit for bit, and end."""
+        for bone, (target, subtarget, use_target), empty in reversed(self.pins):
+            settings = self.obj.pose.bones[bone].dqik
+            settings.target, settings.subtarget, settings.use_target = target, subtarget, use_target
+            bpy.data.objects.remove(empty)
+        self.pins.clear()
         self.start.restore(self.obj)
         self.stop()
 

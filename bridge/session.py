@@ -200,7 +200,8 @@ class Session:
         tasks = self.solver.problem.tasks
         errors = tasks.norms(tasks.true_errors(np.ascontiguousarray(evaluated[self.solver.bones])))
         shown = self._reports(self._solved_names, errors.tolist())
-        self.last_result = replace(snapshot, tasks=tuple(shown) + tuple(
+        met = all(task.status == 'MET' for task in shown)
+        self.last_result = replace(snapshot, converged=snapshot.converged and met, tasks=tuple(shown) + tuple(
             task for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED')))
         return self.last_result
 

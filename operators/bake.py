@@ -50,7 +50,7 @@ class DQIK_OT_bake(bpy.types.Operator):
     frames: EnumProperty(
         name="Frames", default='STEP',
         items=[('STEP', "Every Step", "Every Frame Step frames"),
-               ('KEYED', "Keyed Frames", "The frames where a target or collider has a key, and "
+               ('KEYED', "Keyed Frames", "The frames where the armature, a target or a collider has a key, and "
                                          "the range's ends")])
     cleanup_tolerance: FloatProperty(
         name="Clean Up", description="Drop keys where every task stays within this distance "

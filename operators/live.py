@@ -13,6 +13,8 @@ navigates, selects and grabs targets while it runs (the pattern of Blender's
 The header shows the largest task error, the iterations and the milliseconds of the last tick.
 """
 
+import traceback
+
 import bpy
 from bpy_extras import view3d_utils
 
@@ -54,18 +56,27 @@ class DQIK_OT_live(bpy.types.Operator):
             self.report({'ERROR'}, _NEEDS_VIEWPORT)
             return {'CANCELLED'}
         self.live = live_posing.LivePosing(active_armature(context))
-        self.area, self.dragged = context.area, None
+        self.dragged = None
         manager = context.window_manager
         timer = manager.event_timer_add(_TICK_SECONDS, window=context.window)
         self.live.on_stop = lambda: manager.event_timer_remove(timer)
         manager.modal_handler_add(self)
-        self.area.header_text_set("DQ IK Live: Esc cancel, Enter keep, D drag bone, P pin bone")
+        _header(context, "DQ IK Live: Esc cancel, Enter keep, D drag bone, P pin bone")
         return {'RUNNING_MODAL'}
 
     def modal(self, context, event):
+        """Every event: what it does (``_event``); anything unexpected stops live posing with a
+        report, keeping the pose, instead of leaving its timer, header and drag behind."""
+        try:
+            return self._event(context, event)
+        except Exception as err:  # a bug must not leave a dead live session behind
+            traceback.print_exc()
+            return self._finish(context, {'CANCELLED'}, f"DQ IK Live stopped: {err}", 'ERROR')
+
+    def _event(self, context, event):
         reason = self.live.ended()
-        if reason is not None:
-            return self._finish(context, {'FINISHED'}, None if reason == "stopped" else
+        if reason is not None:     # stopped from outside (undo, load, another Live): no undo step
+            return self._finish(context, {'CANCELLED'}, None if reason == "stopped" else
                                 f"DQ IK Live ended: {reason}")
         if event.type in {'RET', 'NUMPAD_ENTER'} and event.value == 'PRESS':
             keyed = self.live.confirm(context)
@@ -115,29 +126,38 @@ class DQIK_OT_live(bpy.types.Operator):
         try:
             snapshot = self.live.tick()
         except ArmatureError as err:
-            self.area.header_text_set(f"DQ IK Live: {err}")
+            _header(context, f"DQ IK Live: {err}")
             return
         if snapshot is None:
             return
         errors = [task.position_error for task in snapshot.tasks
                   if task.position_error is not None and task.position_error == task.position_error]
         worst = f"{max(errors) * 1e3:.3g} mm" if errors else "–"
-        self.area.header_text_set(
-            f"DQ IK Live: largest error {worst}, {snapshot.iterations} iterations, "
+        _header(
+            context, f"DQ IK Live: largest error {worst}, {snapshot.iterations} iterations, "
             f"{snapshot.ms:.1f} ms{' (continues)' if snapshot.cut_short else ''} | "
             "Esc cancel, Enter keep, D drag bone, P pin bone")
 
-    def _finish(self, context, result, message):
+    def _finish(self, context, result, message, level='INFO'):
         self.live.stop()
-        self.area.header_text_set(None)
+        _header(context, None)
         if message:
-            self.report({'INFO'}, message)
+            self.report({level}, message)
         return result
 
-    def cancel(self, _context):
+    def cancel(self, context):
         """Blender ends the operator (window closed, extension disabled): stop, keeping the
-        pose, and remove the timer."""
+        pose, and remove the timer and the header text."""
         self.live.stop()
+        _header(context, None)
+
+
+def _header(context, text):
+    """Set (None: clear) the header text of the 3D Viewport the event came from, if any: the
+    area is taken from each event's context, never kept, since a closed area is freed."""
+    area = getattr(context, "area", None)
+    if area is not None:
+        area.header_text_set(text)
 
 
 CLASSES = (DQIK_OT_live,)

@@ -22,6 +22,8 @@ there, and tests draw into a ``gpu.types.GPUOffScreen`` with ``draw_overlay``.
 settings changes (``overlay_layers.note_updates``); ``unregister`` removes both.
 """
 
+import traceback
+
 import bpy
 import gpu
 from gpu_extras.batch import batch_for_shader
@@ -117,11 +119,20 @@ def draw_overlay(obj, space, system):
 
 
 def _draw_callback():
-    if bpy.app.background:
+    """The draw handler: an unexpected error is printed once and the overlay drawn no more
+    until the extension is enabled again, instead of a traceback on every redraw."""
+    if bpy.app.background or _FAILED:
         return
     context = bpy.context
-    draw_overlay(context.active_object, context.space_data, context.preferences.system)
+    try:
+        draw_overlay(context.active_object, context.space_data, context.preferences.system)
+    except Exception:  # a bug must not fill the console on every redraw
+        _FAILED.append(True)
+        traceback.print_exc()
+        print("DQ IK: the viewport overlay stopped after the error above; please report it")
 
+
+_FAILED = []            # an unexpected error stopped the overlay
 
 _HANDLE = []            # the draw handler's handle while registered
 

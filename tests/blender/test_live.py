@@ -242,3 +242,16 @@ def test_ticks_cut_short_without_progress_end(clean_scene, dqik):
         assert ticks < 300
     assert sp.effector_errors(obj, feet).max() <= REACHED
     live.stop()
+
+
+def test_cancel_takes_back_a_pin(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    _, hand = _feet_and_hand(obj)
+    settings = obj.pose.bones["hand.L"].dqik
+    live = _live(dqik, obj)
+    empty = live.pin("hand.L")
+    empty_name = empty.name
+    assert settings.target == empty
+    live.cancel()
+    assert settings.target == hand and settings.use_target
+    assert empty_name not in bpy.data.objects

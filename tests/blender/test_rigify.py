@@ -171,6 +171,7 @@ def test_a_moved_bone_with_a_constraint_or_driver_is_named_once(clean_scene, dqi
     shown = np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(empty.location))
     report = dqik.api.session_for(obj).last_result.tasks[0]
     assert shown > 1e-3 and report.status == 'CLOSEST'
+    assert not dqik.api.session_for(obj).last_result.converged
     assert abs(report.position_error - shown) <= 1e-6
     assert bpy.ops.dqik.solve() == {'FINISHED'}
     assert "changed again by Blender" not in capfd.readouterr().out
