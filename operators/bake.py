@@ -60,6 +60,8 @@ class DQIK_OT_bake(bpy.types.Operator):
         name="Switch Tasks Off", description="Afterwards, switch the baked tasks and Solve on "
         "Frame Change off, so the keys play on their own", default=True)
 
+    interactive: BoolProperty(options={'HIDDEN', 'SKIP_SAVE'}, default=False)
+
     poll = classmethod(editable_armature)
 
     def _options(self):
@@ -67,7 +69,11 @@ class DQIK_OT_bake(bpy.types.Operator):
                            self.frames, self.cleanup_tolerance, self.switch_off_tasks)
 
     def execute(self, context):
+        """From a script (or in background mode): the whole bake, to the end. After the dialog
+        of ``invoke``: the interactive bake (progress, Esc)."""
         self._fill_range(context)
+        if self.interactive and not bpy.app.background and context.window is not None:
+            return self._start_modal(context)
 
         def bake():
             baker = FrameBake(active_armature(context), context.scene, self._options())
@@ -82,9 +88,15 @@ class DQIK_OT_bake(bpy.types.Operator):
             self.frame_end = context.scene.frame_end
 
     def invoke(self, context, _event):
+        """From the interface: a dialog with every option (the range defaults to the scene's),
+        then the interactive bake."""
         if bpy.app.background or context.window is None:
             return self.execute(context)
         self._fill_range(context)
+        self.interactive = True
+        return context.window_manager.invoke_props_dialog(self, width=360)
+
+    def _start_modal(self, context):
         try:
             self.baker = FrameBake(active_armature(context), context.scene, self._options())
         except ArmatureError as err:
