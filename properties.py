@@ -268,8 +268,8 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     time_budget_ms: FloatProperty(
         override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Time Budget (ms)",
-        description="Live solving stops iterating within this many milliseconds per tick (one "
-                    "iteration may run past it); the next tick goes on",
+        description="Live solving stops iterating before an iteration would end past this many "
+                    "milliseconds per tick (the first always runs); the next tick goes on",
         default=4.0, min=0.5, soft_max=33.0,
     )
     use_solve_on_frame_change: BoolProperty(

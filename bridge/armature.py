@@ -186,6 +186,44 @@ _MODE_IDENTIFIERS = {}  # rotation_mode enum value → identifier
 _NO_MODE = np.iinfo(np.int32).min  # no bone has it
 
 
+# every pose channel but the rotation mode: (channel, width)
+POSE_CHANNELS = (("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
+                 ("location", 3), ("scale", 3))
+
+
+class PoseSnapshot:
+    """Every pose channel of an armature and its rotation mode, exactly as Blender stores them
+    (float32, the mode as its enum value): what live posing and a bake put back bit for bit,
+    and what a live tick compares to see whether the pose moved."""
+
+    def __init__(self, obj):
+        bones = obj.pose.bones
+        count = len(bones)
+        self.channels = {attr: read_array(bones, attr, width, np.float32, count)
+                         for attr, width in POSE_CHANNELS}
+        self.channels["rotation_mode"] = read_array(bones, "rotation_mode", 1, np.int32, count)
+
+    def key(self):
+        """The snapshot as bytes (to compare by value)."""
+        return tuple(values.tobytes() for values in self.channels.values())
+
+    def restore(self, obj):
+        """Write every channel back (the rotation mode first) and tag the armature."""
+        bones = obj.pose.bones
+        for attr in reversed(self.channels):
+            bones.foreach_set(attr, self.channels[attr].ravel())
+        obj.update_tag(refresh={'OBJECT'})
+
+    def changed_bones(self, obj):
+        """Names of the bones whose channels differ from the snapshot's."""
+        now = PoseSnapshot(obj)
+        differ = np.zeros(len(obj.pose.bones), dtype=bool)
+        for attr, values in self.channels.items():
+            change = now.channels[attr] != values
+            differ |= change.any(axis=1) if change.ndim > 1 else change
+        return [name for name, moved in zip(obj.pose.bones.keys(), differ.tolist()) if moved]
+
+
 class PoseArrays:
     """A snapshot of every pose channel's rotation, location and scale, exactly as Blender
     stores them, and of the pose matrices Blender last evaluated (``evaluated``, (n,4,4)

@@ -27,19 +27,17 @@ import numpy as np
 
 from ..ik_engine.euler import euler_to_quat
 from ..ik_engine.quaternion import qnormalize, quat_from_axis_angle
-from .armature import ArmatureError, PoseArrays, check_editable, is_selected, read_array
+from .armature import (POSE_CHANNELS, ArmatureError, PoseArrays, PoseSnapshot, check_editable,
+                       is_selected, read_array)
 from .curve_cleanup import TaskTolerance, kept_keys
 from .key_writer import prepare_action, refuse_unkeyable, write_curves
 from .keyed_frames import driving_objects, keyed_frames
-from .live_posing import PoseSnapshot
 from .rotation_keys import channel_of, channel_values
 from .session import session_for
 
 BONE_SETS = ('TASK_CHAINS', 'SELECTED', 'ALL')
 ACTIONS = ('NEW', 'ACTIVE')
 FRAME_CHOICES = ('STEP', 'KEYED')
-_WIDTH = {"rotation_quaternion": 4, "rotation_euler": 3, "rotation_axis_angle": 4,
-          "location": 3, "scale": 3}
 
 
 @dataclass(frozen=True)
@@ -147,7 +145,7 @@ class FrameBake:
             self.scene.frame_set(frame)
             if self.index == 0:
                 self.reference = {channel: read_array(self.obj.pose.bones, channel, width)
-                                  for channel, width in _WIDTH.items()}
+                                  for channel, width in POSE_CHANNELS}
             start = None if self.index == 0 else self.session.last_rotations
             snapshot = self.session.tick(start=start)
             self._record(frame, snapshot)
@@ -179,7 +177,7 @@ class FrameBake:
         if self.other_rows.size:
             bones = self.obj.pose.bones
             self.others.append({channel: read_array(bones, channel, width)[self.other_rows]
-                                for channel, width in _WIDTH.items()})
+                                for channel, width in POSE_CHANNELS})
         errors = [task.position_error for task in snapshot.tasks
                   if task.position_error is not None and task.position_error == task.position_error]
         self.worst_error = max([self.worst_error, *errors])

@@ -17,47 +17,15 @@ load, undo and disabling the extension stop them too.
 """
 
 import bpy
-import numpy as np
 
-from .armature import read_array
+from .armature import PoseSnapshot
 from .session import session_for
 from .target_empties import add_target_empty
 
-# (channel, width, dtype): what ``cancel`` puts back, read and written as Blender stores it
-_CHANNELS = (("rotation_quaternion", 4, np.float32), ("rotation_euler", 3, np.float32),
-             ("rotation_axis_angle", 4, np.float32), ("location", 3, np.float32),
-             ("scale", 3, np.float32), ("rotation_mode", 1, np.int32))
 # the rotation channel each rotation mode keys
 _ROTATION_PATHS = {'QUATERNION': "rotation_quaternion", 'AXIS_ANGLE': "rotation_axis_angle"}
 
 _RUNNING = []   # the LivePosing objects running (at most one)
-
-
-class PoseSnapshot:
-    """Every pose channel of an armature, exactly as Blender stores it."""
-
-    def __init__(self, obj):
-        bones = obj.pose.bones
-        count = len(bones)
-        self.names = tuple(bones.keys())
-        self.channels = {attr: read_array(bones, attr, width, dtype, count)
-                         for attr, width, dtype in _CHANNELS}
-
-    def restore(self, obj):
-        """Write every channel back (the rotation mode first) and tag the armature."""
-        bones = obj.pose.bones
-        for attr, _, _ in reversed(_CHANNELS):
-            bones.foreach_set(attr, self.channels[attr].ravel())
-        obj.update_tag(refresh={'OBJECT'})
-
-    def changed_bones(self, obj):
-        """Names of the bones whose channels differ from the snapshot's."""
-        now = PoseSnapshot(obj)
-        differ = np.zeros(len(self.names), dtype=bool)
-        for attr, values in self.channels.items():
-            change = now.channels[attr] != values
-            differ |= change.any(axis=1) if change.ndim > 1 else change
-        return [name for name, moved in zip(self.names, differ.tolist()) if moved]
 
 
 class LivePosing:

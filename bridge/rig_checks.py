@@ -15,10 +15,9 @@ through, and moved bones whose own transform Blender changes after the solve.
 import numpy as np
 
 from ..ik_engine.tasks.task_set import joint_masks
-from .armature import ArmatureError, read_array
+from .armature import POSE_CHANNELS, ArmatureError, read_array
 
-_TRANSFORM_CHANNELS = ("location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle",
-                       "scale")
+_TRANSFORM_CHANNELS = {channel for channel, _ in POSE_CHANNELS}
 
 
 def locked_bones(obj):

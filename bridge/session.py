@@ -39,6 +39,7 @@ from ..ik_engine.tasks import Position, Task
 from .armature import (
     ArmatureError,
     PoseArrays,
+    PoseSnapshot,
     check_editable,
     read_array,
     read_model,
@@ -251,15 +252,11 @@ class Session:
         (a few ``foreach_get`` calls; a collider's shape is not read: a mesh edited while live
         runs is taken when something else moves)."""
         obj = self._armature()
-        pose_bones = obj.pose.bones
-        n = len(pose_bones)
-        channels = [read_array(pose_bones, attr, width, np.float32, n).tobytes()
-                    for attr, width in _CHANNELS]
         colliders = obj.dqik.colliders
         placed = [obj] + [source.target for source in self._sources if source.target is not None] \
             + ([] if colliders is None else list(colliders.all_objects))
         dragged = None if self.dragged is None else (self.dragged[0], self.dragged[1].tobytes())
-        return (armature_settings(obj), tuple(channels), dragged,
+        return (armature_settings(obj), PoseSnapshot(obj).key(), dragged,
                 tuple(_matrix_bytes(thing) for thing in placed))
 
     def _solve(self, time_budget_ms, start):
@@ -375,10 +372,6 @@ def _closer(before, after, tolerance):
                                     ("rotation", task.rotation_error)) if value is not None}
     old, new = errors(before), errors(after)
     return old.keys() != new.keys() or any(new[key] < old[key] - tolerance for key in new)
-
-
-_CHANNELS = (("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
-             ("location", 3), ("scale", 3))
 
 
 def _matrix_bytes(obj):

@@ -96,6 +96,12 @@ class _ArmaturePanel:
         obj = context.active_object
         return obj is not None and obj.type == 'ARMATURE'
 
+    def settings_column(self, context):
+        """The active armature's ``Object.dqik`` and a column for its settings, split into
+        label and value as Blender's property panels are."""
+        self.layout.use_property_split = True
+        return context.active_object.dqik, self.layout.column()
+
 
 class DQIK_PT_sidebar(_ArmaturePanel, bpy.types.Panel):
     bl_label = "DQ IK"
@@ -166,10 +172,7 @@ class DQIK_PT_sidebar_solver(_ArmaturePanel, bpy.types.Panel):
     bl_parent_id = "DQIK_PT_sidebar"
 
     def draw(self, context):
-        settings = context.active_object.dqik
-        layout = self.layout
-        layout.use_property_split = True
-        col = layout.column()
+        settings, col = self.settings_column(context)
         col.prop(settings, "max_iterations")
         col.prop(settings, "tolerance")
         col.prop(settings, "damping")
@@ -184,10 +187,7 @@ class DQIK_PT_sidebar_collision(_ArmaturePanel, bpy.types.Panel):
     bl_parent_id = "DQIK_PT_sidebar"
 
     def draw(self, context):
-        settings = context.active_object.dqik
-        layout = self.layout
-        layout.use_property_split = True
-        col = layout.column()
+        settings, col = self.settings_column(context)
         col.prop(settings, "colliders")
         col.prop(settings, "margin")
         col.prop(settings, "use_self_collision")
@@ -201,10 +201,7 @@ class DQIK_PT_sidebar_live(_ArmaturePanel, bpy.types.Panel):
     bl_parent_id = "DQIK_PT_sidebar"
 
     def draw(self, context):
-        settings = context.active_object.dqik
-        layout = self.layout
-        layout.use_property_split = True
-        col = layout.column()
+        settings, col = self.settings_column(context)
         col.operator("dqik.live", text="Start Live", icon='PLAY')
         col.prop(settings, "time_budget_ms")
         col.prop(settings, "use_solve_on_frame_change")
