@@ -186,6 +186,12 @@ _MODE_IDENTIFIERS = {}  # rotation_mode enum value → identifier
 _NO_MODE = np.iinfo(np.int32).min  # no bone has it
 
 
+def evaluated_matrices(pose_bones, count=None):
+    """Every bone's ``PoseBone.matrix`` as Blender last evaluated it (constraints and drivers
+    included), (n,4,4) row-major, armature space (``foreach_get`` yields column-major)."""
+    return read_array(pose_bones, "matrix", 16, count=count).reshape(-1, 4, 4).transpose(0, 2, 1)
+
+
 # every pose channel but the rotation mode: (channel, width)
 POSE_CHANNELS = (("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
                  ("location", 3), ("scale", 3))
@@ -237,8 +243,7 @@ class PoseArrays:
         self.axis_angle = read_array(pose_bones, "rotation_axis_angle", 4, count=n)
         self.location = read_array(pose_bones, "location", 3, count=n)
         self.scale = read_array(pose_bones, "scale", 3, count=n)
-        self.evaluated = read_array(pose_bones, "matrix", 16, count=n).reshape(
-            -1, 4, 4).transpose(0, 2, 1)
+        self.evaluated = evaluated_matrices(pose_bones, n)
         modes, identifiers = _rotation_modes(pose_bones, n)
         # the quaternion bones, and the other rotation modes in use, each with its bones
         in_use = {identifiers[value]: value for value in set(modes.tolist())}

@@ -41,7 +41,7 @@ from .armature import (
     PoseArrays,
     PoseSnapshot,
     check_editable,
-    read_array,
+    evaluated_matrices,
     read_model,
     rig_fingerprint,
 )
@@ -196,8 +196,7 @@ class Session:
         snapshot = self.last_result
         if snapshot is None or snapshot.error or self.solver is None:
             return snapshot
-        pose_bones = self.obj.pose.bones
-        evaluated = read_array(pose_bones, "matrix", 16).reshape(-1, 4, 4).transpose(0, 2, 1)
+        evaluated = evaluated_matrices(self.obj.pose.bones)
         tasks = self.solver.problem.tasks
         errors = tasks.norms(tasks.true_errors(np.ascontiguousarray(evaluated[self.solver.bones])))
         shown = self._reports(self._solved_names, errors.tolist())

@@ -31,7 +31,7 @@ import numpy as np
 from bpy.app.handlers import persistent
 from mathutils import Matrix
 
-from ..bridge.armature import read_array, read_model
+from ..bridge.armature import evaluated_matrices, read_array, read_model
 from ..bridge.colliders import ColliderCache, capsule_radii
 from ..bridge.scene_tasks import target_matrix
 from ..bridge.session import last_result_of
@@ -79,11 +79,6 @@ def selected_mask(obj):
     if bones.keys() == names:
         return selected
     return selected[[bones.find(name) for name in names]]
-
-
-def pose_matrices(obj):
-    """``PoseBone.matrix`` of every bone, (n, 4, 4) row-major, armature space."""
-    return read_array(obj.pose.bones, "matrix", 16).reshape(-1, 4, 4).transpose(0, 2, 1)
 
 
 def _to_world(matrix_world, points):
@@ -246,7 +241,7 @@ def task_lines(obj, pose, snapshot, size):
 
 def overlay_lines(obj, layers, rig):
     """``({style: (k, 3) float32 world-space lines}, targets)`` of the ``layers`` of ``obj``."""
-    pose = pose_matrices(obj)
+    pose = evaluated_matrices(obj.pose.bones)
     world = np.array(obj.matrix_world)
     snapshot = last_result_of(obj)
     armature_space = {}

@@ -38,7 +38,7 @@ def limit_lines_of(obj, dqik, layer):
     """The swing or twist layer's lines as built, in armature space and float64 (the drawn lists
     are the same in world space, in float32)."""
     overlay = dqik.panels.overlay_layers
-    lines = overlay.limit_lines(obj, overlay.pose_matrices(obj), overlay.selected_mask(obj),
+    lines = overlay.limit_lines(obj, dqik.bridge.armature.evaluated_matrices(obj.pose.bones), overlay.selected_mask(obj),
                                 (layer,))
     drawn = lines_of(obj, dqik, (layer,))
     for style, points in lines.items():
