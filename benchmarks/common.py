@@ -106,6 +106,17 @@ def fastest_ms(call, before=None, repeats=REPEATS):
     return best, result
 
 
+def pressed(idname):
+    """A call of the operator ``idname`` (``"dqik.solve"``) as a button or a shortcut runs it: the
+    operator and its undo push. ``bpy.ops``' Python wrapper also evaluates the view layer before
+    and after every call (``_view_layer_update`` in ``scripts/modules/bpy/ops.py``), an update
+    of the whole scene that a press leaves to the next redraw; the benchmarks time that update
+    on its own row."""
+    from _bpy import ops
+
+    return lambda: ops.call(idname, {})
+
+
 def same_warm_start(solver, before=None):
     """A ``before`` for ``fastest_ms`` that gives ``solver`` back the last result it remembered,
     with the limited joints' parameters its last trial found there (and runs ``before``): every

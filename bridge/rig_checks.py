@@ -10,12 +10,16 @@ through, and moved bones whose own transform Blender changes after the solve.
   at that bone is fine (it turns in its parent's rest frame, ``bone_parent_transform``).
 - Constraints and drivers on a moved bone change what Blender shows after the solve has
   written its channels; such bones are named once in a warning.
+- What Blender shows is what was solved (``shown_as_solved``) unless such a bone is moved, or a
+  bone above a task's chain follows a turned bone through a constraint or a driver: only then
+  does ``dqik.solve`` evaluate the whole rig to measure its report.
 """
 
 import numpy as np
 
 from ..ik_engine.tasks.task_set import joint_masks
 from .armature import POSE_CHANNELS, ArmatureError, read_array
+from .target_dependencies import bones_followed, turned_bone_followed
 
 _TRANSFORM_CHANNELS = {channel for channel, _ in POSE_CHANNELS}
 
@@ -53,15 +57,78 @@ def changed_after_solve(obj, model, moved):
         active = [c.name for c in pose_bones[name].constraints if c.enabled and c.influence > 0.0]
         if active:
             reasons[name] = "constraint " + ", ".join(f"'{c}'" for c in active)
-    drivers = obj.animation_data.drivers if obj.animation_data else ()
-    for fcurve in drivers:
-        path = fcurve.data_path
-        if path.startswith('pose.bones["') and not fcurve.mute:
-            name, _, channel = path[len('pose.bones["'):].partition('"].')
-            if name in names and channel in _TRANSFORM_CHANNELS:
-                reasons.setdefault(name, f"a driver on {channel}")
+    for fcurve in _drivers(obj):
+        name, channel = _bone_channel(fcurve.data_path)
+        if name in names and channel in _TRANSFORM_CHANNELS:
+            reasons.setdefault(name, f"a driver on {channel}")
     if not reasons:
         return None
     listed = "; ".join(f"{name} ({why})" for name, why in sorted(reasons.items()))
     return (f"bones the solve turns are changed again by Blender after it, so the targets may "
             f"not be met as shown: {listed}")
+
+
+def shown_as_solved(obj, model, bones, moved, changed=None):
+    """True when Blender, evaluating the pose a solve wrote, places the bones with tasks
+    (``bones``, names) where the solve put them, so far as the rig's set-up tells: no bone the
+    solve turns (``moved``, (n,) mask) has a constraint or a transform driver of its own
+    (``changed_after_solve``), and no bone above a task's chain follows a turned bone, or a
+    bone below one, through a constraint (``target_dependencies.bones_followed``) or a driver
+    variable that reads a bone's transform. ``changed``: ``changed_after_solve``'s warning if
+    the caller has it. A constraint that acts on a bone the solve carries without turning it
+    is not seen here; ``Session.shown_result`` compares the start pose for that."""
+    if changed is None:
+        changed = changed_after_solve(obj, model, moved)
+    if changed:
+        return False
+    followed = {bone: via for bone, via in bones_followed(obj, [(obj, name) for name in set(bones)]).items()
+                if via}
+    followed.update(_driver_sources(obj, model, bones))
+    return turned_bone_followed(model, followed, moved) is None
+
+
+def _driver_sources(obj, model, bones):
+    """{bone of ``obj``: via} for every bone whose transform a driver reads (a Transform Channel,
+    Rotational Difference or Distance variable, or a Single Property path to its channels, not
+    to a custom property) when the driver sets a property of a bone with a task in ``bones``
+    or of one of their ancestors."""
+    above = set()
+    for name in bones:
+        bone = model.index[name]
+        while bone >= 0 and model.names[bone] not in above:
+            above.add(model.names[bone])
+            bone = model.parents[bone]
+    sources = {}
+    for fcurve in _drivers(obj):
+        owner, _ = _bone_channel(fcurve.data_path)
+        if owner not in above:
+            continue
+        via = (f"a driver on '{fcurve.data_path}'",)
+        for variable in fcurve.driver.variables:
+            for target in variable.targets:
+                if target.id != obj:
+                    continue
+                if variable.type == 'SINGLE_PROP':
+                    bone, channel = _bone_channel(target.data_path)
+                    read = bone if channel and not channel.startswith("[") else None
+                else:
+                    read = target.bone_target
+                if read:
+                    sources.setdefault(read, via)
+    return sources
+
+
+def _drivers(obj):
+    """The armature object's drivers that are not muted."""
+    data = obj.animation_data
+    return () if data is None else [fcurve for fcurve in data.drivers if not fcurve.mute]
+
+
+def _bone_channel(path):
+    """``('hand.L', 'rotation_euler')`` for ``pose.bones["hand.L"].rotation_euler`` (the part
+    after the bone is '' for the bone itself, or starts with ``[`` for a custom property), or
+    ``(None, None)`` for a path that is not a pose bone's."""
+    if not path.startswith('pose.bones["'):
+        return None, None
+    name, _, rest = path[len('pose.bones["'):].partition('"]')
+    return name, rest[1:] if rest.startswith(".") else rest

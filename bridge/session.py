@@ -46,7 +46,7 @@ from .armature import (
     rig_fingerprint,
 )
 from .colliders import ColliderCache, SceneObstacles, capsule_radii, placement
-from .rig_checks import changed_after_solve, check_chains, locked_bones
+from .rig_checks import changed_after_solve, check_chains, locked_bones, shown_as_solved
 from .scene_tasks import (
     aimed_tasks,
     armature_settings,
@@ -155,6 +155,8 @@ class Session:
         self._fingerprint = None
         self._sources, self._warnings, self._solved_names, self._kinds = [], [], [], []
         self._tolerance = 0.0
+        self._start = None           # (rotations, evaluated matrices) the last solve started from
+        self._changed = ""           # the solver's moved bones that Blender changes after it
         self._obstacles, self._placement, self._facing_away = None, None, []
 
     def invalidate(self):
@@ -204,6 +206,35 @@ class Session:
         self.last_result = replace(snapshot, converged=snapshot.converged and met, tasks=tuple(shown) + tuple(
             task for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED')))
         return self.last_result
+
+    def shown_result(self, evaluate):
+        """The last snapshot with the errors of the pose Blender shows after it. When nothing
+        Blender evaluates after the solve moves the bones with tasks (``shown_as_solved``),
+        that is the snapshot itself: the solve's FK is Blender's (``bone_parent_transform``, to
+        1e-5), and measuring again would cost an evaluation of the whole rig (about 2–5 ms on a
+        706-bone Rigify rig; Blender makes it anyway before it draws). Otherwise ``evaluate()``
+        (``view_layer.update``) and ``measure_shown``."""
+        if self.shown_as_solved():
+            return self.last_result
+        evaluate()
+        return self.measure_shown()
+
+    def shown_as_solved(self):
+        """True when the solve's FK of the pose it started from was what Blender had evaluated
+        for it (so no constraint or driver acted on the modelled bones then; the start pose
+        must have been evaluated, e.g. by ``evaluated_depsgraph_get``), and the rig's set-up
+        lets nothing follow the solved bones after it (``rig_checks.shown_as_solved``; the
+        constraints and drivers of the moved bones as read when the solver was built)."""
+        snapshot, solver = self.last_result, self.solver
+        if snapshot is None or snapshot.error or solver is None or self._start is None:
+            return False
+        rotations, evaluated = self._start
+        shown = evaluated[solver.bones]
+        scale = max(1.0, float(np.abs(shown[:, :3, 3]).max(initial=0.0)))
+        if np.abs(solver.pose_matrices(rotations) - shown).max(initial=0.0) > _SAME_MATRIX * scale:
+            return False
+        return shown_as_solved(self.obj, self.model, self._solved_names, solver.moved_mask,
+                               self._changed)
 
     def _reports(self, names, errors):
         """One ``TaskReport`` per bone with tasks (in task order): the errors of its position
@@ -287,6 +318,7 @@ class Session:
         if start is not None:   # only the bones the solve moves go on from ``start``
             moved = self.solver.moved_mask
             rotations[moved] = np.asarray(start, dtype=np.float64)[moved]
+        self._start = (rotations, pose.evaluated)
         result = self.solver.solve(rotations)
         pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
         pose.write(obj)
@@ -353,13 +385,14 @@ class Session:
         solver = Solver(model, tasks, limits, stiffness, settings, pose.location, obstacles,
                         radii, collision, self_collision, pose.scale, pose.evaluated)
         check_chains(obj, model, tasks, solver.moved_mask)
-        changed = changed_after_solve(obj, model, solver.moved_mask)
-        if changed:
-            warnings.append(changed)
+        self._changed = changed_after_solve(obj, model, solver.moved_mask) or ""
+        if self._changed:
+            warnings.append(self._changed)
         self.solver, self._tolerance = solver, settings.tolerance
 
 
 _STUCK_TICKS = 3
+_SAME_MATRIX = 1e-5   # Blender's float32 pose against the model's FK (relative to the rig's size)
 
 
 def _closer(before, after, tolerance):

@@ -51,7 +51,7 @@ def without_cycles(obj, model, sources):
         turned = chains[kept].any(axis=0) & ~stiff
         cycles = {}
         for i in kept:
-            cycle = _turned_bone_followed(model, followed[i], turned)
+            cycle = turned_bone_followed(model, followed[i], turned)
             if cycle is not None:
                 cycles[i] = cycle
         if not cycles:
@@ -72,9 +72,9 @@ def _stiff_bones(obj, model, in_chains, followed):
     return stiff
 
 
-def _turned_bone_followed(model, followed, turned):
+def turned_bone_followed(model, followed, turned):
     """``(followed bone, the bone the solve turns that moves it, via)`` for the first bone of
-    ``followed`` ({name: via}) that moves with a turned bone, or None."""
+    ``followed`` ({name: via}) that moves with a turned bone (``turned``, (n,) mask), or None."""
     for name, via in followed.items():
         bone = model.index.get(name, -1)
         while bone >= 0 and not turned[bone]:
@@ -106,19 +106,24 @@ def _followed_bones(armature, source):
     if target is None:
         return {}
     try:
-        return _walk(armature, target, source.subtarget if target.type == 'ARMATURE' else "")
+        return bones_followed(armature, [(target, source.subtarget if target.type == 'ARMATURE' else "")])
     except ReferenceError:       # a deleted target: ``aimed_tasks`` names it
         return {}
 
 
-def _walk(armature, target, subtarget):
-    """The bones of ``armature`` that ``target`` (with its bone ``subtarget``, or "") follows,
-    depth first, each object and bone visited once."""
-    found, seen, stack = {}, set(), [(target, subtarget, ())]
+def bones_followed(armature, starts):
+    """{bone of ``armature``: via} for the bones that the ``starts`` (pairs of an object and one
+    of its bones, or "") follow, depth first, each object and bone visited once and each bone's
+    ancestors walked once. A start bone that another start follows is given that path (not
+    the empty one it starts with)."""
+    found, seen, walked = {}, set(), set()
+    stack = [(target, subtarget, ()) for target, subtarget in starts]
     while stack:
         obj, bone, via = stack.pop()
         key = (obj.as_pointer(), bone)
         if key in seen:
+            if via and found.get(bone) == () and obj == armature:
+                found[bone] = via
             continue
         seen.add(key)
         pose_bone = obj.pose.bones.get(bone) if bone and obj.pose is not None else None
@@ -130,7 +135,8 @@ def _walk(armature, target, subtarget):
             found.setdefault(bone, via)
         else:
             stack.append((obj, "", via))
-        while pose_bone is not None:
+        while pose_bone is not None and (key := (key[0], pose_bone.name)) not in walked:
+            walked.add(key)
             stack += _constraint_targets(armature, pose_bone.constraints, via,
                                          f" of bone '{pose_bone.name}'")
             pose_bone = pose_bone.parent

@@ -114,6 +114,12 @@ class Solver:
         if targets is not None or obstacles is not None:
             self.problem.seat_targets()
 
+    def pose_matrices(self, rotations):
+        """Armature-space pose matrices (m,4,4) of the modelled bones (``bones``) for the (n,4)
+        ``rotations``, hung from the given pose of the last solve (``GivenPose``), as the solve
+        computes them (``chain_model.MovingJointsFK``)."""
+        return self.problem.fk(np.asarray(rotations, dtype=np.float64)[self.bones])
+
     def solve(self, rotations, preferred=None):
         """Iterate from ``rotations`` (n,4); on a stall short of a reachable target, escape and go
         on, the rest pull then aiming at the escaped pose. The best state seen, in priority order,

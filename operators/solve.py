@@ -22,12 +22,14 @@ class DQIK_OT_solve(bpy.types.Operator):
         return run_reported(self, lambda: self._solve(context))
 
     def _solve(self, context):
-        """One tick; the report gives each task's error on the pose Blender shows after it
-        (the depsgraph evaluated here, which Blender would do next anyway)."""
+        """One tick from the pose Blender shows (evaluated first if a script changed something
+        since); the report gives each task's error on the pose Blender shows after it
+        (``Session.shown_result``: measured again only when a constraint or driver can move
+        the bones with tasks after the solve)."""
         session = session_for(active_armature(context))
+        context.evaluated_depsgraph_get()
         session.tick()
-        context.view_layer.update()
-        snapshot = session.measure_shown()
+        snapshot = session.shown_result(context.view_layer.update)
         for warning in snapshot.warnings:
             self.report({'WARNING'}, warning)
         self.report({'INFO'}, f"DQ IK: {snapshot.describe()}")

@@ -113,6 +113,12 @@ def test_fk_controls_reach_fk_targets_and_the_deform_bones_follow(rigify_blend, 
         others = np.array([pb.name not in limb for pb in rig.pose.bones])
         for attr in before:
             assert np.array_equal(before[attr][others], after[attr][others]), attr
+        # the report, taken without evaluating the rig again, is the evaluated pose's error
+        session = dqik.api.session_for(rig)
+        assert session.shown_as_solved()
+        for task in session.last_result.tasks:
+            shown = np.linalg.norm(sp.world_tail(rig, task.name) - np.array(empties[task.name].location))
+            assert abs(task.position_error - shown) <= 1e-6, task.name
 
 
 def test_locked_mch_bones_never_move_and_count_in_the_chain_length(rigify_blend, dqik):
@@ -175,6 +181,57 @@ def test_a_moved_bone_with_a_constraint_or_driver_is_named_once(clean_scene, dqi
     assert abs(report.position_error - shown) <= 1e-6
     assert bpy.ops.dqik.solve() == {'FINISHED'}
     assert "changed again by Blender" not in capfd.readouterr().out
+
+
+def _report_and_shown(dqik, obj, empties):
+    """``(each task's reported error, the evaluated tail's error)`` after ``dqik.solve``."""
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    tasks = {task.name: task.position_error
+             for task in dqik.api.session_for(obj).last_result.tasks}
+    return [(tasks[name], float(np.linalg.norm(sp.world_tail(obj, name) - np.array(empty.location))))
+            for name, empty in empties.items()]
+
+
+def test_the_report_measures_the_shown_pose_again_only_when_blender_moves_the_solved_bones(
+        clean_scene, dqik):
+    """Without constraints or drivers that follow the solved bones, the report is the solve's own
+    FK (no whole-rig evaluation); a bone above the chain that follows a turned bone through a
+    constraint or a driver, or a constraint acting on a bone the solve carries, makes the
+    operator measure the evaluated pose. Either way the report is what Blender shows."""
+    obj = rigs.metarig("basic")
+    empties = sp.add_targets(obj, ["hand.L", "hand.R"], chain_count=3)
+    for name, empty in empties.items():
+        empty.location = sp.world_tail(obj, name) + np.array([0.05, -0.1, 0.05])
+    session = dqik.api.session_for(obj)
+
+    def check(expect_shown):
+        for reported, shown in _report_and_shown(dqik, obj, empties):
+            assert abs(reported - shown) <= 1e-6
+        assert session.shown_as_solved() is expect_shown
+        sp.clear_pose(obj)
+
+    check(True)
+    follow = obj.pose.bones["shoulder.L"].constraints.new('COPY_ROTATION')
+    follow.target, follow.subtarget = obj, "hand.R"         # above hand.L's chain, follows hand.R
+    check(False)
+    follow.influence = 0.0
+    check(True)
+    shoulder = obj.pose.bones["shoulder.L"]
+    shoulder.rotation_mode = 'XYZ'
+    driver = shoulder.driver_add("rotation_euler", 0).driver
+    variable = driver.variables.new()
+    variable.type = 'TRANSFORMS'
+    variable.targets[0].id, variable.targets[0].bone_target = obj, "forearm.R"
+    variable.targets[0].transform_type = 'ROT_X'
+    driver.expression = variable.name
+    check(False)
+    shoulder.driver_remove("rotation_euler", 0)
+    shoulder.rotation_euler = (0.0, 0.0, 0.0)
+    obj.pose.bones["forearm.L"].lock_rotation = (True, True, True)    # carried, not turned
+    copy = obj.pose.bones["forearm.L"].constraints.new('COPY_ROTATION')
+    copy.target, copy.subtarget, copy.influence = obj, "spine", 0.5
+    check(False)
 
 
 def test_fully_locked_bones_never_move(clean_scene, dqik):
