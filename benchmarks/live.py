@@ -6,8 +6,9 @@ left hand, forwards into a 20k-triangle UV sphere and back, the right hand mirro
 moved tick is one ``LivePosing.tick()`` (``bridge/live_posing.py``, what the modal operator's
 timer calls: ``Session.live_tick`` within ``Object.dqik.time_budget_ms``), timed whole: reading
 what moved, the warm solve, writing the pose. Then ticks with nothing moved (idle). Without and
-with the sphere as collider (``Object.dqik.colliders``). Blender's depsgraph update after each
-tick is run untimed, as the viewport would.
+with the sphere as collider (``Object.dqik.colliders``). The targets are placed by their
+``matrix_world``, which the tick reads at once, and Blender's depsgraph update after each tick
+is run untimed, as the viewport would (it finds nothing moved: ``LivePosing.follow``).
 
 Timings: every tick is timed once (ticks depend on the previous one); median and p90 over the
 path. Run: ``.venv/bin/python benchmarks/live.py``.
@@ -28,6 +29,7 @@ IDLE_TICKS = 50
 
 def run(dqik, with_collider):
     import bpy
+    from mathutils import Matrix
     obj, hand, tail, collection, triangles = collision.scene("human", dqik)
     obj.dqik.colliders = collection if with_collider else None
     other = bpy.data.objects["target_hand.R"]
@@ -40,9 +42,8 @@ def run(dqik, with_collider):
         moved, idle = [], []
         for goal in collision.hand_goals(obj, tail):
             world = np.array(obj.matrix_world) @ np.append(goal, 1.0)
-            hand.location = world[:3]
-            other.location = world[:3] + mirror * np.array([1.0, 1.0, 1.0])
-            update()
+            hand.matrix_world = Matrix.Translation(world[:3])     # current without an update
+            other.matrix_world = Matrix.Translation(world[:3] + mirror)
             start = time.perf_counter()
             live.tick()
             moved.append((time.perf_counter() - start) * 1e3)

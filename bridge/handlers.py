@@ -4,7 +4,9 @@
   objects and their pose bones, so every session is dropped (and with them the frame each last
   solved on frame change) and live posing stops;
 - ``frame_change_post``: Solve on Frame Change (``frame_solving.py``);
-- ``depsgraph_update_post``: the sessions of deleted armatures are dropped. Rig edits are not
+- ``depsgraph_update_post``: the sessions of deleted armatures are dropped, and a running live
+  posing follows what moved (``LivePosing.follow``; not for a render's depsgraph, nor while a
+  render job runs). Rig edits are not
   taken from it: posing a bone through RNA also reports its armature data as updated (measured
   with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
   bones by value instead (``armature.rig_fingerprint``).
@@ -27,12 +29,14 @@ def _drop_sessions(*_args):
 
 
 @persistent
-def _drop_deleted(*_args):
+def _depsgraph_updated(_scene, depsgraph=None):
     session.drop_deleted()
+    if (depsgraph is None or depsgraph.mode != 'RENDER') and not bpy.app.is_job_running('RENDER'):
+        live_posing.follow_running()
 
 
 _HANDLERS = (("load_post", _drop_sessions), ("undo_post", _drop_sessions),
-             ("redo_post", _drop_sessions), ("depsgraph_update_post", _drop_deleted),
+             ("redo_post", _drop_sessions), ("depsgraph_update_post", _depsgraph_updated),
              ("frame_change_post", frame_solving.frame_change_post))
 
 

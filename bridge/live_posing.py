@@ -3,7 +3,13 @@ drive it (modal operators and timers do not run in background mode).
 
 A ``LivePosing`` holds the armature's solving session (``session.py``) and the pose it started
 from. ``tick()`` is one live tick (``Session.live_tick``: nothing when nothing moved, else a
-solve within ``Object.dqik.time_budget_ms`` that goes on from the last result); ``drag`` pulls
+solve within ``Object.dqik.time_budget_ms`` that goes on from the last result); the operator's
+timer calls it about 60 times a second. ``follow()`` is the same tick taken after each of
+Blender's depsgraph updates (``handlers.py``), when something moved: while Blender's own
+transform tool or a gizmo moves a target, it runs in front of ``dqik.live`` and takes the
+events, so the rig follows the target through those updates whether or not timer events reach
+the operator meanwhile; a tick's own pose write makes the next update, which finds nothing
+moved. ``drag`` pulls
 a bone's tail to a point as a temporary task above the others; ``pin`` gives a bone a target
 where its tail stands; ``cancel`` takes the pins back and puts the starting pose back bit for
 bit (every rotation,
@@ -16,9 +22,11 @@ Only one live posing runs at a time: starting one stops the others (``stop_all``
 load, undo and disabling the extension stop them too.
 """
 
+import traceback
+
 import bpy
 
-from .armature import PoseSnapshot
+from .armature import ArmatureError, PoseSnapshot
 from .session import session_for
 from .target_empties import add_target_empty
 
@@ -37,17 +45,42 @@ class LivePosing:
         self.session = session_for(obj)
         self.start = PoseSnapshot(obj)
         self.stopped = False
+        self.failure = None     # why ``follow`` ended it, if it did
+        self._ticking = False
         self.last = None
         self.on_stop = None     # called once when it stops (the operator removes its timer)
         self.pins = []          # (bone, its earlier (target, subtarget, use_target), new Empty)
         _RUNNING.append(self)
 
-    def tick(self):
-        """One live tick; returns the new ``SolveSnapshot``, or None when nothing moved."""
-        snapshot = self.session.live_tick(self.obj.dqik.time_budget_ms)
+    def tick(self, moved_only=False):
+        """One live tick; returns the new ``SolveSnapshot``, or None when nothing moved (or,
+        ``moved_only``, when only a solve cut short is left to go on with). Never re-entered."""
+        if self._ticking:
+            return None
+        self._ticking = True
+        try:
+            snapshot = self.session.live_tick(self.obj.dqik.time_budget_ms, moved_only)
+        finally:
+            self._ticking = False
         if snapshot is not None:
             self.last = snapshot
         return snapshot
+
+    def follow(self):
+        """The tick after a depsgraph update (``handlers.py``): a solve when something moved.
+        A rig the solver cannot work on is left to the timer's tick, which shows why in the
+        header; an unexpected error is printed once and ends live posing (``ended`` says
+        why)."""
+        if self.ended() is not None:
+            return
+        try:
+            self.tick(moved_only=True)
+        except ArmatureError:
+            pass
+        except Exception as err:  # noqa: BLE001  (a handler must not raise on every update)
+            traceback.print_exc()
+            self.failure = f"{type(err).__name__}: {err}"
+            self.stop()
 
     def drag(self, bone, point):
         """Pull ``bone``'s tail to the world ``point`` from the next tick on (None: release)."""
@@ -92,7 +125,7 @@ class LivePosing:
     def ended(self):
         """Why live posing cannot go on, or None."""
         if self.stopped:
-            return "stopped"
+            return self.failure or "stopped"
         try:
             obj = self.obj
             mode, hidden = obj.mode, obj.hide_get()
@@ -126,3 +159,9 @@ def stop_all():
 def running():
     """The running ``LivePosing``, or None."""
     return _RUNNING[0] if _RUNNING else None
+
+
+def follow_running():
+    """``follow()`` of the running live posing, if any (after a depsgraph update)."""
+    for live in list(_RUNNING):
+        live.follow()

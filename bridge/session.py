@@ -256,16 +256,18 @@ class Session:
             raise ArmatureError(f"'{obj.name}' is no longer an armature")
         return obj
 
-    def live_tick(self, time_budget_ms):
+    def live_tick(self, time_budget_ms, moved_only=False):
         """One tick of live posing: None, without solving or writing anything, when no target,
         collider, setting or pose channel moved since the last tick (``_moves``) and that
         tick's solve ended; else ``tick(time_budget_ms)``, which goes on warm from the last
         result. A solve cut short by the budget ends too once ``_STUCK_TICKS`` ticks in a row
         have brought no task closer by more than the tolerance (a target out of reach, held
-        by an obstacle: each tick is too short to settle, and would go on forever)."""
+        by an obstacle: each tick is too short to settle, and would go on forever).
+        ``moved_only``: None as well when only a solve cut short is left to go on with (the
+        ticks that follow Blender's updates leave that to the timer, ``live_posing``)."""
         last, moved = self.last_result, self._moves()
         finished = last is not None and not last.error and (
-            not last.cut_short or self._stuck >= _STUCK_TICKS)
+            moved_only or not last.cut_short or self._stuck >= _STUCK_TICKS)
         if not self._dirty and finished and moved == self._seen:
             return None
         check_armature_settings(self._armature(), ("time_budget_ms",))

@@ -2,7 +2,9 @@
 
 A window timer at about 60 Hz drives the ticks; every other event passes through, so the user
 navigates, selects and grabs targets while it runs (the pattern of Blender's
-``templates_py/operator_modal_timer.py``). Keys it takes:
+``templates_py/operator_modal_timer.py``). While Blender's transform tool or a gizmo runs in
+front of it, the rig follows through Blender's depsgraph updates (``LivePosing.follow``). Keys
+it takes:
 
 - **Esc**: put the starting pose back and stop; **Enter**: keep the pose (one undo step; keys
   with auto-keying on) and stop;
@@ -56,7 +58,7 @@ class DQIK_OT_live(bpy.types.Operator):
             self.report({'ERROR'}, _NEEDS_VIEWPORT)
             return {'CANCELLED'}
         self.live = live_posing.LivePosing(active_armature(context))
-        self.dragged = None
+        self.dragged, self.shown = None, None
         manager = context.window_manager
         timer = manager.event_timer_add(_TICK_SECONDS, window=context.window)
         self.live.on_stop = lambda: manager.event_timer_remove(timer)
@@ -123,13 +125,17 @@ class DQIK_OT_live(bpy.types.Operator):
         self.live.drag(self.dragged, point)
 
     def _tick(self, context):
+        """The timer's tick; the header shows the last solve, this tick's or one that followed a
+        depsgraph update since (``LivePosing.follow``)."""
         try:
-            snapshot = self.live.tick()
+            self.live.tick()
         except ArmatureError as err:
             _header(context, f"DQ IK Live: {err}")
             return
-        if snapshot is None:
+        snapshot = self.live.last
+        if snapshot is None or snapshot is self.shown:
             return
+        self.shown = snapshot
         errors = [task.position_error for task in snapshot.tasks
                   if task.position_error is not None and task.position_error == task.position_error]
         worst = f"{max(errors) * 1e3:.3g} mm" if errors else "–"
