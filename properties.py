@@ -56,12 +56,26 @@ def _select_active_task(settings, _context):
         except AttributeError:      # linked armature data: its selection cannot be written
             pass
 
+_LOCKED_BY_DQIK = "_dqik_locked_interface"  # Scene ID property: DQ IK turned Lock Interface on
+
+
 def _frame_change_switched(settings, _context):
     """Switched on: lock the interface while rendering in the armature's scenes, so a render
-    (another thread) may solve on its frame changes (``bridge/frame_solving.py``)."""
-    if settings.use_solve_on_frame_change:
-        for scene in settings.id_data.users_scene:
-            scene.render.use_lock_interface = True
+    (another thread) may solve on its frame changes (``bridge/frame_solving.py``), noting on
+    each scene where DQ IK turned it on (a hidden ID property). Switched off on the last
+    armature of a scene that has it on: the scene's Lock Interface goes back off if DQ IK
+    turned it on."""
+    for scene in settings.id_data.users_scene:
+        render = scene.render
+        if settings.use_solve_on_frame_change:
+            if not render.use_lock_interface:
+                render.use_lock_interface = True
+                scene[_LOCKED_BY_DQIK] = True
+        elif scene.get(_LOCKED_BY_DQIK) and not any(
+                obj.type == 'ARMATURE' and obj.dqik.use_solve_on_frame_change
+                for obj in scene.objects):
+            render.use_lock_interface = False
+            del scene[_LOCKED_BY_DQIK]
 
 
 def _keep_when_not_finite(_settings, value, stored, _is_set):
@@ -279,7 +293,7 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
         "frame_set, rendering): a step of one frame goes on from the previous frame's result, "
         "a jump starts from the current pose. The pose is written, not keyed (Bake keys it); "
         "an error turns this off. Turning it on locks the interface while rendering, which "
-        "solving in a render needs",
+        "solving in a render needs (turning it off on the last armature unlocks it again)",
         default=False,
     )
 

@@ -329,3 +329,25 @@ def test_a_workbench_render_of_the_animation_shows_the_solved_pose(clean_scene, 
         assert np.linalg.norm(drawn - wanted) <= 1.0, (frame, drawn, wanted)
         for elsewhere in (targets[30], rest):
             assert np.linalg.norm(drawn - _projected(scene, camera, elsewhere)) > 3.0, frame
+
+
+def test_lock_interface_is_turned_on_with_the_option_and_back_off_with_the_last_one(clean_scene,
+                                                                                   dqik):
+    """Render > Lock Interface, which solving in a render needs, goes on with the option and
+    back off when the scene's last armature turns it off; a scene the user locked stays locked."""
+    first, _ = _animated_rig(dqik, frames=3)
+    second = bpy.data.objects.new("second", bpy.data.armatures.new("second"))
+    clean_scene.collection.objects.link(second)
+    render = clean_scene.render
+    render.use_lock_interface = False
+    first.dqik.use_solve_on_frame_change = True
+    second.dqik.use_solve_on_frame_change = True
+    assert render.use_lock_interface
+    first.dqik.use_solve_on_frame_change = False
+    assert render.use_lock_interface                    # the second armature still solves
+    second.dqik.use_solve_on_frame_change = False
+    assert not render.use_lock_interface
+    render.use_lock_interface = True                    # locked by the user
+    first.dqik.use_solve_on_frame_change = True
+    first.dqik.use_solve_on_frame_change = False
+    assert render.use_lock_interface
