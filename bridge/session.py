@@ -46,6 +46,7 @@ from .armature import (
     rig_fingerprint,
 )
 from .colliders import ColliderCache, SceneObstacles, capsule_radii, placement
+from .constraint_followers import followed_model, seen_bones
 from .rig_checks import changed_after_solve, check_chains, locked_bones, shown_as_solved
 from .scene_tasks import (
     aimed_tasks,
@@ -334,6 +335,9 @@ class Session:
         the bone's own tasks step aside meanwhile. ``drag(None, None)`` releases it: the pose is
         kept, and the other tasks go on from it."""
         self.dragged = None if bone is None else (bone, np.asarray(point, dtype=np.float64))
+        model = self.model
+        if bone is not None and model is not None and model.riders[model.index.get(bone, 0)]:
+            self._dirty = True   # the followers above it keep their parents for this drag
 
     def _with_drag(self, obj, tasks, names):
         """``tasks, names`` with the dragged bone's tasks replaced by the drag task."""
@@ -366,11 +370,16 @@ class Session:
         return self._obstacles
 
     def _read_rig(self, obj):
-        """The model and every task's settings, read again; the solver is built on next use."""
+        """The model (with the bones that follow others through constraints re-parented,
+        ``constraint_followers``) and every task's settings, read again; the solver is built
+        on next use."""
         self.model, self.solver = None, None
         self._obstacles, self._placement, self._facing_away = None, None, []
-        self.model = read_model(obj)
-        self._sources, self._warnings = task_sources(self.model, bone_settings(obj))
+        model = read_model(obj)
+        self._sources, self._warnings = task_sources(model, bone_settings(obj))
+        dragged = [] if self.dragged is None else [model.index.get(self.dragged[0], -1)]
+        self.model = followed_model(obj, model, [s.bone for s in self._sources]
+                                    + [bone for bone in dragged if bone >= 0])
 
     def _build_solver(self, obj, tasks, pose, obstacles, warnings):
         """A new solver for ``tasks``: locked bones stay, chains through a bone that does not
@@ -380,6 +389,7 @@ class Session:
         radii, collision = None, None
         if obstacles is not None or self_collision:
             radii, collision = capsule_radii(obj, model, self.colliders)
+            collision &= ~model.riders | seen_bones(obj)
         bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
         limits, stiffness = read_joints(obj, model, bones)
         stiffness = np.where(locked_bones(obj), 1.0, stiffness)

@@ -15,8 +15,10 @@ metarig (706 bones, Rigify's MCH/ORG/DEF layers and their constraints), its limb
   into it the left arm would go) and once with it. Measured in the pose Blender evaluates after
   the solve: the tails of the DEF bones the mesh follows (``DEF-hand.L`` …, after Rigify's
   constraints; they coincide with the FK controls' tails) against the targets, and the deepest
-  capsule clearance against the wall of the FK controls (the capsules the solve keeps clear)
-  and of the DEF bones.
+  capsule clearance against the wall of the FK controls, of the DEF bones and of every bone
+  shown or deforming (the finger controls and the bones the mesh follows, which the solve keeps
+  clear with the limbs that carry them through Rigify's constraints,
+  ``bridge/constraint_followers.py``).
 - Rendered (``rigify_fk.png``): the DEF bones' proxies, coloured as the metarig's bones they
   were generated from, the targets and the wall; saved as ``dq_ik_demo_rigify.blend``.
 """
@@ -210,6 +212,10 @@ def run(dqik, output_dir):
             "fk_controls": clearance_mm(rig, dqik, fk_controls()),
             "def_bones": clearance_mm(rig, dqik, [pb.name for pb in rig.pose.bones
                                                   if pb.name.startswith("DEF-")]),
+            "shown_and_deforming_bones": clearance_mm(rig, dqik, [
+                name for name, seen in zip(rig.pose.bones.keys(),
+                                           dqik.bridge.constraint_followers.seen_bones(rig))
+                if seen]),
             "fk_controls_solved_without_the_wall": without_wall_mm},
     }
     worst = max(task["error_mm"] for task in tasks.values())
@@ -238,6 +244,7 @@ def summary_lines(entry):
           f"{entry['solve_wall_time_ms']:.1f} ms",
         f"  wall (a cube scaled {tuple(entry['wall']['scale'])}): deepest clearance "
         f"{clearance['fk_controls']:.3g} mm (FK controls), {clearance['def_bones']:.3g} mm (DEF "
-        f"bones); solved without the wall, the FK controls "
+        f"bones), {clearance['shown_and_deforming_bones']:.3g} mm (every bone shown or "
+        f"deforming, fingers included); solved without the wall, the FK controls "
         f"{clearance['fk_controls_solved_without_the_wall']:.3g} mm",
     ]

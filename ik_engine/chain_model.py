@@ -48,7 +48,12 @@ class BoneFlags(NamedTuple):
 class ChainModel:
     """An armature's rest data and its depth-batched forward kinematics."""
 
-    def __init__(self, names, parents, rest_matrices, lengths, connected, flags=None):
+    def __init__(self, names, parents, rest_matrices, lengths, connected, flags=None,
+                 riders=None):
+        """``riders`` (n,) bool: bones that a constraint places as a fixed transform of their
+        parent here (the bone it copies, ``bridge/constraint_followers.py``) and the bones below
+        them: rigid whatever their flags, so the solve carries them on their parent as they
+        stood (``MovingJointsFK``) and never evaluates their channels."""
         self.names = tuple(names)
         self.parents = np.asarray(parents, dtype=np.int64)
         self.rest_matrices = np.asarray(rest_matrices, dtype=np.float64)
@@ -66,9 +71,11 @@ class ChainModel:
         self.uses_location = ~self.connected
         self.flags = BoneFlags.default(n) if flags is None else BoneFlags(
             *(np.asarray(values) for values in flags))
-        # bones Blender poses as ``parent · rest offset · channels`` (module docstring)
-        self.rigid = self.flags.inherit_rotation & self.flags.local_location \
-            & (self.flags.inherit_scale == FULL)
+        self.riders = np.zeros(n, dtype=bool) if riders is None else np.asarray(riders, dtype=bool)
+        # bones Blender poses as ``parent · rest offset · channels`` (module docstring), or that
+        # ride on their parent
+        self.rigid = (self.flags.inherit_rotation & self.flags.local_location
+                      & (self.flags.inherit_scale == FULL)) | self.riders
         self.plain = all_true(self.rigid)
         self._descendants = None
 
@@ -248,7 +255,13 @@ class ChainModel:
         if np.any((parents >= 0) & (remapped < 0)):
             raise ValueError("a subset must contain the ancestors of its bones")
         return ChainModel([self.names[i] for i in bones], remapped, self.rest_matrices[bones],
-                          self.lengths[bones], self.connected[bones], self.flags.take(bones))
+                          self.lengths[bones], self.connected[bones], self.flags.take(bones),
+                          self.riders[bones])
+
+    def followed(self, parents, riders):
+        """The same bones with the parents ``parents`` and the ``riders`` mask (``__init__``)."""
+        return ChainModel(self.names, parents, self.rest_matrices, self.lengths, self.connected,
+                          self.flags, riders)
 
     def descendants_mask(self):
         """(n,n) boolean: ``mask[j, i]`` is True when joint j moves bone i (j is i or an ancestor).

@@ -360,3 +360,56 @@ def test_feet_planted_on_a_floor_stand_on_it(clean_scene, dqik, lift):
     contacts = dqik.api.session_for(obj).last_result.contacts
     assert contacts.clearances.min(initial=0.0) >= -tolerance
     assert sp.deepest_clearance(obj, dqik, ["thigh.L", "shin.L", "thigh.R", "shin.R"]) >= -1e-3
+
+
+def _glove(obj, length=0.15):
+    """A bone 'glove' parented to the root, not to the arm, whose Copy Transforms (world space,
+    at the hand's tail) places it as an extension of hand.L: a bone that follows the arm only
+    through a constraint, as Rigify's deform and finger bones do."""
+    bpy.ops.object.mode_set(mode='EDIT')
+    bones = obj.data.edit_bones
+    glove = bones.new("glove")
+    hand = bones["hand.L"]
+    glove.head = hand.tail
+    glove.tail = hand.tail + (hand.tail - hand.head).normalized() * length
+    glove.align_roll(hand.z_axis)
+    glove.parent = bones["spine"]
+    bpy.ops.object.mode_set(mode='POSE')
+    copy = obj.pose.bones["glove"].constraints.new('COPY_TRANSFORMS')
+    copy.target, copy.subtarget, copy.head_tail = obj, "hand.L", 1.0
+    bpy.context.view_layer.update()
+
+
+def test_a_bone_that_follows_the_arm_through_a_constraint_is_kept_out_of_colliders(clean_scene,
+                                                                                    dqik):
+    """The glove follows hand.L only through its constraint: the session re-parents it to the
+    hand as a rider (``constraint_followers``), so its capsule is kept out of a box that the
+    hand's own pose would push it into; its ridden pose is Blender's."""
+    obj = rigs.metarig("basic")
+    _glove(obj)
+    rng = np.random.default_rng(3)
+    sp.set_pose(obj, {name: rigs.random_quaternions(rng, 1, 0.5)[0] for name in ARM})
+    tail = sp.world_tail(obj, "hand.L")
+    glove_tail = sp.world_tail(obj, "glove")
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    empties["hand.L"].location = tail
+    centre = tail + (glove_tail - tail) * 0.8
+    colliders = collider_collection(clean_scene, obj)
+    box("block", centre - 0.03, centre + 0.03, colliders)
+    bpy.context.view_layer.update()
+    assert sp.deepest_clearance(obj, dqik, ["glove"]) < -0.03     # the FK pose goes through it
+    sp.clear_pose(obj)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert sp.deepest_clearance(obj, dqik, ["glove"]) >= -1e-3
+    assert sp.deepest_clearance(obj, dqik, ARM) >= -1e-3
+    session = dqik.api.session_for(obj)
+    model = session.model
+    glove = model.index["glove"]
+    assert model.riders[glove] and model.names[model.parents[glove]] == "hand.L"
+    assert sp.effector_errors(obj, empties).max() <= 1e-4
+    solver = session.solver
+    pose = dqik.bridge.armature.PoseArrays(obj)
+    solved = solver.pose_matrices(pose.rotations(solver.modelled_mask))
+    row = int(np.flatnonzero(solver.bones == glove)[0])
+    assert np.abs(solved[row] - pose.evaluated[glove]).max() <= 1e-5

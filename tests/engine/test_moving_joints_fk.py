@@ -80,3 +80,28 @@ def test_a_chain_hangs_from_its_given_parent():
     np.testing.assert_allclose(world[:2], evaluated[:2], atol=1e-12)
     np.testing.assert_allclose(world[2:, :3, 3], channels_fk[2:, :3, 3] + [0.3, -0.2, 0.1],
                                atol=1e-12)
+
+
+def test_riders_ride_on_their_parent_whatever_their_flags():
+    """A rider (``ChainModel.riders``: placed by a constraint as a fixed transform of the bone it
+    copies) keeps its start offset from its moved parent, even with flags Blender would not pose
+    rigidly (inherit rotation off), and its own rotation channel is never read."""
+    model = straight_chain(4)
+    flags = BoneFlags(np.array([True, True, True, False]), np.ones(4, bool),
+                      np.zeros(4, dtype=np.int64))
+    rider = ChainModel(model.names, model.parents, model.rest_matrices, model.lengths,
+                       model.connected, flags, riders=np.array([False, False, False, True]))
+    assert rider.rigid[3] and not ChainModel(model.names, model.parents, model.rest_matrices,
+                                             model.lengths, model.connected, flags).rigid[3]
+    rng = np.random.default_rng(8)
+    start = random_rotations(rng, 4)
+    evaluated = rider.matrices(start)
+    evaluated[3] = evaluated[2]                                      # a full copy of bone 2
+    fk = MovingJointsFK(rider, [1])
+    fk.start(start, GivenPose(evaluated=evaluated))
+    moved = start.copy()
+    moved[1] = random_rotations(rng, 1)[0]
+    moved[3] = random_rotations(rng, 1)[0]                          # ignored: the constraint rules
+    world = fk(moved)
+    np.testing.assert_allclose(world[3], world[2], atol=1e-12)
+    assert 3 not in fk.moving.tolist()

@@ -1,0 +1,124 @@
+"""Bones that follow other bones through a constraint, re-parented for the solve.
+
+A production rig's deform and mechanism bones seldom hang from the controls the animator poses.
+On a generated Rigify rig, ``ORG-hand.L`` is a child of ``ORG-forearm.L``, and its constraints
+copy the world transform of ``hand_fk.L`` (or, in IK mode, of the IK chain); the finger bones
+hang below it through ``DEF-hand.L``, which copies ``hand_tweak.L``, and so on. By Blender's
+parenting alone the fingers do not move with the FK arm, so a solve that keeps the arm out of a
+wall would leave them inside it.
+
+A bone *follows* another when the last of its constraints that acts (not muted, influence above
+0) is a Copy Transforms with full influence from a bone of the same armature, owner and target
+in world space, mixing by replacing: Blender then sets the bone's matrix to the target's
+(``copy_transforms_evaluate`` in ``source/blender/blenkernel/intern/constraint.cc``; at a point
+along it with Head/Tail), whatever came before. Such a bone moves rigidly with the bone it
+copies.
+
+``followed_model`` gives the solving session's model: each follower re-parented to the bone it
+copies, it and every bone below it a *rider* (``ChainModel.riders``): the solve carries it on its
+nearest moved ancestor as it stood before the solve, ``M_i = M_a · (M_a⁻¹ M_i)_start``
+(``chain_model.MovingJointsFK``), so its capsule is kept out of colliders with the limb. A
+follower above a bone with a task (or a dragged bone) keeps its own parent: the task's chain and
+forward kinematics follow Blender's parenting. Re-parenting that would close a loop is skipped.
+Of the riders, the bones kept out of colliders (``Session``) are those the user sees: the
+deforming bones (``Bone.use_deform``: what the mesh follows) and the bones shown (not hidden,
+in a visible bone collection or in none: the controls). A Rigify hand carries its fingers four
+times over (controls, mechanism, original and deform bones), all in the same place; the
+mechanism and original layers, hidden, are left out.
+
+What is read: the constraints' influence as last evaluated (drivers included, as Blender copies
+them back to the original data), when the session reads the rig (``Session.invalidate``, a rig
+edit or a DQ IK setting changed): an IK/FK switch made by a driven influence is taken at the
+next rebuild. Bones below a follower ride whatever their own inherit flags; a bone below one
+that does not inherit rotation or scale is carried as if it did (its capsule only: no task is
+on it).
+"""
+
+import numpy as np
+
+_WORLD = 'WORLD'
+
+
+def followed_model(obj, model, task_bones):
+    """``model`` (Blender's parenting, ``armature.read_model``) with the followers of ``obj``
+    re-parented and ridden (module docstring); ``task_bones``: indices of the bones with tasks,
+    which no rider may be above."""
+    copied = copied_bones(obj, model)
+    parents = model.parents.copy()
+    followers = np.zeros(len(model), dtype=bool)
+    for bone in np.flatnonzero(copied >= 0).tolist():
+        if not _is_below(parents, int(copied[bone]), bone):
+            parents[bone], followers[bone] = copied[bone], True
+    while True:
+        riders = _below(parents, followers)
+        above_tasks = followers & _above(parents, task_bones)
+        if not above_tasks.any():
+            break
+        parents[above_tasks] = model.parents[above_tasks]
+        followers &= ~above_tasks
+    if not followers.any():
+        return model
+    return model.followed(parents, riders)
+
+
+def copied_bones(obj, model):
+    """(n,) int: for each bone of ``model`` (pose-bone order), the index of the bone whose world
+    transform it copies whole (module docstring), or -1."""
+    copied = np.full(len(model), -1, dtype=np.int64)
+    for i, pose_bone in enumerate(obj.pose.bones):
+        constraints = pose_bone.constraints
+        if not constraints:
+            continue
+        acting = [c for c in constraints if not c.mute and c.influence > 0.0]
+        if not acting:
+            continue
+        last = acting[-1]
+        if last.type == 'COPY_TRANSFORMS' and last.influence >= 1.0 and last.target == obj \
+                and last.owner_space == _WORLD and last.target_space == _WORLD \
+                and last.mix_mode == 'REPLACE':
+            copied[i] = model.index.get(last.subtarget, -1)
+    return copied
+
+
+def seen_bones(obj):
+    """(n,) bool, pose-bone order: the bones that deform (``Bone.use_deform``) or are shown
+    (``Bone.hide`` off, and in a visible bone collection or in none)."""
+    return np.array([_seen(pose_bone.bone) for pose_bone in obj.pose.bones], dtype=bool)
+
+
+def _seen(bone):
+    if bone.use_deform:
+        return True
+    collections = bone.collections
+    return not bone.hide and (not collections or any(c.is_visible_effectively
+                                                     for c in collections))
+
+
+def _is_below(parents, bone, ancestor):
+    """True when ``ancestor`` is ``bone`` or one of its ancestors under ``parents``."""
+    while bone >= 0:
+        if bone == ancestor:
+            return True
+        bone = parents[bone]
+    return False
+
+
+def _below(parents, marked):
+    """(n,) bool: the ``marked`` bones and every bone below one of them."""
+    below = marked.copy()
+    for _ in range(len(parents)):
+        grown = below | ((parents >= 0) & below[np.maximum(parents, 0)])
+        if np.array_equal(grown, below):
+            return below
+        below = grown
+    return below
+
+
+def _above(parents, bones):
+    """(n,) bool: ``bones`` and all their ancestors."""
+    above = np.zeros(len(parents), dtype=bool)
+    for bone in bones:
+        while bone >= 0 and not above[bone]:
+            above[bone] = True
+            bone = parents[bone]
+    return above
