@@ -18,6 +18,7 @@ property callback sees, the solve refuses what does not fit (``bridge/validation
 import math
 
 import bpy
+from bpy.app.handlers import persistent
 from bpy.props import (
     BoolProperty,
     EnumProperty,
@@ -42,7 +43,26 @@ _QUARTER_TURN = math.pi / 2
 _HALF_TURN = math.pi
 
 
+_EDITS = [0]
+
+
+def settings_edits():
+    """How many times a DQ IK setting with ``_settings_changed`` was set (on any armature), or
+    undo, redo or a file load may have changed settings (``note_settings_edit``): what reads
+    every bone's settings (the overlay, the task list) reads them again only when this changed,
+    not on every pose change."""
+    return _EDITS[0]
+
+
+@persistent
+def note_settings_edit(*_args):
+    """Count a change of settings (also an ``undo_post``, ``redo_post`` or ``load_post``
+    handler)."""
+    _EDITS[0] += 1
+
+
 def _settings_changed(settings, _context):
+    note_settings_edit()
     invalidate(settings.id_data)
 
 

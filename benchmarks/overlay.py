@@ -8,7 +8,13 @@ buffer. Timed, each the median of ``RUNS`` calls (the fastest is printed too):
 
 - ``redraw``: ``overlay_draw.draw_overlay`` for an unchanged rig, the draw handler's whole work
   on the CPU (its change key: a few ``foreach_get`` reads; then the draw calls of the kept
-  batches), inside one bound offscreen buffer;
+  batches), one redraw per frame as a viewport draws: the buffer cleared before it and the frame
+  finished after it (one pixel read back, waiting for the rasterizer as a buffer swap does),
+  both untimed, after ``WARM_UP`` frames;
+- ``queued``: the same redraws one after another into one buffer that is never finished, the
+  first ``RUNS`` after the scene is made: the software rasterizer queues them and stalls on
+  some to rasterize its queue, so their median depends on where the stalls fall (0.46, 0.72 or
+  2.0 ms a redraw in runs of 20 to 200, measured on 5.0.1);
 - ``check``: ``overlay_draw.armature_batches`` for an unchanged rig, the Python part of a redraw
   (the change key and the kept batches), without the draw calls;
 - ``rebuild``: ``redraw`` after a pose change (one bone turned, the depsgraph updated outside the
@@ -16,8 +22,10 @@ buffer. Timed, each the median of ``RUNS`` calls (the fastest is printed too):
 - ``lines``: ``ArmatureLines.update`` alone after a pose change (the lists without the batches).
 
 The goal is a redraw within 0.5 ms. Headless, ``gpu`` draws with a software rasterizer (Mesa's
-llvmpipe through EGL), whose draw calls do the rasterizing on the CPU, about 80 ns per vertex of
-a wide line: ``redraw − check`` is that, not what a GPU's driver costs. Run from the repository root:
+llvmpipe through EGL), whose draw calls shade, clip, set up and bin every segment on the CPU
+(the rasterizing itself runs on its threads): ``redraw − check`` is that, per segment, not per
+draw call (binding the shaders, setting the uniforms and the state take about 4 µs of it), and
+not what a GPU's driver costs. Run from the repository root:
 ``.venv/bin/python benchmarks/overlay.py`` (also with ``.venv-lts/bin/python``).
 """
 
@@ -32,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 RUNS = 300
+WARM_UP = 50
 SELECTED = ("upper_arm.L", "forearm.L", "hand.L", "thigh.L", "shin.L", "foot.L", "shoulder.L",
             "spine.001", "spine.002", "spine.003")
 
@@ -46,6 +55,22 @@ def timings(call, before=None):
         call()
         times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times), min(times)
+
+
+def frame_timings(call):
+    """``timings`` of ``call`` drawing one frame each in the bound framebuffer (cleared before,
+    finished after: untimed), after ``WARM_UP`` untimed frames."""
+    import gpu
+    framebuffer = gpu.state.active_framebuffer_get()
+
+    def clear():
+        framebuffer.read_color(0, 0, 1, 1, 4, 0, 'FLOAT')
+        framebuffer.clear(color=(0.0, 0.0, 0.0, 0.0))
+
+    for _ in range(WARM_UP):
+        clear()
+        call()
+    return timings(call, clear)
 
 
 def scene():
@@ -101,7 +126,8 @@ def main():
     results = {}
     target = gpu.types.GPUOffScreen(800, 600)
     with target.bind():
-        results["redraw"] = timings(lambda: draw.draw_overlay(obj, None, system))
+        results["queued"] = timings(lambda: draw.draw_overlay(obj, None, system))
+        results["redraw"] = frame_timings(lambda: draw.draw_overlay(obj, None, system))
         results["check"] = timings(lambda: draw.armature_batches(obj, layers_module.LAYERS))
         results["rebuild"] = timings(lambda: draw.draw_overlay(obj, None, system), pose_change)
     target.free()

@@ -2,12 +2,14 @@
 armature in Pose Mode.
 
 A ``SpaceView3D`` draw handler (``'WINDOW'``, ``'POST_VIEW'``: in the view's 3D space, after the
-scene) draws one batch per style with Blender's builtin ``POLYLINE_UNIFORM_COLOR`` shader, whose
+scene) draws one batch per colour with Blender's builtin ``POLYLINE_UNIFORM_COLOR`` shader, whose
 ``lineWidth`` gives wide lines without ``bgl`` (gone in Blender 5.0): the pattern of Blender's
 ``templates_py/operator_modal_draw.py`` and https://docs.blender.org/api/current/gpu.html.
 Batches are kept per armature and made again only when ``ArmatureLines.update`` remade the
 lists (the pose, the selection, the settings, the targets or the last result changed): a redraw
-of an unchanged rig reads a few arrays and issues the draw calls.
+of an unchanged rig reads a few arrays and issues the draw calls, each shader bound once.
+Segments of zero length (a twist arc whose range is zero) are left out of the batches: they
+cover no pixel, and on a software rasterizer every segment costs its setup.
 
 Lines are ``LINE_WIDTH`` times ``Preferences.system.ui_line_width`` pixels wide (Blender's line
 thickness for the resolution scale and the Line Width preference; the capsules' wires one
@@ -18,18 +20,21 @@ an armature without limits on its selected bones, colliders, contacts or tasks h
 show. ``gpu`` raises in background mode, where no viewport draws: the callback returns at once
 there, and tests draw into a ``gpu.types.GPUOffScreen`` with ``draw_overlay``.
 
-``register`` adds the draw handler and the ``depsgraph_update_post`` handler that counts
-settings changes (``overlay_layers.note_updates``); ``unregister`` removes both.
+``register`` adds the draw handler and the ``undo_post``, ``redo_post`` and ``load_post``
+handlers that count a possible settings change (``properties.note_settings_edit``: settings set
+through their update callbacks count themselves); ``unregister`` removes them.
 """
 
 import traceback
 
 import bpy
 import gpu
+import numpy as np
 from gpu_extras.batch import batch_for_shader
 
 from ..bridge.armature import ArmatureError
-from .overlay_layers import ArmatureLines, note_updates, shown_layers
+from ..properties import note_settings_edit
+from .overlay_layers import ArmatureLines, shown_layers
 
 LINE_WIDTH = 2.0        # pixels at a UI line width of 1
 STYLE_COLOURS = {       # RGBA, drawn in this order
@@ -57,31 +62,46 @@ def line_width(system):
     return max(system.ui_line_width, 1.0)
 
 
+def drawn_segments(points):
+    """The segments of the line list ``points`` ``(2k, 3)`` whose ends differ."""
+    pairs = points.reshape(-1, 2, 3)
+    return pairs[np.any(pairs[:, 0] != pairs[:, 1], axis=1)].reshape(-1, 3)
+
+
 def make_batches(lines):
-    """``[(colour, thin, batch)]`` of the line lists ``{style: (2k, 3) float32}``, in drawing
-    order."""
-    out = []
+    """``[(colour, thin, batch)]`` of the line lists ``{style: (2k, 3) float32}``: one batch per
+    colour and thinness, those styles' segments in drawing order (``STYLE_COLOURS``); the thin
+    batches first (drawn under the wide ones, as the thin capsules come first)."""
+    groups = {}
     for style, colour in STYLE_COLOURS.items():
-        if style in lines and len(lines[style]):
-            thin = style in THIN_STYLES
-            shader = gpu.shader.from_builtin(_SHADERS[thin])
-            out.append((colour, thin, batch_for_shader(shader, 'LINES', {"pos": lines[style]})))
+        if style in lines:
+            segments = drawn_segments(lines[style])
+            if len(segments):
+                groups.setdefault((colour, style in THIN_STYLES), []).append(segments)
+    out = []
+    for (colour, thin), parts in sorted(groups.items(), key=lambda item: not item[0][1]):
+        shader = gpu.shader.from_builtin(_SHADERS[thin])
+        out.append((colour, thin, batch_for_shader(shader, 'LINES',
+                                                   {"pos": np.concatenate(parts)})))
     return out
 
 
 def draw_batches(batches, ui_line, viewport_size):
     """Draw ``make_batches``' batches for a UI line of ``ui_line`` pixels (``line_width``) in a
-    viewport of ``viewport_size`` (width, height) pixels, blended, over the scene."""
-    wide = gpu.shader.from_builtin(_SHADERS[False])
-    wide.bind()
-    wide.uniform_float("viewportSize", viewport_size)
-    wide.uniform_float("lineWidth", LINE_WIDTH * ui_line)
+    viewport of ``viewport_size`` (width, height) pixels, blended, over the scene: each shader
+    bound once, its batches' colours set in turn."""
     gpu.state.blend_set('ALPHA')
     gpu.state.depth_test_set('NONE')
     gpu.state.line_width_set(ui_line)
+    bound = None
     for colour, thin, batch in batches:
         shader = gpu.shader.from_builtin(_SHADERS[thin])
-        shader.bind()
+        if thin is not bound:
+            shader.bind()
+            if not thin:
+                shader.uniform_float("viewportSize", viewport_size)
+                shader.uniform_float("lineWidth", LINE_WIDTH * ui_line)
+            bound = thin
         shader.uniform_float("color", colour)
         batch.draw(shader)
     gpu.state.line_width_set(1.0)
@@ -135,19 +155,23 @@ def _draw_callback():
 _FAILED = []            # an unexpected error stopped the overlay
 
 _HANDLE = []            # the draw handler's handle while registered
+_SETTINGS_HANDLERS = ("undo_post", "redo_post", "load_post")
 
 
 def register():
     _HANDLE.append(bpy.types.SpaceView3D.draw_handler_add(_draw_callback, (), 'WINDOW',
                                                           'POST_VIEW'))
-    bpy.app.handlers.depsgraph_update_post.append(note_updates)
+    for name in _SETTINGS_HANDLERS:
+        getattr(bpy.app.handlers, name).append(note_settings_edit)
 
 
 def unregister():
     while _HANDLE:
         bpy.types.SpaceView3D.draw_handler_remove(_HANDLE.pop(), 'WINDOW')
-    if note_updates in bpy.app.handlers.depsgraph_update_post:
-        bpy.app.handlers.depsgraph_update_post.remove(note_updates)
+    for name in _SETTINGS_HANDLERS:
+        handlers = getattr(bpy.app.handlers, name)
+        if note_settings_edit in handlers:
+            handlers.remove(note_settings_edit)
     _Drawn.armature, _Drawn.lines, _Drawn.batches = None, None, []
 
 

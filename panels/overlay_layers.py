@@ -18,17 +18,18 @@ Layers (each switched by ``Object.dqik.show_overlay_<layer>``):
 
 ``ArmatureLines.update`` remakes the lists only when its change key differs from the last one:
 the pose (``PoseBone.matrix`` of every bone), the selection, the armature's and targets'
-``matrix_world``, the shown layers, the last result (by identity) and ``settings_generation``,
-which counts depsgraph updates of armature objects — setting any ``PoseBone.dqik`` or
-``Object.dqik`` property tags its armature for one (Blender's ``rna_property_update``), so
-limits, radii and tasks are read again only after such an update, not on every redraw.
+``matrix_world``, the shown layers, the last result (by identity) and
+``properties.settings_edits``, which counts the settings set through their update callbacks
+(and undo, redo, file loads). Every bone's limits, collision settings and which bones are tasks
+(``BoneSettings``) are read, one pass over the pose bones, only when that count or the rig
+changed: a pose change (a live tick, a frame change) remakes the lines from numpy arrays and the
+few task bones, with no loop over the rig's bones.
 """
 
 from typing import NamedTuple
 
 import bpy
 import numpy as np
-from bpy.app.handlers import persistent
 from mathutils import Matrix
 
 from ..bridge.armature import evaluated_matrices, read_array, read_model
@@ -39,6 +40,7 @@ from ..ik_engine.contacts import MIN_RADIUS
 from ..ik_engine.problem import chain_size
 from ..ik_engine.quaternion import matrix_to_quat, quat_to_matrix
 from ..ik_engine.swing_twist import swing_twist_array
+from ..properties import settings_edits
 from . import overlay_geometry as geometry
 from .task_rows import reports_by_name, row_status
 
@@ -85,16 +87,32 @@ def _to_world(matrix_world, points):
     return points @ matrix_world[:3, :3].T + matrix_world[:3, 3]
 
 
-def limit_lines(obj, pose, selected, layers):
+class BoneSettings(NamedTuple):
+    """What the overlay draws of every bone's ``PoseBone.dqik``, in pose-bone order."""
+
+    limited: np.ndarray     # (n,) bool: use_limits
+    ranges: np.ndarray      # (n, 6): swing_x_min, swing_x_max, swing_z_min, swing_z_max,
+    #                         twist_min, twist_max
+    tasks: tuple            # indices of the bones with use_target on
+
+
+def read_bone_settings(obj):
+    """``obj``'s ``BoneSettings``: one pass over its pose bones."""
+    rows = [[getattr(settings, field) for field in _LIMIT_FIELDS] + [settings.use_target]
+            for settings in (pose_bone.dqik for pose_bone in obj.pose.bones)]
+    table = np.array(rows, dtype=float).reshape(-1, len(_LIMIT_FIELDS) + 1)
+    return BoneSettings(table[:, 0] != 0.0, table[:, 1:-1],
+                        tuple(np.flatnonzero(table[:, -1]).tolist()))
+
+
+def limit_lines(obj, pose, selected, layers, bone_settings):
     """``{style: lines}`` of the swing and twist layers (armature space) of the selected bones
-    with limits on."""
+    with limits on (``bone_settings``: ``read_bone_settings``)."""
     pose_bones = obj.pose.bones
-    rows = [(i, values[1:]) for i in np.flatnonzero(selected).tolist()
-            if (values := [getattr(pose_bones[i].dqik, f) for f in _LIMIT_FIELDS])[0]]
-    if not rows:
+    bones = np.flatnonzero(selected & bone_settings.limited)
+    if not len(bones):
         return {}
-    bones = np.array([i for i, _ in rows])
-    ranges = np.array([values for _, values in rows], dtype=float)
+    ranges = bone_settings.ranges[bones]
     basis = read_array(pose_bones, "matrix_basis", 16).reshape(-1, 4, 4).transpose(0, 2, 1)[bones]
     matrices = pose[bones]
     # the parent frame's axes, M B⁻¹ with B = R(q) S: (M S⁻¹) R(q)ᵀ
@@ -136,21 +154,30 @@ def rig_key(obj):
 
 class RigCache:
     """What the overlay reads once per rig change: the ``ChainModel`` and its size
-    (``problem.chain_size``), for the ``rig_key`` ``fingerprint``, and the capsule radii
-    (``colliders.capsule_radii``, remade when the model or a bone's ``use_collision`` or
-    ``radius`` changes)."""
+    (``problem.chain_size``), for the ``rig_key`` ``fingerprint``; and once per rig change or
+    settings edit (``properties.settings_edits``): the ``BoneSettings`` and the capsule radii
+    (``colliders.capsule_radii``)."""
 
     def __init__(self):
         self.fingerprint, self.model, self.size = None, None, 0.0
+        self.settings_key, self.settings = None, None
         self.radii_key, self.radii, self.enabled = None, None, None
         self.colliders = ColliderCache()
 
     def model_of(self, obj):
         fingerprint = rig_key(obj)
         if fingerprint != self.fingerprint:
-            self.model, self.fingerprint, self.radii_key = read_model(obj), fingerprint, None
+            self.model, self.fingerprint = read_model(obj), fingerprint
+            self.settings_key = self.radii_key = None
             self.size = chain_size(self.model)
         return self.model
+
+    def settings_of(self, obj):
+        """``obj``'s ``BoneSettings``, read again after a settings edit or a rig change."""
+        self.model_of(obj)
+        if self.settings_key != settings_edits():
+            self.settings, self.settings_key = read_bone_settings(obj), settings_edits()
+        return self.settings
 
     def size_of(self, obj):
         self.model_of(obj)
@@ -159,10 +186,9 @@ class RigCache:
     def radii_of(self, obj):
         """``(radii, enabled)`` of every bone, armature units."""
         model = self.model_of(obj)
-        key = tuple((s.use_collision, s.radius) for s in (pb.dqik for pb in obj.pose.bones))
-        if key != self.radii_key:
+        if self.radii_key != settings_edits():
             self.radii, self.enabled = capsule_radii(obj, model, self.colliders)
-            self.radii_key = key
+            self.radii_key = settings_edits()
         return self.radii, self.enabled
 
 
@@ -206,15 +232,16 @@ class TaskLine(NamedTuple):
     target: object
 
 
-def task_lines(obj, pose, snapshot, size):
+def task_lines(obj, pose, snapshot, size, tasks):
     """``({style: lines}, targets)``: the tasks layer in world space, and the target objects it
-    read (their ``matrix_world`` is part of the change key)."""
+    read (their ``matrix_world`` is part of the change key); ``tasks``: the indices of the bones
+    with use_target on (``BoneSettings.tasks``)."""
     reports = reports_by_name(snapshot)
     found = []
-    for i, pose_bone in enumerate(obj.pose.bones):
+    pose_bones = obj.pose.bones
+    for i in tasks:
+        pose_bone = pose_bones[i]
         settings = pose_bone.dqik
-        if not settings.use_target:
-            continue
         status = row_status(pose_bone.name, settings, snapshot, reports)[0]
         matrix, _problem = target_matrix(Matrix.Identity(4), settings)
         aim_only = settings.use_aim and not (settings.use_position or settings.use_rotation)
@@ -244,9 +271,10 @@ def overlay_lines(obj, layers, rig):
     pose = evaluated_matrices(obj.pose.bones)
     world = np.array(obj.matrix_world)
     snapshot = last_result_of(obj)
+    bone_settings = rig.settings_of(obj)
     armature_space = {}
     if "swing" in layers or "twist" in layers:
-        armature_space.update(limit_lines(obj, pose, selected_mask(obj), layers))
+        armature_space.update(limit_lines(obj, pose, selected_mask(obj), layers, bone_settings))
     if "capsules" in layers:
         armature_space.update(capsule_lines(obj, pose, snapshot, rig))
     lines = {style: _to_world(world, points) for style, points in armature_space.items()}
@@ -255,27 +283,10 @@ def overlay_lines(obj, layers, rig):
         lines.update(contact_lines(snapshot, size))
     targets = ()
     if "tasks" in layers:
-        found, targets = task_lines(obj, pose, snapshot, size)
+        found, targets = task_lines(obj, pose, snapshot, size, bone_settings.tasks)
         lines.update(found)
     return {style: np.ascontiguousarray(points, dtype=np.float32)
             for style, points in lines.items()}, targets
-
-
-_GENERATION = [0]
-
-
-def settings_generation():
-    """How many depsgraph updates touched an armature object so far (``note_updates``)."""
-    return _GENERATION[0]
-
-
-@persistent
-def note_updates(_scene, depsgraph):
-    """``depsgraph_update_post``: count an update that touched an armature object."""
-    for update in depsgraph.updates:
-        if isinstance(update.id, bpy.types.Object) and update.id.type == 'ARMATURE':
-            _GENERATION[0] += 1
-            return
 
 
 def _matrices_bytes(names):
@@ -304,7 +315,7 @@ class ArmatureLines:
         pose_bones = obj.pose.bones
         pose = np.empty(16 * len(pose_bones), dtype=np.float32)
         pose_bones.foreach_get("matrix", pose)
-        return (obj.as_pointer(), layers, settings_generation(), pose.tobytes(),
+        return (obj.as_pointer(), layers, settings_edits(), pose.tobytes(),
                 selected_mask(obj).tobytes(), _matrices_bytes((obj.name,) + self.targets))
 
     def update(self, obj, layers):

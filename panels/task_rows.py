@@ -6,14 +6,19 @@ row, so it can be switched on again). Rows are sorted by priority (1 first), the
 so tasks of one priority level stand together. The UIList (``sidebar.DQIK_UL_tasks``) feeds
 ``filter_items`` from ``list_order`` and draws each row from ``row_status``; neither reads the
 rig, only the bones' ``dqik`` settings and ``session.last_result_of`` (once per draw, through
-``reports_by_name``).
+``reports_by_name``). Which bones are tasks, and their priorities, are read in one pass over
+the pose bones only when a setting was edited (``properties.settings_edits``) or the bones
+changed, not on every redraw of the list (a live tick or a frame change redraws it).
 """
 
 import fnmatch
 import math
 from typing import NamedTuple
 
+import numpy as np
+
 from ..bridge.session import last_result_of
+from ..properties import settings_edits
 
 # Blender's sequencer strip colours read as traffic lights (present in 4.5 and 5.0)
 STATUS_ICONS = {'MET': 'STRIP_COLOR_04',        # green: within the tolerance
@@ -90,14 +95,28 @@ def _matches(name, pattern):
     return fnmatch.fnmatchcase(name.lower(), f"*{pattern.lower()}*")
 
 
+_TASKS = {"key": None, "tasks": []}
+
+
+def _tasks_of(obj):
+    """``[(priority, name, index)]`` of every task of ``obj`` sorted, read again only when
+    ``obj``, its bones' names or a setting (``properties.settings_edits``) changed."""
+    pose_bones = obj.pose.bones
+    key = (obj.as_pointer(), settings_edits(), tuple(pose_bones.keys()))
+    if _TASKS["key"] != key:
+        _TASKS["key"], _TASKS["tasks"] = key, sorted(
+            (pose_bone.dqik.priority, pose_bone.name, index)
+            for index, pose_bone in enumerate(pose_bones) if is_task(pose_bone.dqik))
+    return _TASKS["tasks"]
+
+
 def list_order(obj, name_filter="", invert=False):
     """The tasks of armature ``obj`` in list order: the pose-bone indices of every task whose
     name passes ``name_filter`` (inverted with ``invert``), sorted by priority then name."""
-    tasks = [(pose_bone.dqik.priority, pose_bone.name, index)
-             for index, pose_bone in enumerate(obj.pose.bones) if is_task(pose_bone.dqik)]
+    tasks = _tasks_of(obj)
     if name_filter:
         tasks = [task for task in tasks if _matches(task[1], name_filter) != invert]
-    return [index for _, _, index in sorted(tasks)]
+    return [index for _, _, index in tasks]
 
 
 def filter_flags(obj, shown, bitflag):
@@ -105,15 +124,14 @@ def filter_flags(obj, shown, bitflag):
     the rows: flags (``bitflag`` for a shown bone) and each bone's new position (the shown
     ones first, in their order; the others after them, in pose-bone order)."""
     count = len(obj.pose.bones)
-    flags, order = [0] * count, [0] * count
-    position = {index: i for i, index in enumerate(shown)}
-    rest = len(shown)
-    for index in range(count):
-        if index in position:
-            flags[index], order[index] = bitflag, position[index]
-        else:
-            order[index], rest = rest, rest + 1
-    return flags, order
+    shown = np.asarray(shown, dtype=int)
+    flags, order = np.zeros(count, dtype=int), np.empty(count, dtype=int)
+    flags[shown] = bitflag
+    others = np.ones(count, dtype=bool)
+    others[shown] = False
+    order[shown] = np.arange(len(shown))
+    order[others] = np.arange(len(shown), count)
+    return flags.tolist(), order.tolist()
 
 
 def task_rows(obj):

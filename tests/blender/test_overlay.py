@@ -38,8 +38,9 @@ def limit_lines_of(obj, dqik, layer):
     """The swing or twist layer's lines as built, in armature space and float64 (the drawn lists
     are the same in world space, in float32)."""
     overlay = dqik.panels.overlay_layers
-    lines = overlay.limit_lines(obj, dqik.bridge.armature.evaluated_matrices(obj.pose.bones), overlay.selected_mask(obj),
-                                (layer,))
+    lines = overlay.limit_lines(obj, dqik.bridge.armature.evaluated_matrices(obj.pose.bones),
+                                overlay.selected_mask(obj), (layer,),
+                                overlay.read_bone_settings(obj))
     drawn = lines_of(obj, dqik, (layer,))
     for style, points in lines.items():
         np.testing.assert_allclose(to_armature(obj, drawn[style].astype(np.float64)), points,
@@ -349,3 +350,48 @@ def test_the_overlay_draws_offscreen_in_the_colours_of_its_layers(clean_scene, d
         assert style in shown.lines
         close = np.all(np.abs(colour - np.array(colours[style][:3])) < 0.03, axis=-1)
         assert close.sum() >= 10, style
+
+
+def test_bone_settings_are_read_again_only_after_a_settings_edit(clean_scene, dqik):
+    """A pose change (a live tick, a frame change) remakes the lines from the kept
+    ``BoneSettings``; setting a DQ IK property, or undo, has them read again."""
+    overlay = dqik.panels.overlay_layers
+    obj = humanoid(dqik=dqik)
+    sp.add_targets(obj, ["hand.L"], chain_count=3)
+    rigs.select_bones(obj, ["forearm.L"])
+    lines = overlay.ArmatureLines()
+    assert lines.update(obj, overlay.LAYERS)
+    kept = lines.rig.settings
+    obj.pose.bones["forearm.L"].rotation_quaternion = Quaternion((1, 0, 0), 0.2)
+    bpy.context.view_layer.update()
+    assert lines.update(obj, overlay.LAYERS)
+    assert lines.rig.settings is kept
+    obj.pose.bones["hand.R"].dqik.use_target = True
+    assert lines.update(obj, overlay.LAYERS)
+    assert lines.rig.settings is not kept
+    assert lines.rig.settings.tasks == tuple(sorted(
+        obj.pose.bones.find(name) for name in ("hand.L", "hand.R")))
+    edits = dqik.properties.settings_edits()
+    handler = dqik.properties.note_settings_edit
+    assert all(handler in getattr(bpy.app.handlers, name)
+               for name in ("undo_post", "redo_post", "load_post"))
+    handler(bpy.context.scene, None)
+    assert dqik.properties.settings_edits() == edits + 1
+
+
+def test_batches_leave_out_empty_segments_and_share_a_colour(clean_scene, dqik):
+    """One batch per colour (the current swing and twist are both yellow), the thin capsules
+    first; a twist arc of zero range adds no segment."""
+    if not offscreen.initialise_gpu():
+        pytest.skip("Blender cannot draw on this machine, not even after a render")
+    draw = dqik.panels.overlay_draw
+    point = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], dtype=np.float32)
+    segment = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], dtype=np.float32)
+    batches = draw.make_batches({"twist": np.concatenate([point, segment]), "swing": point,
+                                 "swing_current": segment, "twist_current": segment,
+                                 "capsule": segment})
+    assert [(colour, thin) for colour, thin, _batch in batches] == [
+        (draw.STYLE_COLOURS["capsule"], True), (draw.STYLE_COLOURS["twist"], False),
+        (draw.STYLE_COLOURS["swing_current"], False)]
+    np.testing.assert_array_equal(draw.drawn_segments(np.concatenate([point, segment, point])),
+                                  segment)
