@@ -338,8 +338,9 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     )
     show_overlay_capsules: BoolProperty(
         override=_OVERRIDABLE, name="Capsules", default=True,
-        description="The collision capsules the solver tests (with colliders or self "
-        "collision); capsules touching an obstacle in the last solve stand out",
+        description="The collision capsules the last solve tested (with colliders or self "
+        "collision; before any solve, every bone with collision on); capsules touching an "
+        "obstacle in the last solve stand out",
     )
     show_overlay_contacts: BoolProperty(
         override=_OVERRIDABLE, name="Contacts", default=True,

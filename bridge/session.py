@@ -447,6 +447,18 @@ def last_result_of(obj):
     return None if session is None else session.last_result
 
 
+def tested_capsules_of(obj):
+    """Names of the bones whose capsules the solver of ``obj``'s session tests (against its
+    colliders and, with Self Collision, each other), or None (no session, no solver yet, or no
+    collisions); never makes a session (for drawing)."""
+    session = _SESSIONS.get(obj.session_uid)
+    solver = None if session is None else session.solver
+    contacts = None if solver is None else solver.problem.contacts
+    if contacts is None:
+        return None
+    return {session.model.names[i] for i in solver.bones[contacts.capsule_bones()].tolist()}
+
+
 def invalidate(obj):
     """Mark ``obj``'s session, if it has one, for a rebuild on its next tick."""
     session = _SESSIONS.get(obj.session_uid)

@@ -68,6 +68,16 @@ class ContactSet:
             self.pair_columns = tuple(column_mask(moves[:, bones].T, joints)
                                       for bones in (self.pairs.a, self.pairs.b))
 
+    def capsule_bones(self):
+        """Sorted bones of the model whose capsules the set tests: against the obstacles (those
+        the joints move) and in self-collision pairs."""
+        tested = [np.zeros(0, dtype=np.int64)]
+        if self.capsules is not None:
+            tested.append(self.capsules.bones)
+        if self.pairs is not None:
+            tested += [self.pairs.a, self.pairs.b]
+        return np.unique(np.concatenate(tested))
+
     def seat(self, bones, goals):
         """Let the capsules of ``bones`` (one per position task; ``goals`` their target points)
         come as close to the obstacles as their targets lie, so that a foot whose target is on a

@@ -35,7 +35,7 @@ from mathutils import Matrix
 from ..bridge.armature import evaluated_matrices, read_array, read_model
 from ..bridge.colliders import ColliderCache, capsule_radii
 from ..bridge.scene_tasks import target_matrix
-from ..bridge.session import last_result_of
+from ..bridge.session import last_result_of, tested_capsules_of
 from ..ik_engine.contacts import MIN_RADIUS
 from ..ik_engine.problem import chain_size
 from ..ik_engine.quaternion import matrix_to_quat, quat_to_matrix
@@ -194,12 +194,18 @@ class RigCache:
 
 def capsule_lines(obj, pose, snapshot, rig):
     """``{style: lines}`` of the capsules layer (armature space): ``capsule`` and, for bones
-    with a contact in ``snapshot``, ``capsule_touching``."""
+    with a contact in ``snapshot``, ``capsule_touching``. The capsules are those the session's
+    solver tests (``session.tested_capsules_of``: the ones its tasks can move, and with Self
+    Collision the pairs it keeps apart); before its first solve, every bone with collision on
+    and a radius of at least ``MIN_RADIUS``."""
     settings = obj.dqik
     if settings.colliders is None and not settings.use_self_collision:
         return {}
     radii, enabled = rig.radii_of(obj)
     model = rig.model
+    tested = tested_capsules_of(obj)
+    if tested is not None:
+        enabled = enabled & np.isin(np.array(model.names), list(tested))
     bones = np.flatnonzero(enabled & (radii >= MIN_RADIUS))
     heads = pose[bones, :3, 3]
     tails = heads + model.lengths[bones, None] * pose[bones, :3, 1]

@@ -220,6 +220,13 @@ def test_contact_points_lie_on_the_obstacle(clean_scene, dqik):
         _location, _normal, _index, distance = tree.find_nearest(to_wall @ Vector(point))
         assert distance <= 1e-5
     assert "capsule_touching" in lines and "capsule" in lines
+    # the capsules the solve tests: the left arm's and those the hand carries, not the others
+    geometry = dqik.panels.overlay_geometry
+    drawn = sum(len(lines[style]) for style in ("capsule", "capsule_touching"))
+    tested = dqik.bridge.session.tested_capsules_of(obj)
+    assert drawn == len(tested) * geometry.CAPSULE_VERTICES
+    assert {"upper_arm.L", "forearm.L", "hand.L"} <= tested
+    assert not tested & {"upper_arm.R", "thigh.L", "head", "spine"}
 
 
 def test_task_lines_join_effectors_and_targets_in_the_colour_of_their_status(clean_scene, dqik):
