@@ -339,8 +339,14 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     show_overlay_capsules: BoolProperty(
         override=_OVERRIDABLE, name="Capsules", default=True,
         description="The collision capsules the last solve tested (with colliders or self "
-        "collision; before any solve, every bone with collision on); capsules touching an "
-        "obstacle in the last solve stand out",
+        "collision; before any solve, every bone with collision on), of the selected bones "
+        "(every one with All Capsules); capsules touching an obstacle in the last solve are "
+        "always drawn, and stand out",
+    )
+    show_overlay_all_capsules: BoolProperty(
+        override=_OVERRIDABLE, name="All Capsules", default=False,
+        description="Draw every capsule the last solve tested; off, only those of the selected "
+        "bones and those touching an obstacle",
     )
     show_overlay_contacts: BoolProperty(
         override=_OVERRIDABLE, name="Contacts", default=True,

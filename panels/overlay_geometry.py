@@ -16,8 +16,10 @@ import numpy as np
 from ..ik_engine.quaternion import qrotate, quat_to_matrix
 from ..ik_engine.swing_twist import quat_from_swing_twist
 
-CONE_SEGMENTS = 64     # per swing boundary; a multiple of 4, so the four semi-axis ends are on it
-ARC_SEGMENTS = 32      # per twist arc
+# Segment counts: as few as keep the curves smooth at a bone's size on screen (each segment of a
+# wide line costs the software rasterizer of a headless or VM session about 0.25 µs a redraw).
+CONE_SEGMENTS = 48     # per swing boundary; a multiple of 4, so the four semi-axis ends are on it
+ARC_SEGMENTS = 24      # per twist arc
 CIRCLE_SEGMENTS = 16   # per capsule end ring; a multiple of 4 (the side lines start on it)
 _Y = np.array([0.0, 1.0, 0.0])
 _Z = np.array([0.0, 0.0, 1.0])

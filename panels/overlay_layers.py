@@ -69,11 +69,14 @@ def shown_layers(obj, space=None):
     return tuple(layer for layer in LAYERS if getattr(settings, f"show_overlay_{layer}"))
 
 
+_POSE_BONE_SELECT = "select" in bpy.types.PoseBone.bl_rna.properties   # Blender 5.0 on
+
+
 def selected_mask(obj):
     """Every pose bone's selection, in pose-bone order (``PoseBone.select`` from Blender 5.0,
     ``Bone.select`` before, read in the armature's bone order and put in pose-bone order)."""
     pose_bones = obj.pose.bones
-    if "select" in bpy.types.PoseBone.bl_rna.properties:
+    if _POSE_BONE_SELECT:
         return read_array(pose_bones, "select", 1, dtype=bool)
     bones = obj.data.bones
     selected = read_array(bones, "select", 1, dtype=bool)
@@ -192,26 +195,30 @@ class RigCache:
         return self.radii, self.enabled
 
 
-def capsule_lines(obj, pose, snapshot, rig):
+def capsule_lines(obj, pose, snapshot, rig, selected):
     """``{style: lines}`` of the capsules layer (armature space): ``capsule`` and, for bones
     with a contact in ``snapshot``, ``capsule_touching``. The capsules are those the session's
     solver tests (``session.tested_capsules_of``: the ones its tasks can move, and with Self
     Collision the pairs it keeps apart); before its first solve, every bone with collision on
-    and a radius of at least ``MIN_RADIUS``."""
+    and a radius of at least ``MIN_RADIUS``. Of those, the ``selected`` bones' ((n,) mask) and
+    the touching ones, or every one with ``Object.dqik.show_overlay_all_capsules``."""
     settings = obj.dqik
     if settings.colliders is None and not settings.use_self_collision:
         return {}
     radii, enabled = rig.radii_of(obj)
-    model = rig.model
+    names = np.array(rig.model.names)
     tested = tested_capsules_of(obj)
     if tested is not None:
-        enabled = enabled & np.isin(np.array(model.names), list(tested))
+        enabled = enabled & np.isin(names, list(tested))
+    touching = np.zeros(len(names), dtype=bool)
+    if snapshot is not None and snapshot.contacts is not None:
+        touching = np.isin(names, list(snapshot.contacts.bones))
+    if not settings.show_overlay_all_capsules:
+        enabled &= selected | touching
     bones = np.flatnonzero(enabled & (radii >= MIN_RADIUS))
     heads = pose[bones, :3, 3]
-    tails = heads + model.lengths[bones, None] * pose[bones, :3, 1]
-    touching = np.zeros(len(bones), dtype=bool)
-    if snapshot is not None and snapshot.contacts is not None:
-        touching = np.isin(np.array(model.names)[bones], list(snapshot.contacts.bones))
+    tails = heads + rig.model.lengths[bones, None] * pose[bones, :3, 1]
+    touching = touching[bones]
     lines = {}
     for style, chosen in (("capsule", ~touching), ("capsule_touching", touching)):
         if chosen.any():
@@ -278,11 +285,11 @@ def overlay_lines(obj, layers, rig):
     world = np.array(obj.matrix_world)
     snapshot = last_result_of(obj)
     bone_settings = rig.settings_of(obj)
-    armature_space = {}
+    armature_space, selected = {}, selected_mask(obj)
     if "swing" in layers or "twist" in layers:
-        armature_space.update(limit_lines(obj, pose, selected_mask(obj), layers, bone_settings))
+        armature_space.update(limit_lines(obj, pose, selected, layers, bone_settings))
     if "capsules" in layers:
-        armature_space.update(capsule_lines(obj, pose, snapshot, rig))
+        armature_space.update(capsule_lines(obj, pose, snapshot, rig, selected))
     lines = {style: _to_world(world, points) for style, points in armature_space.items()}
     size = MARK_SIZE * rig.size_of(obj) * np.cbrt(abs(np.linalg.det(world[:3, :3])))
     if "contacts" in layers:
@@ -321,8 +328,9 @@ class ArmatureLines:
         pose_bones = obj.pose.bones
         pose = np.empty(16 * len(pose_bones), dtype=np.float32)
         pose_bones.foreach_get("matrix", pose)
-        return (obj.as_pointer(), layers, settings_edits(), pose.tobytes(),
-                selected_mask(obj).tobytes(), _matrices_bytes((obj.name,) + self.targets))
+        return (obj.as_pointer(), layers, obj.dqik.show_overlay_all_capsules, settings_edits(),
+                pose.tobytes(), selected_mask(obj).tobytes(),
+                _matrices_bytes((obj.name,) + self.targets))
 
     def update(self, obj, layers):
         """Make the lists again if anything they show changed; True if they were made."""

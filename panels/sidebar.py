@@ -224,6 +224,11 @@ class DQIK_PT_sidebar_overlay(_ArmaturePanel, bpy.types.Panel):
         col.active = settings.show_overlay
         for layer in LAYERS:
             col.prop(settings, f"show_overlay_{layer}")
+            if layer == "capsules":
+                row = col.row()
+                row.separator()
+                row.active = settings.show_overlay_capsules
+                row.prop(settings, "show_overlay_all_capsules")
         if context.active_object.mode != 'POSE':
             layout.label(text="Drawn in Pose Mode", icon='INFO')
 

@@ -101,7 +101,7 @@ def test_swing_cone_points_lie_on_the_limit_boundary(clean_scene, dqik):
         frame, head, length = parent_frame(pose_bone)
         points = lines["swing"]
         rim = points[np.linalg.norm(points - head, axis=1) > 0.5 * length]
-        assert len(rim) >= 2 * 64
+        assert len(rim) >= 2 * dqik.panels.overlay_geometry.CONE_SEGMENTS
         directions = np.linalg.solve(frame, (rim - head).T).T
         np.testing.assert_allclose(np.linalg.norm(directions, axis=1), length, rtol=1e-5)
         directions /= np.linalg.norm(directions, axis=1, keepdims=True)
@@ -227,6 +227,16 @@ def test_contact_points_lie_on_the_obstacle(clean_scene, dqik):
     assert drawn == len(tested) * geometry.CAPSULE_VERTICES
     assert {"upper_arm.L", "forearm.L", "hand.L"} <= tested
     assert not tested & {"upper_arm.R", "thigh.L", "head", "spine"}
+    # by default the selected bones' capsules and the touching ones; All Capsules: every one
+    touching = set(contacts.bones)
+    rigs.select_bones(obj, ["upper_arm.L"])
+    lines = lines_of(obj, dqik)
+    assert len(lines["capsule_touching"]) == len(touching) * geometry.CAPSULE_VERTICES
+    assert len(lines.get("capsule", ())) == len({"upper_arm.L"} - touching) * \
+        geometry.CAPSULE_VERTICES
+    obj.dqik.show_overlay_all_capsules = True
+    lines = lines_of(obj, dqik)
+    assert sum(len(lines[style]) for style in ("capsule", "capsule_touching")) == drawn
 
 
 def test_task_lines_join_effectors_and_targets_in_the_colour_of_their_status(clean_scene, dqik):
