@@ -27,12 +27,18 @@ times over (controls, mechanism, original and deform bones), all in the same pla
 mechanism and original layers, hidden, are left out.
 
 What is read: the constraints' influence as last evaluated (drivers included, as Blender copies
-them back to the original data), when the session reads the rig (``Session.invalidate``, a rig
-edit or a DQ IK setting changed): an IK/FK switch made by a driven influence is taken at the
-next rebuild. Bones below a follower ride whatever their own inherit flags; a bone below one
-that does not inherit rotation or scale is carried as if it did (its capsule only: no task is
-on it).
+them back to the original data), when the session reads the rig. An IK/FK switch changes which
+constraint acts last on a bone with several (Rigify's ORG limb bones copy the FK control, then
+the IK chain with an influence the IK/FK slider drives): the session compares the muting and
+influence of the driven constraints of bones with a Copy Transforms on every solve
+(``switches_key``: about 0.06 ms on a generated Rigify rig, 19 constraints) and reads the rig again when they changed. A
+constraint added later, or an influence changed by hand, is taken at the next rebuild
+(``Session.invalidate``, a DQ IK setting changed, a rig edit). Bones below a follower ride whatever their own inherit
+flags; a bone below one that does not inherit rotation or scale is carried as if it did (its
+capsule only: no task is on it).
 """
+
+import re
 
 import numpy as np
 
@@ -59,6 +65,37 @@ def followed_model(obj, model, task_bones):
     if not followers.any():
         return model
     return model.followed(parents, riders)
+
+
+_DRIVEN_SWITCH = re.compile(r'^pose\.bones\["(.+)"\]\.constraints\["(.+)"\]\.(influence|mute)$')
+
+
+def switch_bones(obj):
+    """``(pose bone index, constraint name)`` of the constraints whose influence or muting a
+    driver sets, on bones with a Copy Transforms: what can switch the bone a bone follows
+    (Rigify's IK/FK slider drives them)."""
+    data, pose_bones = obj.animation_data, obj.pose.bones
+    found = set()
+    for fcurve in () if data is None else data.drivers:
+        match = _DRIVEN_SWITCH.match(fcurve.data_path)
+        if match is None:
+            continue
+        bone = pose_bones.find(match.group(1))
+        if bone >= 0 and any(c.type == 'COPY_TRANSFORMS' for c in pose_bones[bone].constraints):
+            found.add((bone, match.group(2)))
+    return sorted(found)
+
+
+def switches_key(obj, switches):
+    """The muting and influence of the constraints ``switches`` (``switch_bones``), None for
+    one that is gone."""
+    pose_bones = obj.pose.bones
+    count = len(pose_bones) if switches else 0
+    key = []
+    for bone, name in switches:
+        constraint = pose_bones[bone].constraints.get(name) if bone < count else None
+        key.append(None if constraint is None else (constraint.mute, constraint.influence))
+    return tuple(key)
 
 
 def copied_bones(obj, model):

@@ -13,8 +13,10 @@ How a session learns that the rig or its settings changed, without reading them 
 - setting a ``PoseBone.dqik`` or ``Object.dqik`` property (in the panels or from Python) calls
   its ``update`` callback (``properties.py``), which marks the armature's session for a rebuild;
 - every tick compares ``armature.rig_fingerprint`` (the bones by value, in a few ``foreach_get``
-  calls) and the ``Object.dqik`` solver values with those of the last build: this catches rig
-  edits (Edit Mode, bone options) and raw writes of armature settings, in the UI and in scripts.
+  calls), the ``Object.dqik`` solver values and the constraints that may switch which bone a
+  bone follows (``constraint_followers.switches_key``: an IK/FK switch) with those of the last
+  build: this catches rig edits (Edit Mode, bone options), raw writes of armature settings and
+  IK/FK switches, in the UI and in scripts.
 
 What bypasses all three, so a script must call ``Session.invalidate()`` after it: writing a
 ``PoseBone.dqik`` setting as a raw ID property (``pose_bone.dqik["stiffness"] = 0.5``, which calls
@@ -46,7 +48,7 @@ from .armature import (
     rig_fingerprint,
 )
 from .colliders import ColliderCache, SceneObstacles, capsule_radii, placement
-from .constraint_followers import followed_model, seen_bones
+from .constraint_followers import followed_model, seen_bones, switch_bones, switches_key
 from .rig_checks import changed_after_solve, check_chains, locked_bones, shown_as_solved
 from .scene_tasks import (
     aimed_tasks,
@@ -157,6 +159,7 @@ class Session:
         self._sources, self._warnings, self._solved_names, self._kinds = [], [], [], []
         self._tolerance = 0.0
         self._start = None           # (rotations, evaluated matrices) the last solve started from
+        self._switches = []          # bones whose constraints may switch what they follow
         self._changed = ""           # the solver's moved bones that Blender changes after it
         self._obstacles, self._placement, self._facing_away = None, None, []
 
@@ -295,10 +298,12 @@ class Session:
     def _solve(self, time_budget_ms, start):
         obj = self._armature()
         check_editable(obj)
-        fingerprint = (rig_fingerprint(obj), armature_settings(obj))
+        fingerprint = (rig_fingerprint(obj), armature_settings(obj),
+                       switches_key(obj, self._switches))
         if self._dirty or fingerprint != self._fingerprint:
             self._read_rig(obj)
-            self._fingerprint, self._dirty = fingerprint, False
+            self._fingerprint = fingerprint[:2] + (switches_key(obj, self._switches),)
+            self._dirty = False
         pose = PoseArrays(obj)
         kept, cycles = without_cycles(obj, self.model, self._sources)
         tasks, names, missing = aimed_tasks(obj, kept)
@@ -380,6 +385,7 @@ class Session:
         dragged = [] if self.dragged is None else [model.index.get(self.dragged[0], -1)]
         self.model = followed_model(obj, model, [s.bone for s in self._sources]
                                     + [bone for bone in dragged if bone >= 0])
+        self._switches = switch_bones(obj)
 
     def _build_solver(self, obj, tasks, pose, obstacles, warnings):
         """A new solver for ``tasks``: locked bones stay, chains through a bone that does not

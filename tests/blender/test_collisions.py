@@ -384,9 +384,17 @@ def test_a_bone_that_follows_the_arm_through_a_constraint_is_kept_out_of_collide
                                                                                     dqik):
     """The glove follows hand.L only through its constraint: the session re-parents it to the
     hand as a rider (``constraint_followers``), so its capsule is kept out of a box that the
-    hand's own pose would push it into; its ridden pose is Blender's."""
+    hand's own pose would push it into; its ridden pose is Blender's. When a later constraint
+    takes over (an IK/FK switch), the next solve re-parents it."""
     obj = rigs.metarig("basic")
     _glove(obj)
+    switch = obj.pose.bones["glove"].constraints.new('COPY_TRANSFORMS')   # off: influence 0
+    switch.target, switch.subtarget = obj, "spine"
+    slider = switch.driver_add("influence").driver
+    obj.pose.bones["spine"]["IK_FK"] = 0.0                   # the slider the driver reads
+    variable = slider.variables.new()
+    variable.targets[0].id, variable.targets[0].data_path = obj, 'pose.bones["spine"]["IK_FK"]'
+    slider.expression = variable.name
     rng = np.random.default_rng(3)
     sp.set_pose(obj, {name: rigs.random_quaternions(rng, 1, 0.5)[0] for name in ARM})
     tail = sp.world_tail(obj, "hand.L")
@@ -413,3 +421,9 @@ def test_a_bone_that_follows_the_arm_through_a_constraint_is_kept_out_of_collide
     solved = solver.pose_matrices(pose.rotations(solver.modelled_mask))
     row = int(np.flatnonzero(solver.bones == glove)[0])
     assert np.abs(solved[row] - pose.evaluated[glove]).max() <= 1e-5
+    # the switch, as Rigify's IK/FK slider: the later Copy Transforms from the spine takes over
+    obj.pose.bones["spine"]["IK_FK"] = 1.0
+    obj.update_tag()
+    bpy.context.view_layer.update()
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    assert session.model.names[session.model.parents[glove]] == "spine"
