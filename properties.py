@@ -47,11 +47,13 @@ _EDITS = [0]
 
 
 def settings_edits():
-    """How many times a DQ IK setting with ``_settings_changed`` was set (on any armature), or
-    undo, redo or a file load may have changed settings (``note_settings_edit``): what reads
-    every bone's settings (the overlay, the task list) reads them again only when this changed,
-    not on every pose change."""
-    return _EDITS[0]
+    """``(edits, objects)``: how many times a DQ IK setting with ``_settings_changed`` was set (on
+    any armature), or undo, redo or a file load may have changed settings
+    (``note_settings_edit``), and how many objects the file has (deleting a target clears its
+    pointer without any update callback): what reads every bone's settings (the overlay, the
+    task list) reads them again only when this changed, not on every pose change. Settings
+    animated, driven or written as raw ID properties are read at the next such change."""
+    return _EDITS[0], len(bpy.data.objects)
 
 
 @persistent

@@ -40,6 +40,7 @@ capsule only: no task is on it).
 
 import re
 
+import bpy
 import numpy as np
 
 _WORLD = 'WORLD'
@@ -119,16 +120,23 @@ def copied_bones(obj, model):
 
 def seen_bones(obj):
     """(n,) bool, pose-bone order: the bones that deform (``Bone.use_deform``) or are shown
-    (``Bone.hide`` off, and in a visible bone collection or in none)."""
-    return np.array([_seen(pose_bone.bone) for pose_bone in obj.pose.bones], dtype=bool)
+    (not hidden: ``PoseBone.hide`` from Blender 5.0, ``Bone.hide`` before; and in a visible bone
+    collection or in none), read when the solver is built (hiding a bone or a collection is
+    taken at the next rebuild)."""
+    return np.array([_seen(pose_bone) for pose_bone in obj.pose.bones], dtype=bool)
 
 
-def _seen(bone):
+_POSE_BONE_HIDE = "hide" in bpy.types.PoseBone.bl_rna.properties   # Blender 5.0 on: H hides it
+
+
+def _seen(pose_bone):
+    bone = pose_bone.bone
     if bone.use_deform:
         return True
     collections = bone.collections
-    return not bone.hide and (not collections or any(c.is_visible_effectively
-                                                     for c in collections))
+    hidden = pose_bone.hide if _POSE_BONE_HIDE else bone.hide
+    return not hidden and (not collections or any(c.is_visible_effectively
+                                                  for c in collections))
 
 
 def _is_below(parents, bone, ancestor):

@@ -6,7 +6,8 @@
 - ``frame_change_post``: Solve on Frame Change (``frame_solving.py``);
 - ``depsgraph_update_post``: the sessions of deleted armatures are dropped, and a running live
   posing follows what moved (``LivePosing.follow``; not for a render's depsgraph, nor while a
-  render job runs). Rig edits are not
+  render job runs, nor from inside a tick: a tick that evaluates the depsgraph for its colliders
+  must not start another). Rig edits are not
   taken from it: posing a bone through RNA also reports its armature data as updated (measured
   with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
   bones by value instead (``armature.rig_fingerprint``).
@@ -31,7 +32,8 @@ def _drop_sessions(*_args):
 @persistent
 def _depsgraph_updated(_scene, depsgraph=None):
     session.drop_deleted()
-    if (depsgraph is None or depsgraph.mode != 'RENDER') and not bpy.app.is_job_running('RENDER'):
+    if (depsgraph is None or depsgraph.mode != 'RENDER') and not session.ticking() \
+            and not bpy.app.is_job_running('RENDER'):
         live_posing.follow_running()
 
 

@@ -8,8 +8,8 @@ timer calls it about 60 times a second. ``follow()`` is the same tick taken afte
 Blender's depsgraph updates (``handlers.py``), when something moved: while Blender's own
 transform tool or a gizmo moves a target, it runs in front of ``dqik.live`` and takes the
 events, so the rig follows the target through those updates whether or not timer events reach
-the operator meanwhile; a tick's own pose write makes the next update, which finds nothing
-moved. ``drag`` pulls
+the operator meanwhile (Blender evaluates a pose written in the handler without calling the
+handlers again, and a tick never starts inside another: ``session.ticking``). ``drag`` pulls
 a bone's tail to a point as a temporary task above the others; ``pin`` gives a bone a target
 where its tail stands; ``cancel`` takes the pins back and puts the starting pose back bit for
 bit (every rotation,
@@ -46,7 +46,6 @@ class LivePosing:
         self.start = PoseSnapshot(obj)
         self.stopped = False
         self.failure = None     # why ``follow`` ended it, if it did
-        self._ticking = False
         self.last = None
         self.on_stop = None     # called once when it stops (the operator removes its timer)
         self.pins = []          # (bone, its earlier (target, subtarget, use_target), new Empty)
@@ -54,14 +53,8 @@ class LivePosing:
 
     def tick(self, moved_only=False):
         """One live tick; returns the new ``SolveSnapshot``, or None when nothing moved (or,
-        ``moved_only``, when only a solve cut short is left to go on with). Never re-entered."""
-        if self._ticking:
-            return None
-        self._ticking = True
-        try:
-            snapshot = self.session.live_tick(self.obj.dqik.time_budget_ms, moved_only)
-        finally:
-            self._ticking = False
+        ``moved_only``, when only a solve cut short is left to go on with)."""
+        snapshot = self.session.live_tick(self.obj.dqik.time_budget_ms, moved_only)
         if snapshot is not None:
             self.last = snapshot
         return snapshot

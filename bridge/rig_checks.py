@@ -10,9 +10,9 @@ through, and moved bones whose own transform Blender changes after the solve.
   at that bone is fine (it turns in its parent's rest frame, ``bone_parent_transform``).
 - Constraints and drivers on a moved bone change what Blender shows after the solve has
   written its channels; such bones are named once in a warning.
-- What Blender shows is what was solved (``shown_as_solved``) unless such a bone is moved, or a
-  bone above a task's chain follows a turned bone through a constraint or a driver: only then
-  does ``dqik.solve`` evaluate the whole rig to measure its report.
+- What Blender shows is what was solved (``shown_as_solved``) unless such a bone is moved or
+  carried to a task, or a bone above a task's chain follows a turned bone through a constraint
+  or a driver: only then does ``dqik.solve`` evaluate the whole rig to measure its report.
 """
 
 import numpy as np
@@ -68,22 +68,29 @@ def changed_after_solve(obj, model, moved):
             f"not be met as shown: {listed}")
 
 
-def shown_as_solved(obj, model, bones, moved, changed=None):
+def shown_as_solved(obj, model, bones, moved, riding):
     """True when Blender, evaluating the pose a solve wrote, places the bones with tasks
-    (``bones``, names) where the solve put them, so far as the rig's set-up tells: no bone the
-    solve turns (``moved``, (n,) mask) has a constraint or a transform driver of its own
-    (``changed_after_solve``), and no bone above a task's chain follows a turned bone, or a
-    bone below one, through a constraint (``target_dependencies.bones_followed``) or a driver
-    variable that reads a bone's transform. ``changed``: ``changed_after_solve``'s warning if
-    the caller has it. A constraint that acts on a bone the solve carries without turning it
-    is not seen here; ``Session.shown_result`` compares the start pose for that."""
-    if changed is None:
-        changed = changed_after_solve(obj, model, moved)
-    if changed:
+    (``bones``, names) where the solve put them, so far as the rig's set-up tells:
+
+    - no bone the solve turns (``moved``, (n,) mask) and no bone it carries rigidly between a
+      turned bone and a task (``riding``, (n,) mask: its offset is taken from the pose Blender
+      evaluated, whatever its constraints did there) has an acting constraint or a transform
+      driver (``changed_after_solve``);
+    - no bone above a task's chain follows a turned bone, or a bone below one, through a
+      constraint (``target_dependencies.bones_followed``), or through a driver variable that
+      reads the transform of a bone that is, or follows, such a bone.
+
+    Read on every call (constraints and drivers change without any update callback). A
+    constraint on a bone the solve carries and evaluates from its channels is seen by
+    ``Session.shown_as_solved``'s comparison of the start pose."""
+    if changed_after_solve(obj, model, moved | riding) is not None:
         return False
     followed = {bone: via for bone, via in bones_followed(obj, [(obj, name) for name in set(bones)]).items()
                 if via}
-    followed.update(_driver_sources(obj, model, bones))
+    sources = _driver_sources(obj, model, bones)
+    if sources:
+        via = ("a driver variable",)
+        followed.update((bone, via) for bone in bones_followed(obj, [(obj, name) for name in sources]))
     return turned_bone_followed(model, followed, moved) is None
 
 

@@ -160,7 +160,7 @@ class Session:
         self._tolerance = 0.0
         self._start = None           # (rotations, evaluated matrices) the last solve started from
         self._switches = []          # bones whose constraints may switch what they follow
-        self._changed = ""           # the solver's moved bones that Blender changes after it
+        self._read_for_drag = None   # the dragged bone when the rig was last read, if any
         self._obstacles, self._placement, self._facing_away = None, None, []
 
     def invalidate(self):
@@ -177,12 +177,15 @@ class Session:
         on raises ``ArmatureError`` with a message for the user, after storing a snapshot whose
         status is ``'ERROR'``."""
         begun = time.perf_counter()
+        _TICKING[0] += 1
         try:
             result, names, unsolved, warnings = self._solve(time_budget_ms, start)
         except ArmatureError as err:
             self.last_result = SolveSnapshot(error=str(err),
                                              ms=(time.perf_counter() - begun) * 1e3)
             raise
+        finally:
+            _TICKING[0] -= 1
         reports = self._reports(names, result.errors.tolist())
         reports += [TaskReport(name, status, float("nan"), float("nan"))
                     for name, status in unsolved]
@@ -225,10 +228,10 @@ class Session:
 
     def shown_as_solved(self):
         """True when the solve's FK of the pose it started from was what Blender had evaluated
-        for it (so no constraint or driver acted on the modelled bones then; the start pose
-        must have been evaluated, e.g. by ``evaluated_depsgraph_get``), and the rig's set-up
-        lets nothing follow the solved bones after it (``rig_checks.shown_as_solved``; the
-        constraints and drivers of the moved bones as read when the solver was built)."""
+        for it (so no constraint or driver acted then on the bones the solve evaluates from
+        their channels; the start pose must have been evaluated, e.g. by
+        ``evaluated_depsgraph_get``), and the rig's set-up lets nothing move the bones with
+        tasks after it (``rig_checks.shown_as_solved``)."""
         snapshot, solver = self.last_result, self.solver
         if snapshot is None or snapshot.error or solver is None or self._start is None:
             return False
@@ -238,7 +241,23 @@ class Session:
         if np.abs(solver.pose_matrices(rotations) - shown).max(initial=0.0) > _SAME_MATRIX * scale:
             return False
         return shown_as_solved(self.obj, self.model, self._solved_names, solver.moved_mask,
-                               self._changed)
+                               self._riding_to_tasks())
+
+    def _riding_to_tasks(self):
+        """(n,) mask: the bones from a bone with a task up to the first bone the solve turns
+        above it (the task bones included, the turned one not) that the solve carries rigidly
+        (``MovingJointsFK``'s riders: their offsets are taken from Blender's evaluated start)."""
+        model, solver = self.model, self.solver
+        moved, riding = solver.moved_mask, np.zeros(len(model), dtype=bool)
+        for name in set(self._solved_names):
+            bone, path = model.index[name], []
+            while bone >= 0 and not moved[bone]:
+                path.append(bone)
+                bone = model.parents[bone]
+            if bone >= 0:
+                riding[path] = True
+        riding[solver.bones[solver.problem.fk.moving]] = False
+        return riding
 
     def _reports(self, names, errors):
         """One ``TaskReport`` per bone with tasks (in task order): the errors of its position
@@ -341,7 +360,9 @@ class Session:
         kept, and the other tasks go on from it."""
         self.dragged = None if bone is None else (bone, np.asarray(point, dtype=np.float64))
         model = self.model
-        if bone is not None and model is not None and model.riders[model.index.get(bone, 0)]:
+        if bone is None:
+            self._dirty |= self._read_for_drag is not None   # the followers go back to riding
+        elif model is not None and model.riders[model.index.get(bone, 0)]:
             self._dirty = True   # the followers above it keep their parents for this drag
 
     def _with_drag(self, obj, tasks, names):
@@ -382,6 +403,7 @@ class Session:
         self._obstacles, self._placement, self._facing_away = None, None, []
         model = read_model(obj)
         self._sources, self._warnings = task_sources(model, bone_settings(obj))
+        self._read_for_drag = None if self.dragged is None else self.dragged[0]
         dragged = [] if self.dragged is None else [model.index.get(self.dragged[0], -1)]
         self.model = followed_model(obj, model, [s.bone for s in self._sources]
                                     + [bone for bone in dragged if bone >= 0])
@@ -403,9 +425,9 @@ class Session:
         solver = Solver(model, tasks, limits, stiffness, settings, pose.location, obstacles,
                         radii, collision, self_collision, pose.scale, pose.evaluated)
         check_chains(obj, model, tasks, solver.moved_mask)
-        self._changed = changed_after_solve(obj, model, solver.moved_mask) or ""
-        if self._changed:
-            warnings.append(self._changed)
+        changed = changed_after_solve(obj, model, solver.moved_mask)
+        if changed:
+            warnings.append(changed)
         self.solver, self._tolerance = solver, settings.tolerance
 
 
@@ -433,6 +455,13 @@ def _matrix_bytes(obj):
 
 
 _SESSIONS = {}  # Object.session_uid → Session
+_TICKING = [0]  # ticks under way: a depsgraph update inside one (``_scene_obstacles``) must not
+                # start another (``handlers.py``)
+
+
+def ticking():
+    """True while some session's tick runs."""
+    return _TICKING[0] > 0
 
 
 def session_for(obj):

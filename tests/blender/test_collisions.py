@@ -421,6 +421,14 @@ def test_a_bone_that_follows_the_arm_through_a_constraint_is_kept_out_of_collide
     solved = solver.pose_matrices(pose.rotations(solver.modelled_mask))
     row = int(np.flatnonzero(solver.bones == glove)[0])
     assert np.abs(solved[row] - pose.evaluated[glove]).max() <= 1e-5
+    # dragged, the glove keeps its own parent (its channels are what the drag turns); released,
+    # it rides the hand again
+    session.drag("glove", sp.world_tail(obj, "glove"))
+    session.tick()
+    assert session.model.names[session.model.parents[glove]] == "spine"
+    session.drag(None, None)
+    session.tick()
+    assert session.model.riders[glove] and session.model.names[session.model.parents[glove]] == "hand.L"
     # the switch, as Rigify's IK/FK slider: the later Copy Transforms from the spine takes over
     obj.pose.bones["spine"]["IK_FK"] = 1.0
     obj.update_tag()

@@ -232,6 +232,21 @@ def test_the_report_measures_the_shown_pose_again_only_when_blender_moves_the_so
     copy = obj.pose.bones["forearm.L"].constraints.new('COPY_ROTATION')
     copy.target, copy.subtarget, copy.influence = obj, "spine", 0.5
     check(False)
+    obj.pose.bones["forearm.L"].constraints.remove(copy)
+    obj.pose.bones["forearm.L"].lock_rotation = (False, False, False)
+    check(True)
+    # added after the solver was built, holding the forearm at rest: seen on the next solve
+    limit = obj.pose.bones["forearm.L"].constraints.new('LIMIT_ROTATION')
+    limit.use_limit_x = limit.use_limit_y = limit.use_limit_z = True
+    limit.owner_space = 'LOCAL'                      # nothing to limit at the start (rest)
+    check(False)
+    obj.pose.bones["forearm.L"].constraints.remove(limit)
+    # a task bone the solve carries rigidly (stiffness 1) whose constraint turns it after the
+    # solve: its offset is taken from the start Blender evaluated, so only the set-up tells
+    obj.pose.bones["hand.L"].dqik.stiffness = 1.0
+    turn = obj.pose.bones["hand.L"].constraints.new('COPY_ROTATION')
+    turn.target, turn.subtarget = obj, "spine"
+    check(False)
 
 
 def test_fully_locked_bones_never_move(clean_scene, dqik):

@@ -93,7 +93,7 @@ def test_a_missing_target_and_a_failed_solve_are_red(clean_scene, dqik):
 
 def test_the_list_filters_by_name_and_orders_every_bone(clean_scene, dqik):
     task_rows, _ = _modules(dqik)
-    obj, _ = _rig_with_tasks()
+    obj, empties = _rig_with_tasks()
     obj.pose.bones["spine"].dqik.use_target = True           # on, without a target: listed
     shown = task_rows.list_order(obj)
     assert [obj.pose.bones[i].name for i in shown] == \
@@ -106,6 +106,9 @@ def test_the_list_filters_by_name_and_orders_every_bone(clean_scene, dqik):
     assert sorted(order) == list(range(len(obj.pose.bones)))  # a permutation of every bone
     assert [i for i, flag in enumerate(flags) if flag == 4] == sorted(shown)
     assert [order[i] for i in shown] == list(range(len(shown)))
+    bpy.data.objects.remove(empties["hand.R"])     # off and now without a target: not a task
+    assert [obj.pose.bones[i].name for i in task_rows.list_order(obj)] == \
+        ["foot.L", "foot.R", "spine", "hand.L"]
 
 
 def test_a_row_click_selects_its_bone_only(clean_scene, dqik):
