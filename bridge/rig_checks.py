@@ -51,12 +51,8 @@ def changed_after_solve(obj, model, moved):
     """A warning naming the moved bones whose enabled constraints or drivers change their own
     transform (what the user sees is then not what was solved), or None."""
     names = {model.names[i] for i in np.flatnonzero(moved)}
-    reasons = {}
-    pose_bones = obj.pose.bones
-    for name in names:
-        active = [c.name for c in pose_bones[name].constraints if c.enabled and c.influence > 0.0]
-        if active:
-            reasons[name] = "constraint " + ", ".join(f"'{c}'" for c in active)
+    reasons = {name: "constraint " + ", ".join(f"'{c}'" for c in active)
+               for name, active in _acting_constraints(obj, names).items()}
     for fcurve in _drivers(obj):
         name, channel = _bone_channel(fcurve.data_path)
         if name in names and channel in _TRANSFORM_CHANNELS:
@@ -75,54 +71,66 @@ def shown_as_solved(obj, model, bones, moved, riding):
     - no bone the solve turns (``moved``, (n,) mask) and no bone it carries rigidly between a
       turned bone and a task (``riding``, (n,) mask: its offset is taken from the pose Blender
       evaluated, whatever its constraints did there) has an acting constraint or a transform
-      driver (``changed_after_solve``);
+      driver (as ``changed_after_solve``);
     - no bone above a task's chain follows a turned bone, or a bone below one, through a
       constraint (``target_dependencies.bones_followed``), or through a driver variable that
       reads the transform of a bone that is, or follows, such a bone.
 
-    Read on every call (constraints and drivers change without any update callback). A
-    constraint on a bone the solve carries and evaluates from its channels is seen by
-    ``Session.shown_as_solved``'s comparison of the start pose."""
-    if changed_after_solve(obj, model, moved | riding) is not None:
+    Read on every call (constraints and drivers change without any update callback), the
+    drivers in one pass. A constraint on a bone the solve carries and evaluates from its
+    channels is seen by ``Session.shown_as_solved``'s comparison of the start pose."""
+    carried = {model.names[i] for i in np.flatnonzero(moved | riding)}
+    if _acting_constraints(obj, carried):
         return False
-    followed = {bone: via for bone, via in bones_followed(obj, [(obj, name) for name in set(bones)]).items()
-                if via}
-    sources = _driver_sources(obj, model, bones)
-    if sources:
-        via = ("a driver variable",)
-        followed.update((bone, via) for bone in bones_followed(obj, [(obj, name) for name in sources]))
-    return turned_bone_followed(model, followed, moved) is None
-
-
-def _driver_sources(obj, model, bones):
-    """{bone of ``obj``: via} for every bone whose transform a driver reads (a Transform Channel,
-    Rotational Difference or Distance variable, or a Single Property path to its channels, not
-    to a custom property) when the driver sets a property of a bone with a task in ``bones``
-    or of one of their ancestors."""
     above = set()
     for name in bones:
         bone = model.index[name]
         while bone >= 0 and model.names[bone] not in above:
             above.add(model.names[bone])
             bone = model.parents[bone]
-    sources = {}
+    sources = set()
     for fcurve in _drivers(obj):
-        owner, _ = _bone_channel(fcurve.data_path)
-        if owner not in above:
-            continue
-        via = (f"a driver on '{fcurve.data_path}'",)
-        for variable in fcurve.driver.variables:
-            for target in variable.targets:
-                if target.id != obj:
-                    continue
-                if variable.type == 'SINGLE_PROP':
-                    bone, channel = _bone_channel(target.data_path)
-                    read = bone if channel and not channel.startswith("[") else None
-                else:
-                    read = target.bone_target
-                if read:
-                    sources.setdefault(read, via)
-    return sources
+        owner, channel = _bone_channel(fcurve.data_path)
+        if owner in carried and channel in _TRANSFORM_CHANNELS:
+            return False
+        if owner in above:
+            sources.update(_transform_reads(obj, fcurve.driver))
+    followed = {bone: via for bone, via in bones_followed(obj, [(obj, name) for name in set(bones)]).items()
+                if via}
+    if sources:
+        via = ("a driver variable",)
+        followed.update((bone, via) for bone in bones_followed(obj, [(obj, name) for name in sources]))
+    return turned_bone_followed(model, followed, moved) is None
+
+
+def _acting_constraints(obj, names):
+    """{bone name: names of its enabled constraints with influence} for the bones ``names``
+    that have any."""
+    pose_bones = obj.pose.bones
+    acting = {}
+    for name in names:
+        active = [c.name for c in pose_bones[name].constraints if c.enabled and c.influence > 0.0]
+        if active:
+            acting[name] = active
+    return acting
+
+
+def _transform_reads(obj, driver):
+    """The bones of ``obj`` whose transform ``driver``'s variables read: a Transform Channel,
+    Rotational Difference or Distance variable's bone, or a Single Property path to a bone's
+    channels (not to a custom property)."""
+    reads = set()
+    for variable in driver.variables:
+        for target in variable.targets:
+            if target.id != obj:
+                continue
+            if variable.type == 'SINGLE_PROP':
+                bone, channel = _bone_channel(target.data_path)
+                if channel and not channel.startswith("["):
+                    reads.add(bone)
+            elif target.bone_target:
+                reads.add(target.bone_target)
+    return reads
 
 
 def _drivers(obj):
