@@ -148,7 +148,7 @@ class Session:
         self.last_result = None
         self.last_rotations = None   # (n,4) of the last result, every bone
         self.dragged = None          # (bone name, world point) while a bone is dragged
-        self.baking = False          # dqik.bake solves the frames itself: frame changes skip it
+        self.baking = False          # dqik.bake solves the frames itself: frame changes and live skip it
         self._seen = None            # ``_moves()`` after the last live tick
         self._stuck = 0              # live ticks in a row cut short without progress
         self.colliders = ColliderCache()
@@ -287,7 +287,10 @@ class Session:
         have brought no task closer by more than the tolerance (a target out of reach, held
         by an obstacle: each tick is too short to settle, and would go on forever).
         ``moved_only``: None as well when only a solve cut short is left to go on with (the
-        ticks that follow Blender's updates leave that to the timer, ``live_posing``)."""
+        ticks that follow Blender's updates leave that to the timer, ``live_posing``). None
+        while ``dqik.bake`` solves the armature's frames (``baking``)."""
+        if self.baking:
+            return None
         last, moved = self.last_result, self._moves()
         finished = last is not None and not last.error and (
             moved_only or not last.cut_short or self._stuck >= _STUCK_TICKS)
