@@ -72,6 +72,15 @@ def shown_layers(obj, space=None):
 _POSE_BONE_SELECT = "select" in bpy.types.PoseBone.bl_rna.properties   # Blender 5.0 on
 
 
+def selection_key(obj):
+    """Every bone's selection as bytes, in whatever order Blender stores it (``PoseBone.select``
+    from Blender 5.0, ``Bone.select`` before): what a change key needs, without
+    ``selected_mask``'s reordering."""
+    if _POSE_BONE_SELECT:
+        return read_array(obj.pose.bones, "select", 1, dtype=bool).tobytes()
+    return read_array(obj.data.bones, "select", 1, dtype=bool).tobytes()
+
+
 def selected_mask(obj):
     """Every pose bone's selection, in pose-bone order (``PoseBone.select`` from Blender 5.0,
     ``Bone.select`` before, read in the armature's bone order and put in pose-bone order)."""
@@ -329,7 +338,7 @@ class ArmatureLines:
         pose = np.empty(16 * len(pose_bones), dtype=np.float32)
         pose_bones.foreach_get("matrix", pose)
         return (obj.as_pointer(), layers, obj.dqik.show_overlay_all_capsules, settings_edits(),
-                pose.tobytes(), selected_mask(obj).tobytes(),
+                pose.tobytes(), selection_key(obj),
                 _matrices_bytes((obj.name,) + self.targets))
 
     def update(self, obj, layers):
