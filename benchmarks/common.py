@@ -7,7 +7,9 @@ folder (``tests/extension_cli.py``); it must run before ``bpy`` is imported, so 
 
 import contextlib
 import importlib
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -104,6 +106,21 @@ def fastest_ms(call, before=None, repeats=REPEATS):
         result = call()
         best = min(best, (time.perf_counter() - start) * 1e3)
     return best, result
+
+
+PROCESSES = 3
+
+
+def in_processes(script, arguments=(), count=PROCESSES):
+    """Run ``script`` (a benchmark's path) ``count`` times in fresh processes with ``--one`` and
+    ``arguments``, and return what each printed as JSON on its last line. Some effects last a
+    whole process (where the operating system puts Blender's and the software rasterizer's
+    threads on a 2-core machine: a whole process's figures can come out about twice as long),
+    so a benchmark keeps the process with the fastest figure, as ``fastest_ms`` keeps the
+    fastest run."""
+    return [json.loads(subprocess.run([sys.executable, os.path.abspath(script), "--one",
+                                       *arguments], capture_output=True, text=True, check=True)
+                       .stdout.strip().splitlines()[-1]) for _ in range(count)]
 
 
 def pressed(idname):

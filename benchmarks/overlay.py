@@ -26,7 +26,7 @@ touching the wall (the default); ``redraw, all capsules`` draws every capsule th
   timing): the line lists and their batches made again;
 - ``lines``: ``ArmatureLines.update`` alone after a pose change (the lists without the batches).
 
-Each figure is measured in ``PROCESSES`` fresh processes; the process with the fastest median is
+Each figure is measured in ``common.PROCESSES`` fresh processes; the process with the fastest median is
 printed, with every process's median (``main``). The goal is a redraw within 0.5 ms. Headless, ``gpu`` draws with a software rasterizer (Mesa's
 llvmpipe through EGL), whose draw calls shade, clip, set up and bin every segment on the CPU
 (the rasterizing itself runs on its threads): ``redraw − check`` is that, per segment, not per
@@ -38,7 +38,6 @@ not what a GPU's driver costs. Run from the repository root:
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
@@ -49,7 +48,6 @@ import common  # noqa: E402
 
 RUNS = 300
 WARM_UP = 50
-PROCESSES = 3
 SIZE = (800, 600)
 SELECTED = ("upper_arm.L", "forearm.L", "hand.L", "thigh.L", "shin.L", "foot.L", "shoulder.L",
             "spine.001", "spine.002", "spine.003")
@@ -186,21 +184,19 @@ def measure():
 
 
 def main():
-    """``PROCESSES`` fresh processes measure (``measure``); each row gives the process with the
-    fastest median: llvmpipe runs its rasterizer threads on the same cores as Blender, and in
-    about one process in three every redraw takes about twice as long (measured on 2 cores), as
-    other load does to any timing (``common.fastest_ms``)."""
-    runs = [json.loads(subprocess.run([sys.executable, os.path.abspath(__file__), "--one"],
-                                      capture_output=True, text=True, check=True)
-                       .stdout.strip().splitlines()[-1]) for _ in range(PROCESSES)]
+    """``common.PROCESSES`` fresh processes measure (``measure``, ``common.in_processes``); each
+    row gives the process with the fastest median: llvmpipe runs its rasterizer threads on the
+    same cores as Blender, and in about one process in three every redraw takes about twice as
+    long (measured on 2 cores)."""
+    runs = common.in_processes(__file__)
     header, vertices, _ = runs[0]
     print(header)
     print(vertices)
     for name in runs[0][2]:
         medians = [run[2][name][0] for run in runs]
-        best = min(range(PROCESSES), key=lambda k: medians[k])
+        best = min(range(common.PROCESSES), key=lambda k: medians[k])
         print(f"  {name:<20} median {medians[best]:.3f} ms   fastest "
-              f"{runs[best][2][name][1]:.3f} ms   (the {PROCESSES} processes' medians: "
+              f"{runs[best][2][name][1]:.3f} ms   (the {common.PROCESSES} processes' medians: "
               + ", ".join(f"{m:.3f}" for m in medians) + ")")
     redraw = min(run[2]["redraw"][0] for run in runs)
     print(f"  goal: a redraw (the default layers, through the camera) ≤ 0.5 ms → "
