@@ -43,6 +43,8 @@ import re
 import bpy
 import numpy as np
 
+from .target_dependencies import acts
+
 _WORLD = 'WORLD'
 
 
@@ -107,7 +109,7 @@ def copied_bones(obj, model):
         constraints = pose_bone.constraints
         if not constraints:
             continue
-        acting = [c for c in constraints if not c.mute and c.influence > 0.0]
+        acting = [c for c in constraints if acts(c)]
         if not acting:
             continue
         last = acting[-1]

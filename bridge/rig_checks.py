@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ik_engine.tasks.task_set import joint_masks
 from .armature import POSE_CHANNELS, ArmatureError, read_array
-from .target_dependencies import bones_followed, turned_bone_followed
+from .target_dependencies import acts, bones_followed, turned_bone_followed
 
 _TRANSFORM_CHANNELS = {channel for channel, _ in POSE_CHANNELS}
 
@@ -82,12 +82,7 @@ def shown_as_solved(obj, model, bones, moved, riding):
     carried = {model.names[i] for i in np.flatnonzero(moved | riding)}
     if _acting_constraints(obj, carried):
         return False
-    above = set()
-    for name in bones:
-        bone = model.index[name]
-        while bone >= 0 and model.names[bone] not in above:
-            above.add(model.names[bone])
-            bone = model.parents[bone]
+    above = {model.names[i] for i in model.with_ancestors([model.index[name] for name in bones])}
     sources = set()
     for fcurve in _drivers(obj):
         owner, channel = _bone_channel(fcurve.data_path)
@@ -109,7 +104,7 @@ def _acting_constraints(obj, names):
     pose_bones = obj.pose.bones
     acting = {}
     for name in names:
-        active = [c.name for c in pose_bones[name].constraints if c.enabled and c.influence > 0.0]
+        active = [c.name for c in pose_bones[name].constraints if acts(c)]
         if active:
             acting[name] = active
     return acting

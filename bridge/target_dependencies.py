@@ -180,12 +180,17 @@ def _deforming_bones(armature, mesh, vertices, via):
     return [_node(armature, deformer, name, via) for deformer in deformers for name in names]
 
 
+def acts(constraint):
+    """True for a constraint Blender applies: not muted, with influence above 0."""
+    return not constraint.mute and constraint.influence > 0.0
+
+
 def _constraint_targets(armature, constraints, via, owner):
     """The nodes targeted by ``constraints`` that are not muted and have influence; each path
     gains the constraint's name followed by ``owner`` (`` of bone 'x'``, or "" for an object's)."""
     nodes = []
     for constraint in constraints:
-        if constraint.mute or constraint.influence <= 0.0:
+        if not acts(constraint):
             continue
         if constraint.type == 'ARMATURE':
             pairs = [(t.target, t.subtarget) for t in constraint.targets]

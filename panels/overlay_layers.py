@@ -72,24 +72,26 @@ def shown_layers(obj, space=None):
 _POSE_BONE_SELECT = "select" in bpy.types.PoseBone.bl_rna.properties   # Blender 5.0 on
 
 
+def _stored_selection(obj):
+    """Every bone's selection in the order Blender stores it: ``PoseBone.select`` from Blender
+    5.0 (pose-bone order), ``Bone.select`` before (the armature's bone order)."""
+    bones = obj.pose.bones if _POSE_BONE_SELECT else obj.data.bones
+    return read_array(bones, "select", 1, dtype=bool)
+
+
 def selection_key(obj):
-    """Every bone's selection as bytes, in whatever order Blender stores it (``PoseBone.select``
-    from Blender 5.0, ``Bone.select`` before): what a change key needs, without
+    """Every bone's selection as bytes, in its stored order: what a change key needs, without
     ``selected_mask``'s reordering."""
-    if _POSE_BONE_SELECT:
-        return read_array(obj.pose.bones, "select", 1, dtype=bool).tobytes()
-    return read_array(obj.data.bones, "select", 1, dtype=bool).tobytes()
+    return _stored_selection(obj).tobytes()
 
 
 def selected_mask(obj):
     """Every pose bone's selection, in pose-bone order (``PoseBone.select`` from Blender 5.0,
     ``Bone.select`` before, read in the armature's bone order and put in pose-bone order)."""
-    pose_bones = obj.pose.bones
+    selected = _stored_selection(obj)
     if _POSE_BONE_SELECT:
-        return read_array(pose_bones, "select", 1, dtype=bool)
-    bones = obj.data.bones
-    selected = read_array(bones, "select", 1, dtype=bool)
-    names = pose_bones.keys()
+        return selected
+    bones, names = obj.data.bones, obj.pose.bones.keys()
     if bones.keys() == names:
         return selected
     return selected[[bones.find(name) for name in names]]
