@@ -28,6 +28,7 @@ from bpy.props import (
     StringProperty,
 )
 
+from .bridge import render_lock
 from .bridge.armature import select_only
 from .bridge.session import invalidate
 
@@ -78,26 +79,13 @@ def _select_active_task(settings, _context):
         except AttributeError:      # linked armature data: its selection cannot be written
             pass
 
-_LOCKED_BY_DQIK = "_dqik_locked_interface"  # Scene ID property: DQ IK turned Lock Interface on
-
-
 def _frame_change_switched(settings, _context):
-    """Switched on: lock the interface while rendering in the armature's scenes, so a render
-    (another thread) may solve on its frame changes (``bridge/frame_solving.py``), noting on
-    each scene where DQ IK turned it on (a hidden ID property). Switched off on the last
-    armature of a scene that has it on: the scene's Lock Interface goes back off if DQ IK
-    turned it on."""
-    for scene in settings.id_data.users_scene:
-        render = scene.render
-        if settings.use_solve_on_frame_change:
-            if not render.use_lock_interface:
-                render.use_lock_interface = True
-                scene[_LOCKED_BY_DQIK] = True
-        elif scene.get(_LOCKED_BY_DQIK) and not any(
-                obj.type == 'ARMATURE' and obj.dqik.use_solve_on_frame_change
-                for obj in scene.objects):
-            render.use_lock_interface = False
-            del scene[_LOCKED_BY_DQIK]
+    """Lock the interface while rendering where the option is switched on, and give the lock
+    back where it is switched off on a scene's last armature (``bridge/render_lock.py``)."""
+    if settings.use_solve_on_frame_change:
+        render_lock.lock_for(settings.id_data)
+    else:
+        render_lock.give_back(settings.id_data.users_scene)
 
 
 def _keep_when_not_finite(_settings, value, stored, _is_set):

@@ -40,7 +40,7 @@ its frames and solves each itself, ``baking.py``). While a render runs as a job 
 thread (F12 in the interface) with Render > Lock Interface off, the interface may evaluate the
 same data at the same time and Blender warns that changing it can crash (the note on altering
 data in the page above): no armature is solved then, and that is printed once per render. Turning the option on locks the
-interface of the armature's scenes for that reason (``properties.py``); renders from a script
+interface of the armature's scenes for that reason (``render_lock.py``); renders from a script
 (``bpy.ops.render.render()`` without invoke) and in background mode block and are solved.
 """
 

@@ -10,7 +10,8 @@
   must not start another). Rig edits are not
   taken from it: posing a bone through RNA also reports its armature data as updated (measured
   with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
-  bones by value instead (``armature.rig_fingerprint``).
+  bones by value instead (``armature.rig_fingerprint``). It also gives back Render > Lock
+  Interface where DQ IK locked a scene that no longer needs it (``render_lock.py``).
 
 All are ``@persistent`` (they survive file loads) and ``unregister`` removes exactly the
 functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handlers.html).
@@ -19,7 +20,7 @@ functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handl
 import bpy
 from bpy.app.handlers import persistent
 
-from . import frame_solving, live_posing, session
+from . import frame_solving, live_posing, render_lock, session
 
 
 @persistent
@@ -35,6 +36,7 @@ def _depsgraph_updated(_scene, depsgraph=None):
     if (depsgraph is None or depsgraph.mode != 'RENDER') and not session.ticking() \
             and not bpy.app.is_job_running('RENDER'):
         live_posing.follow_running()
+        render_lock.follow_updates()
 
 
 _HANDLERS = (("load_post", _drop_sessions), ("undo_post", _drop_sessions),

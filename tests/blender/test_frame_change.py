@@ -351,3 +351,27 @@ def test_lock_interface_is_turned_on_with_the_option_and_back_off_with_the_last_
     first.dqik.use_solve_on_frame_change = True
     first.dqik.use_solve_on_frame_change = False
     assert render.use_lock_interface
+
+
+def test_lock_interface_stays_the_users_and_is_given_back_when_the_armature_is_deleted(
+        clean_scene, dqik):
+    """A lock the user unlocks and locks again while the option is on is the user's own: the
+    option going off leaves it. A lock DQ IK took is given back when the armature that needed it
+    is deleted."""
+    rig, _ = _animated_rig(dqik, frames=3)
+    render = clean_scene.render
+    render.use_lock_interface = False
+    rig.dqik.use_solve_on_frame_change = True
+    assert render.use_lock_interface
+    render.use_lock_interface = False                   # the user unlocks ...
+    rig.location.x += 0.1                               # ... and goes on working
+    bpy.context.view_layer.update()
+    render.use_lock_interface = True                    # ... and locks it again
+    rig.dqik.use_solve_on_frame_change = False
+    assert render.use_lock_interface
+    render.use_lock_interface = False
+    rig.dqik.use_solve_on_frame_change = True
+    assert render.use_lock_interface
+    bpy.data.objects.remove(rig)
+    bpy.context.view_layer.update()
+    assert not render.use_lock_interface
