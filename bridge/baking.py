@@ -52,7 +52,8 @@ class BakeOptions:
     - ``frames``: ``'STEP'`` (every ``step`` frames) or ``'KEYED'`` (the frames where the
       armature, a target, a collider or a parent of one has a key, and the range's ends);
     - ``cleanup_tolerance``: 0 keys every baked frame; above 0, keys of the solved bones are
-      dropped where every task stays within it (metres, armature space) on every frame;
+      dropped where every task stays within it (metres, armature space) on every frame, and
+      no capsule sinks deeper into a collider than in the solve by more than it;
     - ``switch_off_tasks``: afterwards, every enabled task and Solve on Frame Change are off, so
       the keys play on their own."""
 
@@ -129,6 +130,7 @@ class FrameBake:
         self.solver = None
         self.started = time.perf_counter()
         self.recorded, self.given, self.targets, self.others = [], [], [], []
+        self.obstacles = []     # each frame's obstacle query (None without colliders)
         self.worst_error, self.warnings = 0.0, set()
         self.reference, self.unsolved = None, None
 
@@ -174,6 +176,8 @@ class FrameBake:
         self.recorded.append(self.session.last_rotations[solver.bones].copy())
         self.given.append(solver.given)
         self.targets.append([batch.targets.copy() for batch in solver.problem.tasks.batches])
+        contacts = solver.problem.contacts
+        self.obstacles.append(None if contacts is None else contacts.obstacles)
         if self.other_rows.size:
             bones = self.obj.pose.bones
             self.others.append({channel: read_array(bones, channel, width)[self.other_rows]
@@ -275,7 +279,7 @@ class FrameBake:
         kept = np.arange(len(frames))
         if self.options.cleanup_tolerance > 0.0 and values and len(frames) > 2:
             tolerance = TaskTolerance(self.solver.problem, self.recorded, self.given,
-                                      self.targets, layout, _to_quaternions,
+                                      self.targets, self.obstacles, layout, _to_quaternions,
                                       self.options.cleanup_tolerance,
                                       self.solver.settings.tolerance)
             kept = kept_keys(frames, np.concatenate(values, axis=1), tolerance)

@@ -6,7 +6,8 @@ tolerance on the values: small errors in the rotations of a chain add up at its 
 that was planted slides. Here the keys of all cleaned curves are dropped together, at the same
 frames, and only where the pose that Blender would play between the kept keys (each channel
 interpolated linearly, as the baked keys are) keeps every task within the tolerance on every
-frame it spans; ``tolerable`` measures that, with the solve's own forward kinematics.
+frame it spans, and no limb deeper in a collider than the solve had it by more than the
+tolerance; ``tolerable`` measures that, with the solve's own forward kinematics and contacts.
 
 The search is Ramer–Douglas–Peucker's over time (Douglas & Peucker 1973, "Algorithms for the
 reduction of the number of points required to represent a digitized line"): a span between two
@@ -44,34 +45,49 @@ def kept_keys(frames, values, tolerable):
 
 
 class TaskTolerance:
-    """``tolerable`` for ``kept_keys``: each frame's task errors, with the cleaned bones posed
-    by interpolated channel values, over what the frame allows them.
+    """``tolerable`` for ``kept_keys``: each frame's task errors and contact penetration, with
+    the cleaned bones posed by interpolated channel values, over what the frame allows them.
 
-    Poses are measured with the solve's own forward kinematics and tasks (its ``Problem``), as
-    it saw that frame: the sub-model's recorded rotations (every bone the solve reads),
-    Blender's evaluated parents (``GivenPose``) and each task batch's targets. A task allows
+    Poses are measured with the solve's own forward kinematics, tasks and contacts (its
+    ``Problem``), as it saw that frame: the sub-model's recorded rotations (every bone the solve
+    reads), Blender's evaluated parents (``GivenPose``), each task batch's targets and the
+    obstacle query (``obstacles``, one per frame: colliders may move or deform). A task allows
     ``tolerance`` where the solve met it (its error within the solver's ``solver_tolerance``),
     else its solved error plus ``tolerance``: a reachable target stays within the tolerance and
     an unreachable one gets no more than that farther. Angular errors count as distances at
-    the chain's size, as the solver weighs them. The problem's targets and FK state are
-    changed: its session must be rebuilt afterwards (``Session.invalidate``)."""
+    the chain's size, as the solver weighs them. With contacts, the total depth by which the
+    capsules sink past their clearance (``ContactSet.penetration``, the seats of that frame's
+    targets included) may exceed the solved frame's by ``tolerance`` at most, so dropped keys
+    never swing a limb through a collider the solve went around. The problem's targets, seats
+    and FK state are changed: its session must be rebuilt afterwards (``Session.invalidate``)."""
 
-    def __init__(self, problem, recorded, given, targets, layout, to_quaternions, tolerance,
-                 solver_tolerance):
+    def __init__(self, problem, recorded, given, targets, obstacles, layout, to_quaternions,
+                 tolerance, solver_tolerance):
         self.problem, self.recorded, self.given, self.targets = problem, recorded, given, targets
-        self.layout, self.to_quaternions = layout, to_quaternions
+        self.obstacles, self.layout, self.to_quaternions = obstacles, layout, to_quaternions
         self.scale = np.where(problem.tasks.angular, problem.size, 1.0)
+        self._seated = None     # the frame whose targets and obstacles the contacts hold
         solved = np.array([self._errors(i, recorded[i]) for i in range(len(recorded))])
+        tasks = len(self.scale)
         self.allowed = np.where(solved <= solver_tolerance, tolerance, solved + tolerance)
+        self.allowed[:, tasks:] = solved[:, tasks:] + tolerance
 
     def _errors(self, frame, rotations):
         """Each task's error (distance units) at recorded frame ``frame`` posed by
-        ``rotations`` (the sub-model's, (b,4))."""
+        ``rotations`` (the sub-model's, (b,4)), then, with contacts, their penetration."""
         problem = self.problem
-        for batch, targets in zip(problem.tasks.batches, self.targets[frame]):
-            batch.set_targets(targets)
+        if self._seated != frame:
+            for batch, targets in zip(problem.tasks.batches, self.targets[frame]):
+                batch.set_targets(targets)
+            if problem.contacts is not None:
+                problem.contacts.obstacles = self.obstacles[frame]
+                problem.seat_targets()
+            self._seated = frame
         world = problem.fk.start(rotations, self.given[frame])
-        return problem.tasks.norms(problem.tasks.true_errors(world)) * self.scale
+        errors = problem.tasks.norms(problem.tasks.true_errors(world)) * self.scale
+        if problem.contacts is None:
+            return errors
+        return np.append(errors, problem.contacts.penetration(world))
 
     def __call__(self, indices, interpolated):
         excess = np.empty(len(indices))

@@ -54,7 +54,8 @@ class DQIK_OT_bake(bpy.types.Operator):
                                          "the range's ends")])
     cleanup_tolerance: FloatProperty(
         name="Clean Up", description="Drop keys where every task stays within this distance "
-        "of where the solve put it (0: keep every key)",
+        "of where the solve put it, and no limb sinks deeper into a collider than the solve had "
+        "it by more (0: keep every key)",
         default=0.0, min=0.0, soft_max=0.01, subtype='DISTANCE', unit='LENGTH', precision=5)
     switch_off_tasks: BoolProperty(
         name="Switch Tasks Off", description="Afterwards, switch the baked tasks and Solve on "

@@ -178,3 +178,24 @@ def deepest_clearance(obj, dqik, names=None):
     points = capsules.points(pose.evaluated)
     distance, _ = obstacles(points, np.full(len(capsules), 10.0))
     return float(np.min(distance - capsules.radii - obj.dqik.margin))
+
+
+def box(name, low, high, collection):
+    """A closed box mesh with its corners at ``low``/``high`` (no object scale)."""
+    (x0, y0, z0), (x1, y1, z1) = low, high
+    verts = [(x0, y0, z0), (x1, y0, z0), (x1, y1, z0), (x0, y1, z0),
+             (x0, y0, z1), (x1, y0, z1), (x1, y1, z1), (x0, y1, z1)]
+    faces = [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6), (3, 0, 4, 7)]
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(verts, [], faces)
+    mesh.update()
+    obj = bpy.data.objects.new(name, mesh)
+    collection.objects.link(obj)
+    return obj
+
+
+def collider_collection(scene, armature):
+    collection = bpy.data.collections.new("Colliders")
+    scene.collection.children.link(collection)
+    armature.dqik.colliders = collection
+    return collection

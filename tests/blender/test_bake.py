@@ -462,3 +462,40 @@ def test_selected_and_all_bones_key_the_other_bones_as_animated(clean_scene, dqi
     assert len(report.bones) == len(obj.pose.bones)
     obj.animation_data.nla_tracks[0].mute = True         # the bake's action alone
     assert np.abs(_head_rotations(obj, range(1, 21)) - head_before).max() <= 1e-6
+
+
+def test_cleanup_keeps_the_keys_that_hold_the_arm_out_of_a_passing_collider(clean_scene, dqik):
+    """The hand holds still on its target while a box sweeps through where the forearm was:
+    every frame's solve swings the elbow out of its way, and the hand never moves. Cleanup
+    with a 5 mm tolerance may drop every key the task does not need, but not those that keep
+    the arm out of the box: on every frame the keys play the arm clear of it (within the
+    tolerance of the solved clearance)."""
+    obj = rigs.metarig("basic")
+    colliders = sp.collider_collection(clean_scene, obj)
+    arm = ["hand.L", "forearm.L", "upper_arm.L"]
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    empties["hand.L"].location = sp.world_tail(obj, "hand.L")
+    elbow = np.array(obj.matrix_world @ obj.pose.bones["forearm.L"].center)
+    passing = sp.box("passing", (-0.04, -0.04, -0.04), (0.04, 0.04, 0.04), colliders)
+    for frame, side in ((1, -0.3), (60, 0.3)):
+        passing.location = elbow + np.array([0.0, side, 0.0])
+        passing.keyframe_insert("location", frame=frame)
+    clean_scene.frame_start, clean_scene.frame_end = 1, 60
+    bpy.context.view_layer.objects.active = obj
+    solved = []
+    for frame in range(1, 61):
+        clean_scene.frame_set(frame)
+        assert bpy.ops.dqik.solve() == {'FINISHED'}
+        bpy.context.view_layer.update()
+        solved.append(sp.deepest_clearance(obj, dqik, arm))
+    sp.clear_pose(obj)
+    tolerance = 5e-3
+    report = dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(
+        1, 60, cleanup_tolerance=tolerance)).finish()
+    assert report.keys < 0.25 * 60 * 4 * len(report.bones)     # most keys were dropped
+    played = []
+    for frame in range(1, 61):
+        clean_scene.frame_set(frame)
+        played.append(sp.deepest_clearance(obj, dqik, arm))
+    assert min(solved) >= -1e-3
+    assert min(played) >= min(solved) - tolerance, (min(played), min(solved))

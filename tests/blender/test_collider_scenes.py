@@ -45,13 +45,6 @@ def cylinder(name, radius, depth, collection):
     return _mesh_object(name, bm, collection)
 
 
-def collider_collection(scene, armature):
-    collection = bpy.data.collections.new("Colliders")
-    scene.collection.children.link(collection)
-    armature.dqik.colliders = collection
-    return collection
-
-
 def world_tree(names):
     """BVH tree of the evaluated meshes, world space, of every object instance whose object (or
     instancer) is named in ``names``."""
@@ -131,7 +124,7 @@ def _check(obj, dqik, names, goal):
 def test_a_scaled_cube_wall_holds_the_arm(clean_scene, dqik, scale, turn):
     """A cube scaled non-uniformly (one or two axes negative, turned about Z) is a wall."""
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     wall = cube("wall", colliders)
     wall.location, wall.scale, wall.rotation_euler = _wall_in_front(obj), scale, (0.0, 0.0, turn)
     goal = _reach_through(obj)
@@ -142,7 +135,7 @@ def test_a_collection_instance_holds_the_arm(clean_scene, dqik):
     """A cube in a collection that is not in the scene, instanced by an Empty of the collider
     collection (moved, turned, scaled; the collection's instance offset too)."""
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     props = bpy.data.collections.new("Props")
     wall = cube("wall", props)
     props.instance_offset = (0.3, -0.2, 0.1)
@@ -165,7 +158,7 @@ def test_a_2cm_pole_across_the_forearm_holds_it(clean_scene, dqik):
     """A pole 2 cm thick across the forearm's path a quarter of the way from the elbow: between
     the capsule's samples (elbow and middle, 5.4 cm either side)."""
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     forearm = obj.pose.bones["forearm.L"]
     head, tail = obj.matrix_world @ forearm.head, obj.matrix_world @ forearm.tail
     pole = cylinder("pole", 0.01, 1.0, colliders)
@@ -177,7 +170,7 @@ def test_a_2cm_pole_across_the_forearm_holds_it(clean_scene, dqik):
 def test_a_bevelled_curve_holds_the_arm(clean_scene, dqik):
     """A curve evaluated to a mesh (bevelled, filled caps): a bar across the forearm's path."""
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     curve = bpy.data.curves.new("bar", 'CURVE')
     curve.dimensions, curve.bevel_depth, curve.use_fill_caps = '3D', 0.015, True
     spline = curve.splines.new('POLY')
@@ -195,7 +188,7 @@ def test_a_bevelled_curve_holds_the_arm(clean_scene, dqik):
 def test_a_mesh_with_a_modifier_and_a_shape_key_holds_the_arm(clean_scene, dqik):
     """A plane made solid by a Solidify modifier, moved into the arm's path by a shape key."""
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     bm = bmesh.new()
     bmesh.ops.create_grid(bm, x_segments=4, y_segments=4, size=0.6)
     bmesh.ops.rotate(bm, verts=bm.verts, cent=(0, 0, 0), matrix=Matrix.Rotation(np.pi / 2, 3, 'X'))
@@ -216,7 +209,7 @@ def test_a_mesh_deformed_by_another_armature_holds_the_arm(clean_scene, dqik):
     """A wall skinned to a second armature, 1.5 m above the arm's path at rest; the posed bone
     of that armature brings it down into the path."""
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     other = bpy.data.objects.new("lift", bpy.data.armatures.new("lift"))
     clean_scene.collection.objects.link(other)
     bpy.ops.object.mode_set(mode='OBJECT')

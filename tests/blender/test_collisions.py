@@ -9,37 +9,16 @@ import rigs
 import solve_problems as sp
 
 
-def box(name, low, high, collection):
-    """A closed box mesh with its corners at ``low``/``high`` (no object scale)."""
-    (x0, y0, z0), (x1, y1, z1) = low, high
-    verts = [(x0, y0, z0), (x1, y0, z0), (x1, y1, z0), (x0, y1, z0),
-             (x0, y0, z1), (x1, y0, z1), (x1, y1, z1), (x0, y1, z1)]
-    faces = [(0, 3, 2, 1), (4, 5, 6, 7), (0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6), (3, 0, 4, 7)]
-    mesh = bpy.data.meshes.new(name)
-    mesh.from_pydata(verts, [], faces)
-    mesh.update()
-    obj = bpy.data.objects.new(name, mesh)
-    collection.objects.link(obj)
-    return obj
-
-
-def collider_collection(scene, armature):
-    collection = bpy.data.collections.new("Colliders")
-    scene.collection.children.link(collection)
-    armature.dqik.colliders = collection
-    return collection
-
-
 ARM = ["hand.L", "forearm.L", "upper_arm.L"]
 
 
 def test_hand_behind_a_wall_stops_at_the_wall(clean_scene, dqik):
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
     tail = sp.world_tail(obj, "hand.L")
     gap, behind = 0.15, 0.3
-    box("wall", (tail[0] - 0.6, tail[1] - gap - 0.05, tail[2] - 0.6),
+    sp.box("wall", (tail[0] - 0.6, tail[1] - gap - 0.05, tail[2] - 0.6),
         (tail[0] + 0.6, tail[1] - gap, tail[2] + 0.6), colliders)
     empties["hand.L"].location = tail + np.array([0.0, -behind, 0.0])
     assert bpy.ops.dqik.solve() == {'FINISHED'}
@@ -60,8 +39,8 @@ def test_hand_behind_a_wall_stops_at_the_wall(clean_scene, dqik):
 
 def test_reachable_target_on_the_free_side_is_still_reached(clean_scene, dqik):
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
-    box("floor", (-3, -3, -1.0), (3, 3, -0.2), colliders)
+    colliders = sp.collider_collection(clean_scene, obj)
+    sp.box("floor", (-3, -3, -1.0), (3, 3, -0.2), colliders)
     empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
     sp.set_pose(obj, {"upper_arm.L": Quaternion((1, 0, 0), 0.5), "forearm.L": Quaternion((1, 0, 0), 0.6)})
     empties["hand.L"].location = sp.world_tail(obj, "hand.L")  # reachable: FK of a pose
@@ -76,15 +55,15 @@ def test_reachable_target_on_the_free_side_is_still_reached(clean_scene, dqik):
 def test_feet_on_the_floor_and_a_hand_target_under_a_table_top(clean_scene, dqik):
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     tail = sp.world_tail(obj, "hand.L")
-    box("table", (tail[0] - 0.5, tail[1] - 0.8, 0.7), (tail[0] + 0.5, tail[1] + 0.2, 0.75),
+    sp.box("table", (tail[0] - 0.5, tail[1] - 0.8, 0.7), (tail[0] + 0.5, tail[1] + 0.2, 0.75),
         colliders)
     model = dqik.bridge.armature.read_model(obj)
     radii, _ = sp.capsule_radii(obj, dqik, model)
     floor_top = min(sp.world_tail(obj, n)[2] for n in ("foot.L", "foot.R")) \
         - radii.max() - obj.dqik.margin - 0.001
-    box("floor", (-3, -3, floor_top - 0.2), (3, 3, floor_top), colliders)
+    sp.box("floor", (-3, -3, floor_top - 0.2), (3, 3, floor_top), colliders)
     feet = sp.add_targets(obj, ["foot.L", "foot.R"], priority=1)
     for name, empty in feet.items():
         empty.location = sp.world_tail(obj, name)
@@ -99,7 +78,7 @@ def test_feet_on_the_floor_and_a_hand_target_under_a_table_top(clean_scene, dqik
 
 def test_a_static_collider_builds_its_tree_once_over_100_solves(clean_scene, dqik):
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     bpy.ops.mesh.primitive_uv_sphere_add(segments=128, ring_count=80, radius=0.3,
                                          location=(0.6, -0.6, 1.0))
     sphere = bpy.context.active_object
@@ -117,7 +96,7 @@ def test_a_static_collider_builds_its_tree_once_over_100_solves(clean_scene, dqi
 
 def test_collider_problems_are_clear_messages(clean_scene, dqik):
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     with pytest.raises(RuntimeError, match="holds no mesh"):
         bpy.ops.dqik.build_chain()
     empty_mesh = bpy.data.objects.new("nothing", bpy.data.meshes.new("nothing"))
@@ -129,7 +108,7 @@ def test_collider_problems_are_clear_messages(clean_scene, dqik):
 
 def test_build_chain_counts_collider_triangles(clean_scene, dqik, capfd):
     obj = rigs.metarig("basic")
-    box("wall", (1, 1, 0), (2, 2, 1), collider_collection(clean_scene, obj))
+    sp.box("wall", (1, 1, 0), (2, 2, 1), sp.collider_collection(clean_scene, obj))
     assert bpy.ops.dqik.build_chain() == {'FINISHED'}
     out = capfd.readouterr()
     assert "1 colliders (12 triangles)" in out.out + out.err
@@ -198,9 +177,9 @@ def test_automatic_radius_comes_from_the_skin(clean_scene, dqik):
 
 def test_contacts_follow_a_deforming_collider_on_frame_change(clean_scene, dqik):
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     tail = sp.world_tail(obj, "hand.L")
-    floor = box("floor", (tail[0] - 1, tail[1] - 1, tail[2] - 0.6), (tail[0] + 1, tail[1] + 1,
+    floor = sp.box("floor", (tail[0] - 1, tail[1] - 1, tail[2] - 0.6), (tail[0] + 1, tail[1] + 1,
                                                                       tail[2] - 0.3), colliders)
     floor.shape_key_add(name="Basis")
     raised = floor.shape_key_add(name="raised")
@@ -232,7 +211,7 @@ def test_contacts_follow_a_deforming_collider_on_frame_change(clean_scene, dqik)
 
 def test_hundred_small_moves_never_tunnel_through_a_torus(clean_scene, dqik):
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     tail = sp.world_tail(obj, "hand.L")
     bpy.ops.object.mode_set(mode='OBJECT')
     bpy.ops.mesh.primitive_torus_add(major_radius=0.25, minor_radius=0.04,
@@ -258,7 +237,7 @@ def test_hundred_small_moves_never_tunnel_through_a_torus(clean_scene, dqik):
 
 def test_an_open_mesh_collider_warns_once_by_name(clean_scene, dqik, capfd):
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     bpy.ops.object.mode_set(mode='OBJECT')
     bpy.ops.mesh.primitive_plane_add(size=2.0, location=(0.0, -0.5, 0.5))
     plane = bpy.context.active_object
@@ -278,8 +257,8 @@ def test_obstacle_query_reports_deep_points_inside_and_skips_far_ones(clean_scen
     """Inside a closed collider every point gets its true (negative) depth, however small the
     distance asked for; outside, only points within it are reported."""
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
-    box("block", (-1.0, 1.0, -1.0), (1.0, 3.0, 1.0), colliders)
+    colliders = sp.collider_collection(clean_scene, obj)
+    sp.box("block", (-1.0, 1.0, -1.0), (1.0, 3.0, 1.0), colliders)
     bpy.context.view_layer.update()
     obstacles = dqik.bridge.colliders.SceneObstacles(
         obj, bpy.context.evaluated_depsgraph_get(), lambda message: None,
@@ -324,7 +303,7 @@ def test_a_floor_whose_normals_face_down_is_named_and_left_out(clean_scene, dqik
     """Issue 20: a one-sided floor 5 mm under the soles, normals pointing down, used to drive the
     priority-1 feet 160–355 mm off; it is now named with what to do, and left out."""
     obj = rigs.metarig("basic")
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     feet, soles = _planted_feet(obj, 0.0)
     _floor_plane(obj, colliders, soles - 0.005, flipped=True)
     hand = sp.add_targets(obj, ["hand.L"], priority=2)
@@ -346,7 +325,7 @@ def test_feet_planted_on_a_floor_stand_on_it(clean_scene, dqik, lift):
     tasks: no foot sample is reported deeper than the tolerance."""
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
-    colliders = collider_collection(clean_scene, obj)
+    colliders = sp.collider_collection(clean_scene, obj)
     feet, soles = _planted_feet(obj, lift)
     _floor_plane(obj, colliders, soles - 0.005, flipped=False)
     hand = sp.add_targets(obj, ["hand.L"], priority=2)
@@ -402,8 +381,8 @@ def test_a_bone_that_follows_the_arm_through_a_constraint_is_kept_out_of_collide
     empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
     empties["hand.L"].location = tail
     centre = tail + (glove_tail - tail) * 0.8
-    colliders = collider_collection(clean_scene, obj)
-    box("block", centre - 0.03, centre + 0.03, colliders)
+    colliders = sp.collider_collection(clean_scene, obj)
+    sp.box("block", centre - 0.03, centre + 0.03, colliders)
     bpy.context.view_layer.update()
     assert sp.deepest_clearance(obj, dqik, ["glove"]) < -0.03     # the FK pose goes through it
     sp.clear_pose(obj)
