@@ -10,10 +10,13 @@ about local X. These are random restarts in all but name after the first few (Ba
 on local minima): up to ``ATTEMPTS``, each ended early when it cannot beat the best pose
 (``acceptance.hopeless``).
 
-A level with a target out of its chain's reach cannot be met: its tasks settle at their weighted
-compromise, the chain stretched towards that target, and are not escaped from. An escape
-restarts from inside the ranges, so escaping there would make a target dragged beyond reach
-jump between compromises and cost every escape at every step.
+A group of tasks with a target out of its chain's reach cannot be met: its tasks settle at
+their weighted compromise, the chain stretched towards that target, and are not escaped from.
+An escape restarts from inside the ranges, so escaping there would make a target dragged beyond
+reach jump between compromises and cost every escape at every step. A group is the tasks of one
+level linked through the joints they move (``Problem._groups``): a hand dragged beyond reach on
+its own arm leaves the other arm of its level free to escape, while with chains to the root
+both hands share the spine and settle together.
 """
 
 import numpy as np
@@ -39,8 +42,8 @@ def escape(problem, q, world, errors, attempt):
     distance = np.linalg.norm(tasks.goals() - root_heads, axis=1)
     unmet = tasks.norms(errors) >= tol
     out_of_reach = tasks.reaches_point & (distance >= problem.chain_reach - tol)
-    level_sums = problem.level_sums
-    compromised = (level_sums.dot(out_of_reach) > 0.0).dot(level_sums) > 0.0
+    groups = problem.group_sums
+    compromised = (groups.dot(out_of_reach) > 0.0).dot(groups) > 0.0
     stalled = unmet & ~compromised
     if not stalled.any():
         return None

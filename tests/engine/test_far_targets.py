@@ -108,3 +108,20 @@ def test_a_reachable_hand_beside_a_far_one_on_its_level_is_met(limited):
     shoulder = model.rest_matrices[model.index["upper.L"], :3, 3]
     arm, aim = tails[model.index["hand.L"]] - shoulder, far - shoulder
     assert arm @ aim / np.linalg.norm(arm) / np.linalg.norm(aim) > 0.999   # stretched towards it
+
+
+def test_a_folded_arm_beside_a_far_one_on_its_level_escapes():
+    """Two arms on one level, chains of their own (no shared joint): the right hand's target
+    is far out of reach, the left hand's asks the straight left arm to fold (a local minimum
+    the Jacobian cannot see, Baerlocher §4.5.6). The far target compromises only its own arm:
+    the left arm still escapes and meets its target."""
+    model = little_body()
+    hand_l, hand_r = model.index["hand.L"], model.index["hand.R"]
+    shoulder = model.rest_matrices[model.index["upper.L"], :3, 3]
+    folded = shoulder + np.array([0.3, 0.0, 0.0])     # along the straight arm: it must fold
+    tasks = [Task(Position, hand_l, folded, priority=1, chain_count=3),
+             Task(Position, hand_r, np.array([-50.0, 0.0, 1.6]), priority=1, chain_count=3)]
+    result = Solver(model, tasks, settings=SolverSettings(max_iterations=200)) \
+        .solve(identity_pose(len(model)))
+    assert result.steps["escapes"] > 0
+    assert result.errors[0] < 1e-5
