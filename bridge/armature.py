@@ -313,3 +313,12 @@ class PoseArrays:
             obj.pose.bones.foreach_set(name, channels[name].astype(np.float32).ravel())
         obj.update_tag(refresh={'OBJECT'})
 
+
+def bone_channel(path):
+    """``('hand.L', 'rotation_euler')`` for ``pose.bones["hand.L"].rotation_euler`` (the part
+    after the bone is '' for the bone itself, or starts with ``[`` for a custom property), or
+    ``(None, None)`` for a path that is not a pose bone's."""
+    if not path.startswith('pose.bones["'):
+        return None, None
+    name, _, rest = path[len('pose.bones["'):].partition('"]')
+    return name, rest[1:] if rest.startswith(".") else rest

@@ -43,6 +43,7 @@ import re
 import bpy
 import numpy as np
 
+from .armature import bone_channel
 from .target_dependencies import acts
 
 _WORLD = 'WORLD'
@@ -70,7 +71,7 @@ def followed_model(obj, model, task_bones):
     return model.followed(parents, riders)
 
 
-_DRIVEN_SWITCH = re.compile(r'^pose\.bones\["(.+)"\]\.constraints\["(.+)"\]\.(influence|mute)$')
+_SWITCH_CHANNEL = re.compile(r'^constraints\["(.+)"\]\.(influence|mute)$')
 
 
 def switch_bones(obj):
@@ -80,12 +81,13 @@ def switch_bones(obj):
     data, pose_bones = obj.animation_data, obj.pose.bones
     found = set()
     for fcurve in () if data is None else data.drivers:
-        match = _DRIVEN_SWITCH.match(fcurve.data_path)
+        name, channel = bone_channel(fcurve.data_path)
+        match = None if name is None else _SWITCH_CHANNEL.match(channel)
         if match is None:
             continue
-        bone = pose_bones.find(match.group(1))
+        bone = pose_bones.find(name)
         if bone >= 0 and any(c.type == 'COPY_TRANSFORMS' for c in pose_bones[bone].constraints):
-            found.add((bone, match.group(2)))
+            found.add((bone, match.group(1)))
     return sorted(found)
 
 

@@ -27,11 +27,9 @@ import traceback
 import bpy
 
 from .armature import ArmatureError, PoseSnapshot
+from .auto_keying import auto_key
 from .session import session_for
 from .target_empties import add_target_empty
-
-# the rotation channel each rotation mode keys
-_ROTATION_PATHS = {'QUATERNION': "rotation_quaternion", 'AXIS_ANGLE': "rotation_axis_angle"}
 
 _RUNNING = []   # the LivePosing objects running (at most one)
 
@@ -92,26 +90,30 @@ class LivePosing:
         return empty
 
     def cancel(self):
-        """Take back the pins (each bone's earlier target settings, the new Empties removed),
-        put the starting pose back, bit for bit, and end."""
+        """Take back the pins (each bone's earlier target settings, the new Empties removed;
+        an Empty or earlier target deleted meanwhile is passed over), put the starting pose
+        back, bit for bit, and end."""
         for bone, (target, subtarget, use_target), empty in reversed(self.pins):
             settings = self.obj.pose.bones[bone].dqik
-            settings.target, settings.subtarget, settings.use_target = target, subtarget, use_target
-            bpy.data.objects.remove(empty)
+            try:
+                settings.target = target
+            except ReferenceError:      # the earlier target was deleted meanwhile
+                settings.target = None
+            settings.subtarget, settings.use_target = subtarget, use_target
+            try:
+                bpy.data.objects.remove(empty)
+            except ReferenceError:      # the user deleted the pin's Empty
+                pass
         self.pins.clear()
         self.start.restore(self.obj)
         self.stop()
 
     def confirm(self, context):
-        """Keep the pose and end; with auto-keying on, key the rotation (in each bone's own mode)
-        of every bone the live posing changed on the current frame. Returns those bones."""
+        """Keep the pose and end; with auto-keying on, key the bones the live posing changed on
+        the current frame with the scene's auto-keying settings, as Blender's transform does
+        (``auto_keying``). Returns those bones."""
         changed = self.start.changed_bones(self.obj)
-        if context.scene.tool_settings.use_keyframe_insert_auto:
-            frame = context.scene.frame_current
-            for name in changed:
-                pose_bone = self.obj.pose.bones[name]
-                path = _ROTATION_PATHS.get(pose_bone.rotation_mode, "rotation_euler")
-                pose_bone.keyframe_insert(path, frame=frame, group=name)
+        auto_key(context, self.obj, changed)
         self.stop()
         return changed
 
@@ -121,12 +123,12 @@ class LivePosing:
             return self.failure or "stopped"
         try:
             obj = self.obj
-            mode, hidden = obj.mode, obj.hide_get()
+            mode, shown = obj.mode, obj.visible_get()
         except (ReferenceError, RuntimeError):
             return "the armature was deleted"
         if mode != 'POSE':
             return f"'{obj.name}' left Pose Mode"
-        if hidden:
+        if not shown:
             return f"'{obj.name}' was hidden"
         return None
 

@@ -18,7 +18,7 @@ through, and moved bones whose own transform Blender changes after the solve.
 import numpy as np
 
 from ..ik_engine.tasks.task_set import joint_masks
-from .armature import POSE_CHANNELS, ArmatureError, read_array
+from .armature import POSE_CHANNELS, ArmatureError, bone_channel, read_array
 from .target_dependencies import acts, bones_followed, turned_bone_followed
 
 _TRANSFORM_CHANNELS = {channel for channel, _ in POSE_CHANNELS}
@@ -54,7 +54,7 @@ def changed_after_solve(obj, model, moved):
     reasons = {name: "constraint " + ", ".join(f"'{c}'" for c in active)
                for name, active in _acting_constraints(obj, names).items()}
     for fcurve in _drivers(obj):
-        name, channel = _bone_channel(fcurve.data_path)
+        name, channel = bone_channel(fcurve.data_path)
         if name in names and channel in _TRANSFORM_CHANNELS:
             reasons.setdefault(name, f"a driver on {channel}")
     if not reasons:
@@ -85,7 +85,7 @@ def shown_as_solved(obj, model, bones, moved, riding):
     above = {model.names[i] for i in model.with_ancestors([model.index[name] for name in bones])}
     sources = set()
     for fcurve in _drivers(obj):
-        owner, channel = _bone_channel(fcurve.data_path)
+        owner, channel = bone_channel(fcurve.data_path)
         if owner in carried and channel in _TRANSFORM_CHANNELS:
             return False
         if owner in above:
@@ -120,7 +120,7 @@ def _transform_reads(obj, driver):
             if target.id != obj:
                 continue
             if variable.type == 'SINGLE_PROP':
-                bone, channel = _bone_channel(target.data_path)
+                bone, channel = bone_channel(target.data_path)
                 if channel and not channel.startswith("["):
                     reads.add(bone)
             elif target.bone_target:
@@ -132,13 +132,3 @@ def _drivers(obj):
     """The armature object's drivers that are not muted."""
     data = obj.animation_data
     return () if data is None else [fcurve for fcurve in data.drivers if not fcurve.mute]
-
-
-def _bone_channel(path):
-    """``('hand.L', 'rotation_euler')`` for ``pose.bones["hand.L"].rotation_euler`` (the part
-    after the bone is '' for the bone itself, or starts with ``[`` for a custom property), or
-    ``(None, None)`` for a path that is not a pose bone's."""
-    if not path.startswith('pose.bones["'):
-        return None, None
-    name, _, rest = path[len('pose.bones["'):].partition('"]')
-    return name, rest[1:] if rest.startswith(".") else rest

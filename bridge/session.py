@@ -288,16 +288,22 @@ class Session:
         by an obstacle: each tick is too short to settle, and would go on forever).
         ``moved_only``: None as well when only a solve cut short is left to go on with (the
         ticks that follow Blender's updates leave that to the timer, ``live_posing``). None
-        while ``dqik.bake`` solves the armature's frames (``baking``)."""
+        while ``dqik.bake`` solves the armature's frames (``baking``). A tick that raised
+        ``ArmatureError`` (no target yet: the user is about to drag a bone) is not tried again
+        until something moves."""
         if self.baking:
             return None
         last, moved = self.last_result, self._moves()
-        finished = last is not None and not last.error and (
-            moved_only or not last.cut_short or self._stuck >= _STUCK_TICKS)
+        finished = last is not None and (last.error or moved_only or not last.cut_short
+                                         or self._stuck >= _STUCK_TICKS)
         if not self._dirty and finished and moved == self._seen:
             return None
-        check_armature_settings(self._armature(), ("time_budget_ms",))
-        snapshot = self.tick(time_budget_ms)
+        try:
+            check_armature_settings(self._armature(), ("time_budget_ms",))
+            snapshot = self.tick(time_budget_ms)
+        except ArmatureError:   # the same error is not solved again until something moves
+            self._seen = moved
+            raise
         gained = last is None or moved != self._seen or _closer(last, snapshot, self._tolerance)
         self._stuck = 0 if gained or not snapshot.cut_short else self._stuck + 1
         self._seen = self._moves()

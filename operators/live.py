@@ -12,7 +12,17 @@ it takes:
   as a temporary task above the others; a click, D or Esc lets go of it, keeping the pose;
 - **P**: pin the active bone: a target where its tail stands (``dqik.add_target``).
 
-The header shows the largest task error, the iterations and the milliseconds of the last tick.
+These keys act only when pressed over a 3D Viewport's main region, without a modifier and not
+repeated by a held key: a window-level modal handler sees every key before the editors do
+(``wm_handlers_do``, ``source/blender/windowmanager/intern/wm_event_system.cc``), so typing D or
+P in the Text Editor or the Python Console, Shift D in the Graph Editor, or Enter in the console
+pass through to them, and so does Esc while an animation plays (it stops the playback). While a
+bone is dragged, navigation and every other event pass through too; a click over a viewport
+lets go and is not passed on, so it does not select.
+
+The header shows the largest task error, the iterations and the milliseconds of the last tick;
+it is cleared in every 3D Viewport when live posing stops, however it stops (the extension
+disabled frees the operator without calling ``cancel``: ``WM_operator_handlers_clear``).
 """
 
 import traceback
@@ -25,6 +35,7 @@ from ..bridge.armature import ArmatureError, active_armature
 from .poll import editable_armature
 
 _TICK_SECONDS = 1.0 / 60.0
+_KEYS = "Esc cancel, Enter keep, D drag bone, P pin bone"
 _NEEDS_VIEWPORT = ("DQ IK Live needs a 3D Viewport: start it there (Pose Mode, sidebar > DQ IK > "
                    "Live); a script ticks bridge.live_posing.LivePosing instead")
 _RELEASE_DRAG = {'LEFTMOUSE', 'RIGHTMOUSE', 'D', 'ESC'}
@@ -36,7 +47,7 @@ class DQIK_OT_live(bpy.types.Operator):
 
     bl_idname = "dqik.live"
     bl_label = "Live"
-    bl_options = {'REGISTER', 'UNDO'}
+    bl_options = {'UNDO'}   # not REGISTER: Repeat Last cannot start a modal session again
 
     @classmethod
     def poll(cls, context):
@@ -61,9 +72,13 @@ class DQIK_OT_live(bpy.types.Operator):
         self.dragged, self.shown = None, None
         manager = context.window_manager
         timer = manager.event_timer_add(_TICK_SECONDS, window=context.window)
-        self.live.on_stop = lambda: manager.event_timer_remove(timer)
+
+        def on_stop():
+            manager.event_timer_remove(timer)
+            _clear_headers(manager)
+        self.live.on_stop = on_stop
         manager.modal_handler_add(self)
-        _header(context, "DQ IK Live: Esc cancel, Enter keep, D drag bone, P pin bone")
+        _header(context, f"DQ IK Live: {_KEYS}")
         return {'RUNNING_MODAL'}
 
     def modal(self, context, event):
@@ -73,55 +88,59 @@ class DQIK_OT_live(bpy.types.Operator):
             return self._event(context, event)
         except Exception as err:  # a bug must not leave a dead live session behind
             traceback.print_exc()
-            return self._finish(context, {'CANCELLED'}, f"DQ IK Live stopped: {err}", 'ERROR')
+            return self._finish({'CANCELLED'}, f"DQ IK Live stopped: {err}", 'ERROR')
 
     def _event(self, context, event):
         reason = self.live.ended()
         if reason is not None:     # stopped from outside (undo, load, another Live): no undo step
-            return self._finish(context, {'CANCELLED'}, None if reason == "stopped" else
+            return self._finish({'CANCELLED'}, None if reason == "stopped" else
                                 f"DQ IK Live ended: {reason}")
-        if event.type in {'RET', 'NUMPAD_ENTER'} and event.value == 'PRESS':
+        if event.type == 'TIMER':
+            self._tick(context)
+            return {'PASS_THROUGH'}
+        region = _viewport_under(context, event) if _plain_press(event) else None
+        if region is not None and event.type in {'RET', 'NUMPAD_ENTER'}:
             keyed = self.live.confirm(context)
-            return self._finish(context, {'FINISHED'}, f"DQ IK Live: pose kept ({len(keyed)} "
-                                                       "bones changed)")
+            return self._finish({'FINISHED'}, f"DQ IK Live: pose kept ({len(keyed)} bones "
+                                              "changed)")
         if self.dragged is not None:
-            return self._drag_event(context, event)
-        if event.type == 'ESC' and event.value == 'PRESS':
+            return self._drag_event(context, event, region)
+        if region is not None and event.type == 'ESC' and not context.screen.is_animation_playing:
             self.live.cancel()
-            return self._finish(context, {'CANCELLED'}, "DQ IK Live: pose restored")
+            return self._finish({'CANCELLED'}, "DQ IK Live: pose restored")
         bone = context.active_pose_bone
-        if event.value == 'PRESS' and event.type in {'D', 'P'} and bone is not None \
+        if region is not None and event.type in {'D', 'P'} and bone is not None \
                 and bone.id_data == self.live.obj:
             if event.type == 'D':
                 self.dragged = bone.name
-                self._drag_to_mouse(context, event)
+                self._drag_to_mouse(region, event)
             else:
                 empty = self.live.pin(bone.name)
                 self.report({'INFO'}, f"DQ IK Live: pinned {bone.name} ('{empty.name}')")
             return {'RUNNING_MODAL'}
-        if event.type == 'TIMER':
-            self._tick(context)
         return {'PASS_THROUGH'}
 
-    def _drag_event(self, context, event):
-        """While dragging: the mouse moves the point; a click, D or Esc lets go, keeping the
-        pose. Every event is taken, so clicks do not select."""
-        if event.value == 'PRESS' and event.type in _RELEASE_DRAG:
+    def _drag_event(self, context, event, region):
+        """While dragging: the mouse over a viewport moves the point; a click, D or Esc over a
+        viewport lets go, keeping the pose, and is not passed on (a click would select);
+        everything else passes through (navigation included)."""
+        if region is not None and event.type in _RELEASE_DRAG:
             self.live.drag(None, None)
             self.dragged = None
-        elif event.type == 'MOUSEMOVE':
-            self._drag_to_mouse(context, event)
-        elif event.type == 'TIMER':
-            self._tick(context)
-        return {'RUNNING_MODAL'}
+            return {'RUNNING_MODAL'}
+        if event.type == 'MOUSEMOVE':
+            moved_over = _viewport_under(context, event)
+            if moved_over is not None:
+                self._drag_to_mouse(moved_over, event)
+        return {'PASS_THROUGH'}
 
-    def _drag_to_mouse(self, context, event):
-        """The drag point: the mouse in the view plane through the dragged bone's tail."""
+    def _drag_to_mouse(self, region, event):
+        """The drag point: the mouse in the view plane through the dragged bone's tail, in the
+        viewport region ``region`` it is over (any 3D Viewport, any quad-view quadrant)."""
         obj = self.live.obj
         tail = obj.matrix_world @ obj.pose.bones[self.dragged].tail
         point = view3d_utils.region_2d_to_location_3d(
-            context.region, context.region_data, (event.mouse_region_x, event.mouse_region_y),
-            tail)
+            region, region.data, (event.mouse_x - region.x, event.mouse_y - region.y), tail)
         self.live.drag(self.dragged, point)
 
     def _tick(self, context):
@@ -130,7 +149,7 @@ class DQIK_OT_live(bpy.types.Operator):
         try:
             self.live.tick()
         except ArmatureError as err:
-            _header(context, f"DQ IK Live: {err}")
+            _header(context, f"DQ IK Live: {err} | {_KEYS}")
             return
         snapshot = self.live.last
         if snapshot is None or snapshot is self.shown:
@@ -141,29 +160,54 @@ class DQIK_OT_live(bpy.types.Operator):
         worst = f"{max(errors) * 1e3:.3g} mm" if errors else "–"
         _header(
             context, f"DQ IK Live: largest error {worst}, {snapshot.iterations} iterations, "
-            f"{snapshot.ms:.1f} ms{' (continues)' if snapshot.cut_short else ''} | "
-            "Esc cancel, Enter keep, D drag bone, P pin bone")
+            f"{snapshot.ms:.1f} ms{' (continues)' if snapshot.cut_short else ''} | {_KEYS}")
 
-    def _finish(self, context, result, message, level='INFO'):
+    def _finish(self, result, message, level='INFO'):
         self.live.stop()
-        _header(context, None)
         if message:
             self.report({level}, message)
         return result
 
-    def cancel(self, context):
-        """Blender ends the operator (window closed, extension disabled): stop, keeping the
-        pose, and remove the timer and the header text."""
+    def cancel(self, _context):
+        """Blender ends the operator (window closed): stop, keeping the pose (the timer and
+        the header text go with ``LivePosing.stop``)."""
         self.live.stop()
-        _header(context, None)
+
+
+def _plain_press(event):
+    """A key or button pressed, not repeated by a held key, without a modifier."""
+    return event.value == 'PRESS' and not event.is_repeat and not (
+        event.shift or event.ctrl or event.alt or event.oskey)
+
+
+def _viewport_under(context, event):
+    """The main region of a 3D Viewport of the event's window under the mouse (a quadrant in
+    quad view), or None."""
+    x, y = event.mouse_x, event.mouse_y
+    for area in context.window.screen.areas:
+        if area.type != 'VIEW_3D':
+            continue
+        for region in area.regions:
+            if region.type == 'WINDOW' and region.x <= x < region.x + region.width \
+                    and region.y <= y < region.y + region.height:
+                return region
+    return None
 
 
 def _header(context, text):
-    """Set (None: clear) the header text of the 3D Viewport the event came from, if any: the
-    area is taken from each event's context, never kept, since a closed area is freed."""
+    """Set the header text of the 3D Viewport the event came from, if any: the area is taken
+    from each event's context, never kept, since a closed area is freed."""
     area = getattr(context, "area", None)
     if area is not None:
         area.header_text_set(text)
+
+
+def _clear_headers(manager):
+    """Blender's own header back in every 3D Viewport of every window."""
+    for window in manager.windows:
+        for area in window.screen.areas:
+            if area.type == 'VIEW_3D':
+                area.header_text_set(None)
 
 
 CLASSES = (DQIK_OT_live,)

@@ -288,3 +288,159 @@ def test_cancel_takes_back_a_pin(clean_scene, dqik):
     live.cancel()
     assert settings.target == hand and settings.use_target
     assert empty_name not in bpy.data.objects
+
+
+def test_cancel_after_the_pin_and_its_earlier_target_were_deleted_restores_the_pose(clean_scene,
+                                                                                  dqik):
+    """The user deletes a pin's Empty (and the target the pin replaced) while live posing runs:
+    Esc still takes the pin back and puts the starting pose back, without an error."""
+    obj = rigs.metarig("basic")
+    _, hand = _feet_and_hand(obj)
+    live = _live(dqik, obj)
+    start = dqik.bridge.live_posing.PoseSnapshot(obj)
+    empty = live.pin("hand.L")
+    live.pin("forearm.L")
+    empty.matrix_world = Matrix.Translation(sp.world_tail(obj, "hand.L") + np.array([0.0, -0.1, 0.1]))
+    live.tick()
+    assert live.start.changed_bones(obj)
+    bpy.data.objects.remove(empty)
+    bpy.data.objects.remove(hand)
+    live.cancel()
+    assert live.ended() == "stopped"
+    assert obj.pose.bones["hand.L"].dqik.target is None
+    assert obj.pose.bones["forearm.L"].dqik.target is None
+    restored = dqik.bridge.live_posing.PoseSnapshot(obj)
+    assert all(start.channels[a].tobytes() == restored.channels[a].tobytes() for a in start.channels)
+
+
+@pytest.mark.parametrize("hide", ["eye", "viewport", "collection", "excluded"])
+def test_live_posing_ends_when_the_armature_is_hidden_in_any_way(clean_scene, dqik, hide):
+    obj = rigs.metarig("basic")
+    _feet_and_hand(obj)
+    live = _live(dqik, obj)
+    assert live.ended() is None
+    if hide == "eye":
+        obj.hide_set(True)
+    elif hide == "viewport":
+        obj.hide_viewport = True
+    else:
+        collection = bpy.data.collections.new("Rig")
+        clean_scene.collection.children.link(collection)
+        for owner in list(obj.users_collection):
+            owner.objects.unlink(obj)
+        collection.objects.link(obj)
+        layer = bpy.context.view_layer.layer_collection.children[collection.name]
+        if hide == "collection":
+            collection.hide_viewport = True
+        else:
+            layer.exclude = True
+    assert "was hidden" in live.ended()
+
+
+def test_a_rig_without_targets_is_not_solved_again_until_something_moves(clean_scene, dqik):
+    """No bone has a target yet (the user is about to drag one): the first tick says so, and
+    the ticks after it do nothing until a bone is dragged."""
+    obj = rigs.metarig("basic")
+    live = _live(dqik, obj)
+    with pytest.raises(dqik.bridge.armature.ArmatureError, match="no bone with an enabled"):
+        live.tick()
+    failed = live.session.last_result
+    assert all(live.tick() is None for _ in range(5))
+    assert live.session.last_result is failed
+    live.drag("forearm.L", sp.world_tail(obj, "forearm.L") + np.array([0.0, -0.05, 0.0]))
+    assert live.tick() is not None and not live.session.last_result.error
+    live.stop()
+
+
+def _moved_hand(obj, frame):
+    """Feet and hand targets, the hand moved out of the pose, at ``frame``; the tick solved."""
+    _, hand = _feet_and_hand(obj)
+    hand.location = sp.world_tail(obj, "hand.L") + np.array([0.1, -0.2, -0.1])
+    bpy.context.view_layer.update()
+    bpy.context.scene.frame_set(frame)
+
+
+@pytest.fixture
+def auto_keying(clean_scene):
+    """Auto-keying on; every auto-keying setting put back afterwards."""
+    tools, edit = clean_scene.tool_settings, bpy.context.preferences.edit
+    saved = [(owner, name, getattr(owner, name)) for owner, name in (
+        (tools, "use_keyframe_insert_auto"), (tools, "auto_keying_mode"),
+        (tools, "keyframe_type"), (tools, "use_keyframe_insert_keyingset"),
+        (edit, "use_keyframe_insert_available"), (edit, "use_visual_keying"),
+        (edit, "use_auto_keyframe_insert_needed"))]
+    tools.use_keyframe_insert_auto = True
+    yield tools, edit
+    for owner, name, value in saved:
+        setattr(owner, name, value)
+
+
+def test_confirm_keys_with_the_scenes_keyframe_type_and_replace_mode(clean_scene, dqik,
+                                                                     auto_keying):
+    """As Blender's transform: the keys get the scene's keyframe type; in Replace mode nothing
+    is keyed on a frame where the armature has no key, and only existing keys are replaced on
+    one where it has."""
+    tools, _ = auto_keying
+    obj = rigs.metarig("basic")
+    _moved_hand(obj, 12)
+    tools.keyframe_type = 'BREAKDOWN'
+    live = _live(dqik, obj)
+    live.tick()
+    changed = live.confirm(bpy.context)
+    keys = [point for fcurve in _fcurves(obj) for point in fcurve.keyframe_points]
+    assert keys and {point.type for point in keys} == {'BREAKDOWN'}
+    curves = {fcurve.data_path for fcurve in _fcurves(obj)}
+    paths = dqik.bridge.auto_keying.ROTATION_PATHS
+    rotation = {name: obj.pose.bones[name].path_from_id(
+        paths.get(obj.pose.bones[name].rotation_mode, "rotation_euler")) for name in changed}
+    assert curves == set(rotation.values())
+    tools.auto_keying_mode = 'REPLACE_KEYS'
+    for frame, replaced in ((20, False), (12, True)):
+        bpy.context.scene.frame_set(frame)
+        before = {(f.data_path, f.array_index): len(f.keyframe_points) for f in _fcurves(obj)}
+        obj.pose.bones["hand.L"].dqik.target.location.x += 0.02
+        bpy.context.view_layer.update()
+        live = _live(dqik, obj)
+        live.tick()
+        values = {name: obj.path_resolve(path)[:] for name, path in rotation.items()}
+        live.confirm(bpy.context)
+        after = {(f.data_path, f.array_index): len(f.keyframe_points) for f in _fcurves(obj)}
+        assert after == before                          # no new curve, no new key
+        if replaced:    # the keys on frame 12 now hold the new pose
+            for name, path in rotation.items():
+                at_12 = [f.evaluate(12) for f in sorted(_fcurves(obj), key=lambda f: f.array_index)
+                         if f.data_path == path]
+                assert np.allclose(at_12, values[name], atol=1e-6)
+
+
+def test_confirm_keys_only_available_curves_or_the_active_keying_set(clean_scene, dqik,
+                                                                     auto_keying):
+    """Only Insert Available keys the bones' existing curves and adds none; Only Insert Keying
+    Set with the Location keying set active keys the changed bones' locations, not their
+    rotations."""
+    tools, edit = auto_keying
+    obj = rigs.metarig("basic")
+    _moved_hand(obj, 5)
+    obj.pose.bones["hand.L"].keyframe_insert("location", frame=1, group="hand.L")
+    edit.use_keyframe_insert_available = True
+    edit.use_auto_keyframe_insert_needed = False    # the location did not change: key it anyway
+    live = _live(dqik, obj)
+    live.tick()
+    live.confirm(bpy.context)
+    curves = list(_fcurves(obj))
+    assert {f.data_path for f in curves} == {'pose.bones["hand.L"].location'}
+    assert all([p.co[0] for p in f.keyframe_points] == [1.0, 5.0] for f in curves)
+    edit.use_keyframe_insert_available = False
+    tools.use_keyframe_insert_keyingset = True
+    keying_sets = clean_scene.keying_sets_all
+    keying_sets.active = next(k for k in keying_sets if k.bl_idname == 'Location')
+    bpy.context.scene.frame_set(9)
+    obj.pose.bones["hand.L"].dqik.target.location.x += 0.02
+    bpy.context.view_layer.update()
+    live = _live(dqik, obj)
+    live.tick()
+    changed = live.confirm(bpy.context)
+    assert changed
+    curves = {f.data_path for f in _fcurves(obj)}
+    assert {obj.pose.bones[name].path_from_id("location") for name in changed} <= curves
+    assert not any(path.endswith("rotation_quaternion") for path in curves)
