@@ -25,7 +25,8 @@ Where a frame's solve starts, per armature:
   start then (they are overwritten by the solve in any case); every other bone, e.g. a keyed
   parent outside the chains, is taken as animated;
 - a jump (scrubbing, ``frame_set`` to a far frame, the first frame, a dropped frame in
-  playback, a session rebuilt after undo or a file load): from the current pose, as each channel
+  playback, a session rebuilt after undo or a file load, a bake, live tick or ``dqik.solve``
+  of the armature since the last frame change): from the current pose, as each channel
   is after the animation evaluated (keyed channels at their keys, the others as last written).
   On redundant chains, reaching a frame by steps and by a jump can end in different poses.
 
@@ -55,17 +56,19 @@ from .armature import ArmatureError
 from .session import SolveSnapshot, session_for
 
 _STEP = 1.0 + 1e-6     # at most one frame (subframes included): a step, else a jump
-_LAST_FRAME = weakref.WeakKeyDictionary()   # Session → the frame it last solved here
+_LAST_FRAME = weakref.WeakKeyDictionary()   # Session → (frame it last solved here, its rotations)
 _running = False       # set while the handler runs: it never re-enters itself
 _noted_unlocked = False  # the unlocked-render notice was printed during this render
 
 
 def is_step(session, frame, pose_bones):
-    """True when ``frame`` is at most one frame from the one ``session`` last solved here and
-    that solve's rotations fit the rig (the solve then goes on from them)."""
+    """True when ``frame`` is at most one frame from the one ``session`` last solved here, the
+    session has solved nothing else since (a bake, a live tick or ``dqik.solve`` leaves other
+    rotations: the next frame is a jump), and that solve's rotations fit the rig (the solve
+    then goes on from them)."""
     last = _LAST_FRAME.get(session)
     rotations, result = session.last_rotations, session.last_result
-    return (last is not None and abs(frame - last) <= _STEP and rotations is not None
+    return (last is not None and abs(frame - last[0]) <= _STEP and rotations is last[1]
             and result is not None and not result.error and len(rotations) == len(pose_bones))
 
 
@@ -122,7 +125,7 @@ def _solve(obj, frame):
     except Exception as err:   # noqa: BLE001  (reported once, then the option is off)
         _switch_off(obj, session, err, frame)
         return
-    _LAST_FRAME[session] = frame
+    _LAST_FRAME[session] = (frame, session.last_rotations)
 
 
 def _switch_off(obj, session, err, frame):

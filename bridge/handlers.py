@@ -10,8 +10,8 @@
   must not start another). Rig edits are not
   taken from it: posing a bone through RNA also reports its armature data as updated (measured
   with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
-  bones by value instead (``armature.rig_fingerprint``). It also gives back Render > Lock
-  Interface where DQ IK locked a scene that no longer needs it (``render_lock.py``).
+  bones by value instead (``armature.rig_fingerprint``). It also keeps Render > Lock
+  Interface where armatures that solve on frame change need it (``render_lock.py``).
 
 All are ``@persistent`` (they survive file loads) and ``unregister`` removes exactly the
 functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handlers.html).
@@ -36,7 +36,7 @@ def _depsgraph_updated(_scene, depsgraph=None):
     if (depsgraph is None or depsgraph.mode != 'RENDER') and not session.ticking() \
             and not bpy.app.is_job_running('RENDER'):
         live_posing.follow_running()
-        render_lock.follow_updates()
+        render_lock.follow_updates(depsgraph)
 
 
 _HANDLERS = (("load_post", _drop_sessions), ("undo_post", _drop_sessions),

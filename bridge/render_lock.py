@@ -1,18 +1,22 @@
 """Render > Lock Interface for Solve on Frame Change: taken where it is needed, given back when
-nothing needs it any more, and never taken from the user.
+nothing needs it any more, and never taken back from the user.
 
 A render that runs as a job (F12 in the interface) evaluates its frames in another thread, and
 changing data from a ``frame_change_post`` handler then needs the interface locked (the note on
 altering data in https://docs.blender.org/api/current/bpy.app.handlers.html; ``frame_solving``
-skips such renders otherwise). So switching ``Object.dqik.use_solve_on_frame_change`` on locks
-the interface of the armature's scenes where it was unlocked, and notes on each such scene that
-DQ IK took the lock (a hidden scene ID property). DQ IK gives back only a lock it took:
+skips such renders otherwise). So a scene with an armature that has
+``Object.dqik.use_solve_on_frame_change`` on gets its interface locked, and a note (a hidden
+scene ID property) says whose lock it is: ``True`` DQ IK took it; ``False`` the user unlocked
+it afterwards, which DQ IK then respects.
 
-- switching the option off on the last armature of a scene that has it on unlocks the scene;
-- so does a depsgraph update that finds no armature in the scene with the option on (the
-  armature was deleted or unlinked): checked when the file's number of objects changed;
-- a depsgraph update that finds the scene unlocked drops the note: the user unlocked it, and a
-  lock set again after that is the user's own.
+- Switching the option on locks the armature's unlocked scenes (also one the user unlocked
+  before: switching it on asks for it).
+- After a depsgraph update that added, removed or re-linked objects (an armature appended or
+  linked with the option on, or deleted): a scene that needs the lock and was never noted gets
+  it; a scene that no longer needs it gets a lock DQ IK took given back, and its note dropped.
+- After any depsgraph update, a scene DQ IK locked that is found unlocked is noted as the
+  user's choice.
+- Switching the option off on the last armature of a scene gives the lock back if DQ IK took it.
 """
 
 import bpy
@@ -24,34 +28,46 @@ _objects_seen = [None]     # len(bpy.data.objects) at the last update that looke
 def lock_for(armature):
     """The option was switched on for ``armature``: lock its scenes' interface where unlocked."""
     for scene in armature.users_scene:
-        if not scene.render.use_lock_interface:
-            scene.render.use_lock_interface = True
-            scene[LOCKED_BY_DQIK] = True
+        _lock(scene)
 
 
 def give_back(scenes):
-    """Unlock each of ``scenes`` whose lock DQ IK took and that has no armature with the option
-    on; forget the note where the user unlocked the scene."""
+    """Each of ``scenes`` with no armature with the option on: the lock back off if DQ IK
+    took it, the note dropped."""
     for scene in scenes:
-        if not scene.get(LOCKED_BY_DQIK):
+        note = scene.get(LOCKED_BY_DQIK)
+        if note is None or _needs_lock(scene):
             continue
-        if scene.render.use_lock_interface and _solves_on_frame_change(scene):
-            continue
-        scene.render.use_lock_interface = False
+        if note and scene.render.use_lock_interface:
+            scene.render.use_lock_interface = False
         del scene[LOCKED_BY_DQIK]
 
 
-def follow_updates():
-    """After a depsgraph update: ``give_back`` the scenes DQ IK locked, looking for their
-    armatures only when objects were added or removed since the last look (else only the notes
-    of scenes the user unlocked are dropped)."""
+def follow_updates(depsgraph):
+    """After a depsgraph update (see the module docstring): which scenes need the lock is
+    looked at again only when objects were added or removed, or collections changed."""
     count = len(bpy.data.objects)
-    looked, _objects_seen[0] = _objects_seen[0] != count, count
-    give_back([scene for scene in bpy.data.scenes
-               if scene.library is None and scene.get(LOCKED_BY_DQIK)
-               and (looked or not scene.render.use_lock_interface)])
+    looked = _objects_seen[0] != count or depsgraph is None \
+        or depsgraph.id_type_updated('COLLECTION')
+    _objects_seen[0] = count
+    for scene in bpy.data.scenes:
+        if scene.library is not None:
+            continue
+        note = scene.get(LOCKED_BY_DQIK)
+        if note and not scene.render.use_lock_interface:
+            scene[LOCKED_BY_DQIK] = False       # the user unlocked it
+        elif looked and note is None and _needs_lock(scene):
+            _lock(scene)
+        elif looked and note is not None:
+            give_back([scene])
 
 
-def _solves_on_frame_change(scene):
+def _lock(scene):
+    if not scene.render.use_lock_interface:
+        scene.render.use_lock_interface = True
+        scene[LOCKED_BY_DQIK] = True
+
+
+def _needs_lock(scene):
     return any(obj.type == 'ARMATURE' and obj.dqik.use_solve_on_frame_change
                for obj in scene.objects)

@@ -499,3 +499,25 @@ def test_cleanup_keeps_the_keys_that_hold_the_arm_out_of_a_passing_collider(clea
         played.append(sp.deepest_clearance(obj, dqik, arm))
     assert min(solved) >= -1e-3
     assert min(played) >= min(solved) - tolerance, (min(played), min(solved))
+
+
+def test_playback_after_a_bake_that_keeps_the_tasks_on_shows_the_baked_keys(clean_scene, dqik):
+    """Solve on Frame Change stays on through a bake that keeps the tasks: the frames played
+    after it show the baked keys (the first frame after the bake starts from them, not from the
+    bake's last solved frame)."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    _animated_targets(obj, frames=(1, 30))
+    scene = bpy.context.scene
+    obj.dqik.use_solve_on_frame_change = True
+    scene.frame_set(1)
+    bpy.ops.dqik.bake(frame_start=1, frame_end=30, switch_off_tasks=False)
+    assert obj.dqik.use_solve_on_frame_change
+    names = [pb.name for pb in obj.pose.bones]
+    shown = []
+    for frame in range(2, 8):
+        scene.frame_set(frame)
+        shown.append([np.array(obj.pose.bones[n].matrix_basis.to_quaternion()) for n in names])
+    obj.dqik.use_solve_on_frame_change = False
+    played, _ = _played(obj, names, range(2, 8))
+    assert _same_rotations(played, np.array(shown)) <= 1e-5

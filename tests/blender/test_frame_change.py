@@ -375,3 +375,22 @@ def test_lock_interface_stays_the_users_and_is_given_back_when_the_armature_is_d
     bpy.data.objects.remove(rig)
     bpy.context.view_layer.update()
     assert not render.use_lock_interface
+
+
+def test_a_scene_that_gets_an_armature_solving_on_frame_change_is_locked_once(clean_scene,
+                                                                              dqik):
+    """An armature with the option on linked into another scene (as appending or linking one
+    does) locks that scene's interface too; unlocked by the user, it stays unlocked."""
+    rig, _ = _animated_rig(dqik, frames=3)
+    rig.dqik.use_solve_on_frame_change = True
+    other = bpy.data.scenes.new("Shot")
+    assert not other.render.use_lock_interface
+    other.collection.objects.link(rig)
+    bpy.context.view_layer.update()
+    assert other.render.use_lock_interface
+    other.render.use_lock_interface = False                 # the user's choice
+    rig.location.x += 0.1
+    bpy.context.view_layer.update()
+    other.collection.objects.link(bpy.data.objects.new("Prop", None))
+    bpy.context.view_layer.update()
+    assert not other.render.use_lock_interface
