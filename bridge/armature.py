@@ -14,7 +14,6 @@ from ..ik_engine.bone_parent_transform import INHERIT_SCALE_MODES
 from ..ik_engine.chain_model import BoneFlags
 from ..ik_engine.euler import euler_to_quat, quat_to_euler
 from ..ik_engine.quaternion import (
-    all_true,
     qcanonical,
     qnormalize,
     quat_from_axis_angle,

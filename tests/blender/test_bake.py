@@ -108,7 +108,6 @@ def test_bake_equals_playback_with_solve_on_frame_change(clean_scene, dqik):
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
     _animated_targets(obj, frames=(1, 30))
     start = dqik.bridge.live_posing.PoseSnapshot(obj)
-    scene = bpy.context.scene
     obj.dqik.use_solve_on_frame_change = True
     names = [pb.name for pb in obj.pose.bones]
     shown, _ = _played(obj, names, range(1, 31))
