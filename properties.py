@@ -242,6 +242,13 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
         "that bone",
         default=0, min=0,
     )
+    use_collisions: BoolProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
+        name="Collisions",
+        description="Keep the bones out of the colliders and, with Self Collision, apart from "
+        "each other; off solves without either, keeping their settings",
+        default=True,
+    )
     colliders: PointerProperty(
         override=_OVERRIDABLE, update=_settings_changed,
         name="Colliders",

@@ -10,6 +10,8 @@ strips → ``channelbag(slot)``, ``bpy_extras/anim_utils.py``
 
 import numpy as np
 
+from .scene_tasks import collision_settings
+
 
 def driving_objects(obj):
     """The objects that move ``obj``'s solve: ``obj`` itself (keys on the bones its chains hang
@@ -17,7 +19,7 @@ def driving_objects(obj):
     found = set()
     pending = [obj] + [pose_bone.dqik.target for pose_bone in obj.pose.bones
                if pose_bone.dqik.use_target and pose_bone.dqik.target is not None]
-    colliders = obj.dqik.colliders
+    colliders = collision_settings(obj)[0]
     if colliders is not None:
         pending += list(colliders.all_objects)
     while pending:

@@ -175,8 +175,8 @@ _JOINT_FIELDS = ("use_limits", *_LIMIT_FIELDS, "stiffness")
 _joint_settings = operator.attrgetter(*_JOINT_FIELDS)
 
 
-_SOLVER_FIELDS = ("colliders", "margin", "use_self_collision", "max_iterations", "tolerance",
-                  "damping", "rest_weight")
+_SOLVER_FIELDS = ("use_collisions", "colliders", "margin", "use_self_collision",
+                  "max_iterations", "tolerance", "damping", "rest_weight")
 _armature_fields = operator.attrgetter(*_SOLVER_FIELDS)
 _NUMERIC_SOLVER_FIELDS = ("margin", "max_iterations", "tolerance", "damping", "rest_weight")
 
@@ -184,6 +184,15 @@ _NUMERIC_SOLVER_FIELDS = ("margin", "max_iterations", "tolerance", "damping", "r
 def armature_settings(obj):
     """The ``Object.dqik`` values a solver is built from, as a tuple (to compare by value)."""
     return _armature_fields(obj.dqik)
+
+
+def collision_settings(obj):
+    """``(collider collection or None, self collision)`` the solve avoids: neither while the
+    armature's Collisions toggle (``Object.dqik.use_collisions``) is off."""
+    settings = obj.dqik
+    if not settings.use_collisions:
+        return None, False
+    return settings.colliders, settings.use_self_collision
 
 
 def read_settings(obj):

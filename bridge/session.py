@@ -54,6 +54,7 @@ from .scene_tasks import (
     aimed_tasks,
     armature_settings,
     bone_settings,
+    collision_settings,
     read_joints,
     read_settings,
     task_sources,
@@ -316,7 +317,7 @@ class Session:
         (a few ``foreach_get`` calls; a collider's shape is not read: a mesh edited while live
         runs is taken when something else moves)."""
         obj = self._armature()
-        colliders = obj.dqik.colliders
+        colliders = collision_settings(obj)[0]
         placed = [obj] + [source.target for source in self._sources if source.target is not None] \
             + ([] if colliders is None else list(colliders.all_objects))
         dragged = None if self.dragged is None else (self.dragged[0], self.dragged[1].tobytes())
@@ -341,7 +342,8 @@ class Session:
         if not tasks:
             raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
                                 + ("" if not warnings else ": " + "; ".join(warnings)))
-        obstacles = None if obj.dqik.colliders is None else self._scene_obstacles(obj, pose, warnings)
+        obstacles = None if collision_settings(obj)[0] is None else \
+            self._scene_obstacles(obj, pose, warnings)
         kinds = [task.kind for task in tasks]
         if self.solver is None or names != self._solved_names or kinds != self._kinds:
             self._build_solver(obj, tasks, pose, obstacles, warnings)
@@ -422,7 +424,7 @@ class Session:
         """A new solver for ``tasks``: locked bones stay, chains through a bone that does not
         inherit rotation are refused, and moved bones that Blender changes again after the
         solve are named in ``warnings`` (``rig_checks``)."""
-        model, self_collision = self.model, obj.dqik.use_self_collision
+        model, self_collision = self.model, collision_settings(obj)[1]
         radii, collision = None, None
         if obstacles is not None or self_collision:
             radii, collision = capsule_radii(obj, model, self.colliders)

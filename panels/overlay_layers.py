@@ -34,7 +34,7 @@ from mathutils import Matrix
 
 from ..bridge.armature import evaluated_matrices, read_array, read_model
 from ..bridge.colliders import ColliderCache, capsule_radii
-from ..bridge.scene_tasks import target_matrix
+from ..bridge.scene_tasks import collision_settings, target_matrix
 from ..bridge.session import last_result_of, tested_capsules_of
 from ..ik_engine.contacts import MIN_RADIUS
 from ..ik_engine.problem import chain_size
@@ -214,7 +214,7 @@ def capsule_lines(obj, pose, snapshot, rig, selected):
     and a radius of at least ``MIN_RADIUS``. Of those, the ``selected`` bones' ((n,) mask) and
     the touching ones, or every one with ``Object.dqik.show_overlay_all_capsules``."""
     settings = obj.dqik
-    if settings.colliders is None and not settings.use_self_collision:
+    if collision_settings(obj) == (None, False):
         return {}
     radii, enabled = rig.radii_of(obj)
     names = np.array(rig.model.names)

@@ -1,6 +1,7 @@
 """3D Viewport sidebar (N) → DQ IK tab, for the active armature: the actions and the last
 solve's outcome, then sub-panels in Blender's style: Tasks (the task list and the active task's
-settings), Solver, Collision, Live and Overlay (the viewport overlay and its layers).
+settings), Solver, Collision (its header toggle switches collision avoidance), Live, Solve on
+Frame Change (its header toggle) and Overlay (its header toggle; the layers below).
 
 Every panel reads ``context.active_object``, so with several armatures in the scene the tab
 shows the one being worked on; each armature keeps its own settings, task list row
@@ -180,22 +181,25 @@ class DQIK_PT_sidebar_solver(_ArmaturePanel, bpy.types.Panel):
 
 
 class DQIK_PT_sidebar_collision(_ArmaturePanel, bpy.types.Panel):
-    """No header toggle: collisions are on when a collection is set or Self Collision is
-    ticked, and either works without the other."""
+    """The header toggle (``use_collisions``) switches collision avoidance for this armature,
+    keeping the colliders, margin and Self Collision as set."""
 
     bl_label = "Collision"
     bl_parent_id = "DQIK_PT_sidebar"
 
+    def draw_header(self, context):
+        self.layout.prop(context.active_object.dqik, "use_collisions", text="")
+
     def draw(self, context):
         settings, col = self.settings_column(context)
+        col.active = settings.use_collisions
         col.prop(settings, "colliders")
         col.prop(settings, "margin")
         col.prop(settings, "use_self_collision")
 
 
 class DQIK_PT_sidebar_live(_ArmaturePanel, bpy.types.Panel):
-    """Solving while you work: live posing (its button and time budget) and solving on every
-    frame change."""
+    """Live posing: its button and the time budget of its ticks."""
 
     bl_label = "Live"
     bl_parent_id = "DQIK_PT_sidebar"
@@ -204,7 +208,23 @@ class DQIK_PT_sidebar_live(_ArmaturePanel, bpy.types.Panel):
         settings, col = self.settings_column(context)
         col.operator("dqik.live", text="Start Live", icon='PLAY')
         col.prop(settings, "time_budget_ms")
-        col.prop(settings, "use_solve_on_frame_change")
+
+
+class DQIK_PT_sidebar_frame_change(_ArmaturePanel, bpy.types.Panel):
+    """Solve on Frame Change: the header toggle switches it for this armature; the panel shows
+    the scene's Render > Lock Interface, which rendering with it needs (``render_lock``)."""
+
+    bl_label = "Solve on Frame Change"
+    bl_parent_id = "DQIK_PT_sidebar"
+
+    def draw_header(self, context):
+        self.layout.prop(context.active_object.dqik, "use_solve_on_frame_change", text="")
+
+    def draw(self, context):
+        layout = self.layout
+        layout.active = context.active_object.dqik.use_solve_on_frame_change
+        layout.label(text="Playback, scrubbing and renders show the solved pose")
+        layout.prop(context.scene.render, "use_lock_interface")
 
 
 class DQIK_PT_sidebar_overlay(_ArmaturePanel, bpy.types.Panel):
@@ -234,4 +254,5 @@ class DQIK_PT_sidebar_overlay(_ArmaturePanel, bpy.types.Panel):
 
 
 CLASSES = (DQIK_UL_tasks, DQIK_PT_sidebar, DQIK_PT_sidebar_tasks, DQIK_PT_sidebar_solver,
-           DQIK_PT_sidebar_collision, DQIK_PT_sidebar_live, DQIK_PT_sidebar_overlay)
+           DQIK_PT_sidebar_collision, DQIK_PT_sidebar_live, DQIK_PT_sidebar_frame_change,
+           DQIK_PT_sidebar_overlay)

@@ -37,6 +37,33 @@ def test_hand_behind_a_wall_stops_at_the_wall(clean_scene, dqik):
     assert contacts.clearances.min() >= -1e-3
 
 
+def test_the_collisions_toggle_solves_without_the_wall_and_keeps_it(clean_scene, dqik):
+    """Collisions off (the Collision panel's header checkbox): the hand goes through the wall
+    to its target, with Self Collision ignored too; the colliders stay set, and on again the
+    hand stops at the wall (solved from the rest pose, in front of it)."""
+    obj = rigs.metarig("basic")
+    colliders = sp.collider_collection(clean_scene, obj)
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
+    tail = sp.world_tail(obj, "hand.L")
+    sp.box("wall", (tail[0] - 0.6, tail[1] - 0.2, tail[2] - 0.6),
+           (tail[0] + 0.6, tail[1] - 0.15, tail[2] + 0.6), colliders)
+    empties["hand.L"].location = tail + np.array([-0.2, -0.3, 0.0])    # within the arm's reach
+    obj.dqik.use_self_collision = True
+    obj.dqik.use_collisions = False
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert sp.effector_errors(obj, empties).max() <= 1e-4
+    snapshot = dqik.api.session_for(obj).last_result
+    assert snapshot.contacts is None
+    assert obj.dqik.colliders == colliders and obj.dqik.use_self_collision
+    obj.dqik.use_collisions = True
+    sp.clear_pose(obj)                                   # from in front of the wall again
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert sp.deepest_clearance(obj, dqik, ARM) >= -1e-3
+    assert sp.effector_errors(obj, empties).max() > 0.1
+
+
 def test_reachable_target_on_the_free_side_is_still_reached(clean_scene, dqik):
     obj = rigs.metarig("basic")
     colliders = sp.collider_collection(clean_scene, obj)

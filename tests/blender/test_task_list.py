@@ -163,14 +163,16 @@ def test_two_armatures_each_list_their_own_tasks(clean_scene, dqik):
 
 
 _SIDEBAR = ("DQIK_PT_sidebar", "DQIK_PT_sidebar_tasks", "DQIK_PT_sidebar_solver",
-            "DQIK_PT_sidebar_collision", "DQIK_PT_sidebar_live")
+            "DQIK_PT_sidebar_collision", "DQIK_PT_sidebar_live", "DQIK_PT_sidebar_frame_change")
 
 
 def test_the_sub_panels_are_registered_and_poll_for_armatures_only(clean_scene, dqik):
     panels = [getattr(bpy.types, name) for name in _SIDEBAR]
     assert hasattr(bpy.types, "DQIK_UL_tasks")
     assert hasattr(bpy.types, "DQIK_OT_solve")     # how the Live panel looks for DQIK_OT_live
-    assert [getattr(p, "bl_parent_id", "") for p in panels] == ["", *[_SIDEBAR[0]] * 4]
+    assert [getattr(p, "bl_parent_id", "") for p in panels] == ["", *[_SIDEBAR[0]] * 5]
+    toggles = {p.__name__ for p in panels if hasattr(p, "draw_header")}
+    assert toggles == {"DQIK_PT_sidebar_collision", "DQIK_PT_sidebar_frame_change"}
     assert {p.bl_category for p in panels} == {"DQ IK"}
     assert not any(p.poll(bpy.context) for p in panels)          # nothing active
     mesh = bpy.data.objects.new("Mesh", bpy.data.meshes.new("Mesh"))
