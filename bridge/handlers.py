@@ -11,7 +11,11 @@
   taken from it: posing a bone through RNA also reports its armature data as updated (measured
   with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
   bones by value instead (``armature.rig_fingerprint``). It also keeps Render > Lock
-  Interface where armatures that solve on frame change need it (``render_lock.py``).
+  Interface where armatures that solve on frame change need it (``render_lock.py``), and, when
+  objects were added (making a library override adds some), gives every library override and
+  its reference their DQ IK settings groups (``liboverride.py``);
+- ``save_pre``, ``load_post``, ``blend_import_post``: the same for library overrides, so that
+  their settings are saved as one operation per changed setting (``liboverride.py``).
 
 All are ``@persistent`` (they survive file loads) and ``unregister`` removes exactly the
 functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handlers.html).
@@ -20,7 +24,7 @@ functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handl
 import bpy
 from bpy.app.handlers import persistent
 
-from . import frame_solving, live_posing, render_lock, session
+from . import frame_solving, liboverride, live_posing, render_lock, session
 
 
 @persistent
@@ -37,11 +41,13 @@ def _depsgraph_updated(_scene, depsgraph=None):
             and not bpy.app.is_job_running('RENDER'):
         live_posing.follow_running()
         render_lock.follow_updates(depsgraph)
+        liboverride.follow_updates()
 
 
 _HANDLERS = (("load_post", _drop_sessions), ("undo_post", _drop_sessions),
              ("redo_post", _drop_sessions), ("depsgraph_update_post", _depsgraph_updated),
-             ("frame_change_post", frame_solving.frame_change_post))
+             ("frame_change_post", frame_solving.frame_change_post),
+             *((name, liboverride.pair_override_settings) for name in liboverride.HANDLERS))
 
 
 def register():
