@@ -316,8 +316,16 @@ class PoseArrays:
 def bone_channel(path):
     """``('hand.L', 'rotation_euler')`` for ``pose.bones["hand.L"].rotation_euler`` (the part
     after the bone is '' for the bone itself, or starts with ``[`` for a custom property), or
-    ``(None, None)`` for a path that is not a pose bone's."""
-    if not path.startswith('pose.bones["'):
+    ``(None, None)`` for a path that is not a pose bone's. The name is read as Blender writes
+    it into paths (``bpy.utils.escape_identifier``: ``\\`` and ``\"`` escaped)."""
+    prefix = 'pose.bones["'
+    if not path.startswith(prefix):
         return None, None
-    name, _, rest = path[len('pose.bones["'):].partition('"]')
-    return name, rest[1:] if rest.startswith(".") else rest
+    name, k = [], len(prefix)
+    while k < len(path) and path[k] != '"':
+        k += 1 if path[k] != "\\" else 2
+        name.append(path[k - 1])
+    if path[k:k + 2] != '"]':
+        return None, None
+    rest = path[k + 2:]
+    return "".join(name), rest[1:] if rest.startswith(".") else rest

@@ -56,8 +56,12 @@ def _fcurves(obj):
 
 
 def _has_key_on(obj, frame):
-    """True when some F-curve of ``obj``'s action has a key on ``frame``
-    (``id_frame_has_keyframe``)."""
+    """True when some F-curve of ``obj``'s action has a key on the scene frame ``frame``, in the
+    action's own time when an NLA strip is being tweaked (``id_frame_has_keyframe``,
+    ``BKE_nla_tweakedit_remap``)."""
+    if obj.animation_data is None:
+        return False
+    frame = obj.animation_data.nla_tweak_strip_time_to_scene(frame, invert=True)
     return any(abs(point.co[0] - frame) < 1e-4
                for fcurve in _fcurves(obj) for point in fcurve.keyframe_points)
 
@@ -77,17 +81,19 @@ def _apply_keying_set(context, obj, names, keying_set, key):
     """A key on each path of ``keying_set``: a relative one (the built-in Location, Rotation …)
     generates its paths for each of the bones ``names``, as ``ANIM_validate_keyingset`` does
     with the pose bones as its sources (``source/blender/editors/animation/keyingsets.cc``);
-    an absolute one keys its own paths."""
-    paths = keying_set.paths
-    if not keying_set.is_path_absolute:
+    an absolute one keys its own paths, passing over those whose ID was deleted."""
+    paths, relative = keying_set.paths, not keying_set.is_path_absolute
+    if relative:
+        if keying_set.type_info is None:
+            return False
         paths.clear()
         for name in names:
             keying_set.type_info.generate(context, keying_set, obj.pose.bones[name])
     keyed = False
-    for path in list(paths):
+    for path in [path for path in paths if path.id is not None]:   # deleted IDs are passed over
         group = {'NAMED': path.group, 'KEYINGSET': keying_set.bl_label}.get(path.group_method, "")
         keyed |= path.id.keyframe_insert(path.data_path, group=group, **key,
                                          index=-1 if path.use_entire_array else path.array_index)
-    if not keying_set.is_path_absolute:
+    if relative:
         paths.clear()
     return keyed

@@ -130,7 +130,7 @@ class FrameBake:
         self.solver = None
         self.started = time.perf_counter()
         self.recorded, self.given, self.targets, self.others = [], [], [], []
-        self.obstacles = []     # each frame's obstacle query (None without colliders)
+        self.obstacles = []     # with Clean Up, each frame's obstacle query (None without colliders)
         self.worst_error, self.warnings = 0.0, set()
         self.reference, self.unsolved = None, None
 
@@ -176,8 +176,9 @@ class FrameBake:
         self.recorded.append(self.session.last_rotations[solver.bones].copy())
         self.given.append(solver.given)
         self.targets.append([batch.targets.copy() for batch in solver.problem.tasks.batches])
-        contacts = solver.problem.contacts
-        self.obstacles.append(None if contacts is None else contacts.obstacles)
+        if self.options.cleanup_tolerance > 0.0:    # Clean Up measures the contacts again
+            contacts = solver.problem.contacts
+            self.obstacles.append(None if contacts is None else contacts.obstacles)
         if self.other_rows.size:
             bones = self.obj.pose.bones
             self.others.append({channel: read_array(bones, channel, width)[self.other_rows]

@@ -6,8 +6,8 @@ changing data from a ``frame_change_post`` handler then needs the interface lock
 altering data in https://docs.blender.org/api/current/bpy.app.handlers.html; ``frame_solving``
 skips such renders otherwise). So a scene with an armature that has
 ``Object.dqik.use_solve_on_frame_change`` on gets its interface locked, and a note (a hidden
-scene ID property) says whose lock it is: ``True`` DQ IK took it; ``False`` the user unlocked
-it afterwards, which DQ IK then respects.
+scene ID property) says whose lock it is: ``True`` DQ IK took it; ``False`` the user's (the
+lock was on already, or the user unlocked it afterwards), which DQ IK then leaves alone.
 
 - Switching the option on locks the armature's unlocked scenes (also one the user unlocked
   before: switching it on asks for it).
@@ -63,9 +63,13 @@ def follow_updates(depsgraph):
 
 
 def _lock(scene):
+    """Lock ``scene``'s interface, noting that DQ IK took the lock; a lock already on is noted
+    as the user's own."""
     if not scene.render.use_lock_interface:
         scene.render.use_lock_interface = True
         scene[LOCKED_BY_DQIK] = True
+    elif LOCKED_BY_DQIK not in scene:
+        scene[LOCKED_BY_DQIK] = False
 
 
 def _needs_lock(scene):

@@ -29,14 +29,17 @@ class DQIK_OT_build_chain(bpy.types.Operator):
         PoseArrays(obj)  # validates the pose values
         pose_bones = obj.pose.bones
         tasks, _names, warnings = read_tasks(obj, model)
-        colliders = SceneObstacles(obj, context.evaluated_depsgraph_get(), warnings.append,
-                                   session_for(obj).colliders)
+        if obj.dqik.use_collisions:
+            colliders = SceneObstacles(obj, context.evaluated_depsgraph_get(), warnings.append,
+                                       session_for(obj).colliders)
+            obstacles = f"{colliders.count} colliders ({colliders.triangles()} triangles)"
+        else:
+            obstacles = "collisions off"
         for warning in warnings:
             self.report({'WARNING'}, warning)
         self.report({'INFO'}, f"DQ IK '{obj.name}': {len(model)} bones, "
                               f"{rotational_dofs(pose_bones)} rotational DOFs, "
-                              f"{len(tasks)} tasks, {colliders.count} colliders "
-                              f"({colliders.triangles()} triangles), "
+                              f"{len(tasks)} tasks, {obstacles}, "
                               f"{len(model.levels) + 1} depth levels")
         return {'FINISHED'}
 

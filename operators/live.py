@@ -177,20 +177,26 @@ class DQIK_OT_live(bpy.types.Operator):
 def _plain_press(event):
     """A key or button pressed, not repeated by a held key, without a modifier."""
     return event.value == 'PRESS' and not event.is_repeat and not (
-        event.shift or event.ctrl or event.alt or event.oskey)
+        event.shift or event.ctrl or event.alt or event.oskey or event.hyper)
 
 
 def _viewport_under(context, event):
     """The main region of a 3D Viewport of the event's window under the mouse (a quadrant in
-    quad view), or None."""
+    quad view), or None; not where another region of the area (the sidebar, the toolbar, a
+    header) lies over it, as they do with Region Overlap."""
     x, y = event.mouse_x, event.mouse_y
+
+    def under(region):
+        return region.x <= x < region.x + region.width and region.y <= y < region.y + region.height
     for area in context.window.screen.areas:
-        if area.type != 'VIEW_3D':
+        if area.type != 'VIEW_3D' or not (area.x <= x < area.x + area.width
+                                          and area.y <= y < area.y + area.height):
             continue
-        for region in area.regions:
-            if region.type == 'WINDOW' and region.x <= x < region.x + region.width \
-                    and region.y <= y < region.y + region.height:
-                return region
+        if any(region.type != 'WINDOW' and region.width > 1 and under(region)
+               for region in area.regions):
+            return None
+        return next((region for region in area.regions
+                     if region.type == 'WINDOW' and under(region)), None)
     return None
 
 

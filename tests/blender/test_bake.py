@@ -485,6 +485,11 @@ def test_cleanup_keeps_the_keys_that_hold_the_arm_out_of_a_passing_collider(clea
         bpy.context.view_layer.update()
         solved.append(sp.deepest_clearance(obj, dqik, arm))
     sp.clear_pose(obj)
+    plain = dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(1, 60))
+    for _ in range(5):
+        plain.step()
+    assert plain.obstacles == []    # without Clean Up no frame's collider is kept in memory
+    plain.cancel()
     tolerance = 5e-3
     report = dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(
         1, 60, cleanup_tolerance=tolerance)).finish()

@@ -394,3 +394,16 @@ def test_a_scene_that_gets_an_armature_solving_on_frame_change_is_locked_once(cl
     other.collection.objects.link(bpy.data.objects.new("Prop", None))
     bpy.context.view_layer.update()
     assert not other.render.use_lock_interface
+
+
+def test_a_lock_the_user_had_on_is_theirs_to_take_off(clean_scene, dqik):
+    """Lock Interface on before the option: DQ IK notes it as the user's; unlocked by the user,
+    it stays unlocked when objects come and go."""
+    rig, _ = _animated_rig(dqik, frames=3)
+    render = clean_scene.render
+    render.use_lock_interface = True
+    rig.dqik.use_solve_on_frame_change = True
+    render.use_lock_interface = False
+    clean_scene.collection.objects.link(bpy.data.objects.new("Prop", None))
+    bpy.context.view_layer.update()
+    assert not render.use_lock_interface

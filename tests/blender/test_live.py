@@ -444,3 +444,60 @@ def test_confirm_keys_only_available_curves_or_the_active_keying_set(clean_scene
     curves = {f.data_path for f in _fcurves(obj)}
     assert {obj.pose.bones[name].path_from_id("location") for name in changed} <= curves
     assert not any(path.endswith("rotation_quaternion") for path in curves)
+
+
+def test_replace_mode_finds_the_key_of_a_tweaked_nla_strip_in_its_own_time(clean_scene, dqik,
+                                                                          auto_keying):
+    """An action tweaked on an NLA strip that starts at frame 101: its key at action frame 1
+    is on scene frame 101, so Replace mode replaces it there, as Blender's transform does."""
+    tools, _ = auto_keying
+    obj = rigs.metarig("basic")
+    _moved_hand(obj, 1)
+    arm = ("hand.L", "forearm.L", "upper_arm.L")
+    for name in arm:
+        obj.pose.bones[name].keyframe_insert("rotation_quaternion", frame=1, group=name)
+    data = obj.animation_data
+    strip = data.nla_tracks.new().strips.new("keys", 1, data.action)
+    data.action = None
+    strip.frame_start = 101
+    data.use_tweak_mode = True
+    bpy.context.scene.frame_set(101)
+    tools.auto_keying_mode = 'REPLACE_KEYS'
+    live = _live(dqik, obj)
+    live.tick()
+    values = {name: obj.pose.bones[name].rotation_quaternion[:] for name in arm}
+    live.confirm(bpy.context)
+    for name in arm:
+        path = obj.pose.bones[name].path_from_id("rotation_quaternion")
+        curves = sorted((f for f in _fcurves(obj) if f.data_path == path),
+                        key=lambda f: f.array_index)
+        assert [[p.co[0] for p in f.keyframe_points] for f in curves] == [[1.0]] * 4
+        assert np.allclose([f.evaluate(1) for f in curves], values[name], atol=1e-6)
+
+
+def test_a_keying_set_path_to_a_deleted_object_is_passed_over(clean_scene, dqik, auto_keying):
+    """Only Insert Keying Set with an absolute keying set one of whose paths lost its object:
+    the other paths are keyed, without an error."""
+    tools, _ = auto_keying
+    obj = rigs.metarig("basic")
+    _moved_hand(obj, 3)
+    keying_set = clean_scene.keying_sets.new(idname="dqik_test", name="Test")
+    keying_set.paths.add(obj, obj.pose.bones["hand.L"].path_from_id("rotation_quaternion"))
+    gone = bpy.data.objects.new("Gone", None)
+    clean_scene.collection.objects.link(gone)
+    keying_set.paths.add(gone, "location")
+    bpy.data.objects.remove(gone)
+    clean_scene.keying_sets_all.active = keying_set
+    tools.use_keyframe_insert_keyingset = True
+    live = _live(dqik, obj)
+    live.tick()
+    live.confirm(bpy.context)
+    assert {f.data_path for f in _fcurves(obj)} == {'pose.bones["hand.L"].rotation_quaternion'}
+
+
+@pytest.mark.parametrize("name", ["hand.L", 'a"b', "a\\b", 'x"]y'])
+def test_pose_bone_paths_give_back_the_bone_name(clean_scene, dqik, name):
+    obj = rigs.metarig("basic")
+    obj.pose.bones["hand.L"].name = name
+    path = obj.pose.bones[name].path_from_id("location")
+    assert dqik.bridge.armature.bone_channel(path) == (name, "location")
