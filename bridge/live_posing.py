@@ -78,10 +78,15 @@ class LivePosing:
         self.session.drag(bone, point)
 
     def pin(self, bone):
-        """Give ``bone`` a target where its tail stands now (an Empty, ``add_target``); a
-        dragged bone is released first. ``cancel`` takes the pin back. Returns the Empty."""
+        """Give ``bone`` a target where its tail stands now (an Empty, ``add_target``), or, if
+        this live posing pinned it already, take that pin back (``unpin``); a dragged bone is
+        released first. ``cancel`` takes every pin back. Returns the new Empty, or None when
+        the bone was unpinned."""
         if self.session.dragged is not None and self.session.dragged[0] == bone:
             self.session.drag(None, None)
+        if any(pinned == bone for pinned, _, _ in self.pins):
+            self.unpin(bone)
+            return None
         settings = self.obj.pose.bones[bone].dqik
         before = (settings.target, settings.subtarget, settings.use_target)
         empty = add_target_empty(self.obj, self.obj.pose.bones[bone])
@@ -89,21 +94,22 @@ class LivePosing:
         self.session.invalidate()
         return empty
 
+    def unpin(self, bone):
+        """Take back the pin of ``bone``: its earlier target settings, the pin's Empty removed
+        (an Empty or earlier target deleted meanwhile is passed over). The pose stays."""
+        kept = []
+        for pin in self.pins:
+            if pin[0] == bone:
+                _take_back(self.obj, *pin)
+            else:
+                kept.append(pin)
+        self.pins = kept
+        self.session.invalidate()
+
     def cancel(self):
-        """Take back the pins (each bone's earlier target settings, the new Empties removed;
-        an Empty or earlier target deleted meanwhile is passed over), put the starting pose
-        back, bit for bit, and end."""
-        for bone, (target, subtarget, use_target), empty in reversed(self.pins):
-            settings = self.obj.pose.bones[bone].dqik
-            try:
-                settings.target = target
-            except ReferenceError:      # the earlier target was deleted meanwhile
-                settings.target = None
-            settings.subtarget, settings.use_target = subtarget, use_target
-            try:
-                bpy.data.objects.remove(empty)
-            except ReferenceError:      # the user deleted the pin's Empty
-                pass
+        """Take back the pins (``unpin``), put the starting pose back, bit for bit, and end."""
+        for pin in reversed(self.pins):
+            _take_back(self.obj, *pin)
         self.pins.clear()
         self.start.restore(self.obj)
         self.stop()
@@ -142,6 +148,21 @@ class LivePosing:
         on_stop, self.on_stop = self.on_stop, None
         if on_stop is not None:
             on_stop()
+
+
+def _take_back(obj, bone, before, empty):
+    """``bone``'s target settings back to ``before`` and the pin's ``empty`` removed."""
+    target, subtarget, use_target = before
+    settings = obj.pose.bones[bone].dqik
+    try:
+        settings.target = target
+    except ReferenceError:      # the earlier target was deleted meanwhile
+        settings.target = None
+    settings.subtarget, settings.use_target = subtarget, use_target
+    try:
+        bpy.data.objects.remove(empty)
+    except ReferenceError:      # the user deleted the pin's Empty
+        pass
 
 
 def stop_all():

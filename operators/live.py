@@ -10,7 +10,8 @@ it takes:
   with auto-keying on) and stop;
 - **D**: drag the active bone: its tail follows the mouse (in the view plane through the tail)
   as a temporary task above the others; a click, D or Esc lets go of it, keeping the pose;
-- **P**: pin the active bone: a target where its tail stands (``dqik.add_target``).
+- **P**: pin the active bone: a target where its tail stands (``dqik.add_target``); P again on
+  a bone pinned in this session takes the pin back.
 
 These keys act only when pressed over a 3D Viewport's main region, without a modifier and not
 repeated by a held key: a window-level modal handler sees every key before the editors do
@@ -35,7 +36,7 @@ from ..bridge.armature import ArmatureError, active_armature
 from .poll import editable_armature
 
 _TICK_SECONDS = 1.0 / 60.0
-_KEYS = "Esc cancel, Enter keep, D drag bone, P pin bone"
+_KEYS = "Esc cancel, Enter keep, D drag bone, P pin/unpin bone"
 _NEEDS_VIEWPORT = ("DQ IK Live needs a 3D Viewport: start it there (Pose Mode, sidebar > DQ IK > "
                    "Live); a script ticks bridge.live_posing.LivePosing instead")
 _RELEASE_DRAG = {'LEFTMOUSE', 'RIGHTMOUSE', 'D', 'ESC'}
@@ -43,7 +44,8 @@ _RELEASE_DRAG = {'LEFTMOUSE', 'RIGHTMOUSE', 'D', 'ESC'}
 
 class DQIK_OT_live(bpy.types.Operator):
     """Solve the active armature's DQ IK tasks live while you move targets or drag bones
-    (Esc: back to the starting pose; Enter: keep it; D: drag the active bone; P: pin it)"""
+    (Esc: back to the starting pose; Enter: keep it; D: drag the active bone; P: pin or unpin
+    it)"""
 
     bl_idname = "dqik.live"
     bl_label = "Live"
@@ -116,7 +118,8 @@ class DQIK_OT_live(bpy.types.Operator):
                 self._drag_to_mouse(region, event)
             else:
                 empty = self.live.pin(bone.name)
-                self.report({'INFO'}, f"DQ IK Live: pinned {bone.name} ('{empty.name}')")
+                self.report({'INFO'}, f"DQ IK Live: unpinned {bone.name}" if empty is None else
+                            f"DQ IK Live: pinned {bone.name} ('{empty.name}')")
             return {'RUNNING_MODAL'}
         return {'PASS_THROUGH'}
 

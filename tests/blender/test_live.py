@@ -501,3 +501,26 @@ def test_pose_bone_paths_give_back_the_bone_name(clean_scene, dqik, name):
     obj.pose.bones["hand.L"].name = name
     path = obj.pose.bones[name].path_from_id("location")
     assert dqik.bridge.armature.bone_channel(path) == (name, "location")
+
+
+def test_pin_again_takes_the_pin_back_and_keeps_the_pose(clean_scene, dqik):
+    """P on a bone pinned in this live posing unpins it: the bone's earlier target comes back,
+    the pin's Empty goes, and the pose stays; the other pins hold."""
+    obj = rigs.metarig("basic")
+    _, hand = _feet_and_hand(obj)
+    live = _live(dqik, obj)
+    first = live.pin("hand.L")
+    other = live.pin("forearm.L")
+    first_name = first.name
+    pose = dqik.bridge.live_posing.PoseSnapshot(obj)
+    assert live.pin("hand.L") is None
+    settings = obj.pose.bones["hand.L"].dqik
+    assert settings.target == hand and settings.use_target
+    assert first_name not in bpy.data.objects
+    assert obj.pose.bones["forearm.L"].dqik.target == other
+    kept = dqik.bridge.live_posing.PoseSnapshot(obj)
+    assert all(pose.channels[a].tobytes() == kept.channels[a].tobytes() for a in pose.channels)
+    assert live.pin("hand.L") is not None                   # pinned anew
+    live.cancel()
+    assert settings.target == hand
+    assert obj.pose.bones["forearm.L"].dqik.target is None
