@@ -30,12 +30,13 @@ from ..ik_engine.quaternion import qnormalize, quat_from_axis_angle
 from .armature import (POSE_CHANNELS, ArmatureError, PoseArrays, PoseSnapshot, check_editable,
                        is_selected, read_array)
 from .curve_cleanup import TaskTolerance, kept_keys
-from .key_writer import prepare_action, refuse_unkeyable, write_curves
-from .keyed_frames import driving_objects, keyed_frames
+from .key_writer import curve_warnings, prepare_action, refuse_unkeyable, write_curves
+from .keyed_frames import driving_objects, keyed_frames, slot_fcurves
 from .rotation_keys import channel_of, channel_values
 from .session import session_for
 
 BONE_SETS = ('TASK_CHAINS', 'SELECTED', 'ALL')
+MAX_FRAME = 1048574     # MAXFRAME, source/blender/makesdna/DNA_scene_types.h (MINAFRAME is −MAXFRAME)
 ACTIONS = ('NEW', 'ACTIVE')
 FRAME_CHOICES = ('STEP', 'KEYED')
 
@@ -44,7 +45,8 @@ FRAME_CHOICES = ('STEP', 'KEYED')
 class BakeOptions:
     """What ``dqik.bake`` bakes (its operator properties):
 
-    - ``frame_start``, ``frame_end`` (inclusive), ``step``;
+    - ``frame_start``, ``frame_end`` (inclusive, within ±``MAX_FRAME``), ``step`` (the end
+      frame is baked too when the steps miss it);
     - ``bones``: ``'TASK_CHAINS'`` (the bones the enabled tasks move), ``'SELECTED'`` or
       ``'ALL'``; bones the solve does not move are keyed with their animated channels
       (rotation, location, scale) at each baked frame;
@@ -98,11 +100,29 @@ def bake_frames(obj, options):
                             "not come before the start")
     if step < 1:
         raise ArmatureError(f"The step must be at least 1 frame, not {step}")
-    if options.frames == 'STEP':
-        return np.arange(start, end + 1, step)
+    if start < -MAX_FRAME or end > MAX_FRAME:
+        raise ArmatureError(f"The frame range {start}–{end} goes past the frames Blender "
+                            f"plays (±{MAX_FRAME})")
+    if options.frames == 'STEP':      # the end frame too, so the keys span the whole range
+        return np.unique(np.append(np.arange(start, end + 1, step), end))
     keyed = keyed_frames(driving_objects(obj))
     inside = np.round(keyed[(keyed >= start) & (keyed <= end)]).astype(np.int64)
     return np.unique(np.concatenate([[start, end], inside]))
+
+
+def _refuse_animated_modes(obj, rows):
+    """``ArmatureError`` when a baked bone (``rows``) has its rotation mode keyed or driven:
+    each bone's keys are written in the mode it has on the first frame."""
+    bones = obj.pose.bones
+    paths = {bones[row].path_from_id("rotation_mode"): bones[row].name for row in rows.tolist()}
+    data = obj.animation_data
+    animated = [] if data is None else list(slot_fcurves(data.action, data.action_slot)) + [
+        fcurve for track in data.nla_tracks for strip in track.strips
+        for fcurve in slot_fcurves(strip.action, strip.action_slot)] + list(data.drivers)
+    names = sorted({paths[fcurve.data_path] for fcurve in animated if fcurve.data_path in paths})
+    if names:
+        raise ArmatureError(f"the rotation mode of {', '.join(names[:3])} is keyed or driven; a "
+                            "bake keys each bone in one rotation mode: remove those keys")
 
 
 def _check_tasks(obj):
@@ -204,6 +224,7 @@ class FrameBake:
                                     "the Task Chains")
         self.solved_rows = np.flatnonzero(chosen & moved)
         self.other_rows = np.flatnonzero(chosen & ~moved)
+        _refuse_animated_modes(self.obj, np.flatnonzero(chosen))
         position = {bone: row for row, bone in enumerate(self.solver.bones.tolist())}
         self.solved_in_sub = np.array([position[row] for row in self.solved_rows.tolist()],
                                       dtype=np.int64)
@@ -244,6 +265,8 @@ class FrameBake:
         self.saved.restore(obj)
         try:
             curves, names = self._curves()
+            self.warnings.update(curve_warnings(obj, options.action,
+                                                [(path, index) for path, index, *_ in curves]))
             channelbag, old_animation = prepare_action(obj, options.action)
             write_curves(channelbag, curves, (int(self.frames[0]), int(self.frames[-1])))
             action = obj.animation_data.action.name

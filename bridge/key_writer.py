@@ -13,12 +13,16 @@ curves are grouped by bone through ``channelbag.groups`` on both versions.
   An active action that is not one is pushed down to a new NLA track first, with its slot,
   blend type and influence, as ``nla.action_pushdown`` does (that operator refuses to run from
   scripts; Wiggle 2 and jiggle physics push down the same way): every channel of it the bake
-  does not key still plays from there. When the active action is the one an earlier bake made,
+  does not key still plays from there (the NLA is switched on if it was off). An active action
+  with no slot for the armature plays nothing for it and is only replaced. When the active
+  action is the one an earlier bake made for this armature, in a slot no other object uses,
   that action is baked into again (``'ACTIVE'``), so baking twice leaves one action, one slot
-  and one curve per channel.
+  and one curve per channel; a DQ IK action another armature shares (a linked duplicate) is
+  pushed down like any other, so its bake stays.
 - ``'ACTIVE'``: the keys go into the active action (a new one when there is none); its state
-  before the first bake into it is kept as a copy with a fake user (``BACKUP_MARK`` on the
-  action names it), never made twice.
+  before each bake into it is kept as a copy with a fake user.
+- An armature with an action but no slot gets the action's unused slot named for it, or a new
+  one: never a slot another object plays.
 
 ``write_curves`` writes each curve in one pass: on a new curve ``keyframe_points.add`` and
 ``foreach_set`` of the keys (linear, sorted, unique: no ``fcurve.update`` needed,
@@ -34,7 +38,6 @@ import numpy as np
 from .armature import ArmatureError
 
 ACTION_MARK = "dqik_bake"               # on an action a bake made: the armature's name
-BACKUP_MARK = "dqik_before_bake"        # on an action baked into: its copy from before
 _PUSHED = " (before DQ IK bake)"        # ends the name of an NLA track a bake pushed down
 # every setting of a kept key: (Keyframe property, width, dtype)
 _KEY_FIELDS = (("co", 2, np.float32), ("handle_left", 2, np.float32),
@@ -58,8 +61,8 @@ def refuse_unkeyable(obj, mode):
     if data.use_tweak_mode:
         raise ArmatureError(f"'{obj.name}' is in NLA tweak mode; leave it (NLA editor, Tab) "
                             "before baking")
-    action = data.action
-    if action is None or not (mode == 'ACTIVE' or action.get(ACTION_MARK)):
+    action, _ = target_action(obj, mode)
+    if action is None:
         return
     if action.library is not None or action.override_library is not None:
         kind = "linked" if action.library is not None else "a library override"
@@ -67,21 +70,71 @@ def refuse_unkeyable(obj, mode):
                             "take keys; bake into a New Action instead")
 
 
+def curve_warnings(obj, mode, paths):
+    """Raise ``ArmatureError`` when a curve the bake would key, ``paths`` ``(data_path,
+    index)``, is locked in the action it keys into (Blender's keying refuses locked curves,
+    ``BKE_fcurve_is_keyframable``); else the warnings for keys that would not play: on muted
+    curves, and on channels a driver sets."""
+    action, slot = target_action(obj, mode)
+    bag = None
+    if action is not None and slot is not None and action.layers and action.layers[0].strips:
+        bag = action.layers[0].strips[0].channelbag(slot)
+    found = {} if bag is None else {
+        (path, index): fcurve for path, index in paths
+        if (fcurve := bag.fcurves.find(path, index=index)) is not None}
+    locked = sorted(f"{path}[{index}]" for (path, index), fcurve in found.items()
+                    if _flag(fcurve, "lock"))
+    if locked:
+        raise ArmatureError(f"{len(locked)} curves of the action '{action.name}' the bake would "
+                            f"key are locked ({', '.join(locked[:3])}…); unlock them, or bake "
+                            "into a New Action")
+    muted = sorted({path for (path, _), fcurve in found.items() if _flag(fcurve, "mute")})
+    drivers = obj.animation_data.drivers if obj.animation_data is not None else None
+    driven = sorted({path for path, index in paths
+                     if drivers is not None and drivers.find(path, index=index) is not None})
+    return ([f"the keys on {path} do not play: its curve in '{action.name}' is muted"
+             for path in muted]
+            + [f"the keys on {path} do not play: a driver sets that channel" for path in driven])
+
+
+def _flag(fcurve, name):
+    """``fcurve``'s ``lock`` or ``mute``, or its group's."""
+    return getattr(fcurve, name) or (fcurve.group is not None and getattr(fcurve.group, name))
+
+
+def target_action(obj, mode):
+    """The action and slot a bake in ``mode`` keys into if they exist already (else None and
+    None): the active action with ``'ACTIVE'``, or with ``'NEW'`` this armature's own DQ IK
+    action; its slot only if it is the armature's."""
+    data = obj.animation_data
+    action = None if data is None else data.action
+    if action is None or not (mode == 'ACTIVE' or _own_bake(obj, data)):
+        return None, None
+    return action, data.action_slot
+
+
+def _own_bake(obj, data):
+    """True when the active action is the one an earlier bake made for ``obj``, in a slot no
+    other object plays."""
+    slot = data.action_slot
+    return data.action.get(ACTION_MARK) == obj.name and slot is not None and all(
+        user == obj for user in slot.users())
+
+
 def prepare_action(obj, mode):
     """The channelbag to key into, after making or picking the action (see the module
     docstring), and a sentence that says where the animation that was there is now."""
     data = obj.animation_data_create()
-    action = data.action
-    if action is not None and (mode == 'ACTIVE' or action.get(ACTION_MARK)):
+    action, _ = target_action(obj, mode)
+    if action is not None:
         where = _kept_before(action, data)
     else:
-        where = "no earlier animation" if action is None else _push_down(data)
+        where = "no earlier animation" if data.action is None else _put_aside(data)
         action = bpy.data.actions.new(f"{obj.name}_DQIK")
         action[ACTION_MARK] = obj.name
         data.action = action
     if data.action_slot is None:
-        slots = [slot for slot in action.slots if slot.target_id_type in ('OBJECT', 'UNSPECIFIED')]
-        data.action_slot = slots[0] if slots else action.slots.new('OBJECT', obj.name)
+        data.action_slot = _slot_for(obj, action)
     if action.get(ACTION_MARK):
         data.action_blend_type, data.action_influence = 'REPLACE', 1.0
     layer = action.layers[0] if action.layers else action.layers.new("Layer")
@@ -89,40 +142,62 @@ def prepare_action(obj, mode):
     return strip.channelbag(data.action_slot, ensure=True), where
 
 
+def _slot_for(obj, action):
+    """The slot of ``action`` for ``obj``: an unused one Blender would pick for it (its
+    identifier ``OB<name>``), else a new one."""
+    identifier = f"OB{obj.name}"
+    mine = [slot for slot in action.slots if slot.identifier == identifier and not slot.users()]
+    return mine[0] if mine else action.slots.new('OBJECT', obj.name)
+
+
+def _put_aside(data):
+    """The active action out of the way; returns where it is now. With a slot, it goes down to
+    a new NLA track (``_push_down``); without one it played nothing for the armature, and is
+    left as it is."""
+    if data.action_slot is None:
+        name, data.action = data.action.name, None
+        return f"the action '{name}' had no slot for this armature and is unchanged"
+    return _push_down(data)
+
+
 def _push_down(data):
-    """Move the active action to a new NLA track (its slot, blend type and influence kept) and
-    leave no active action; returns where it went."""
+    """Move the active action to a new NLA track (its slot, blend type and influence kept; the
+    NLA switched on) and leave no active action; returns where it went."""
     action, slot = data.action, data.action_slot
     track = data.nla_tracks.new()
     track.name = f"{action.name}{_PUSHED}"
     start = float(action.frame_range[0])
     strip = track.strips.new(action.name, int(start), action)
     strip.frame_start_ui = start      # strips.new takes whole frames only
-    if slot is not None:
-        strip.action_slot = slot
+    strip.action_slot = slot
     strip.blend_type = data.action_blend_type
     if data.action_influence < 1.0:
         strip.use_animated_influence, strip.influence = True, data.action_influence
     data.action = None
-    return f"the action '{action.name}' now plays from the NLA track '{track.name}'"
+    switched = "" if data.use_nla else " (the NLA, which was off, is on now)"
+    data.use_nla = True
+    return f"the action '{action.name}' now plays from the NLA track '{track.name}'{switched}"
 
 
 def _kept_before(action, data):
-    """Where the animation from before the first bake into ``action`` is: for a DQ IK action,
-    the NLA tracks the first bake pushed down; else a copy of the action (made now)."""
-    if action.get(ACTION_MARK):
+    """Where the animation from before this bake into ``action`` is: for this armature's DQ IK
+    action, the NLA tracks its first bake pushed down; else a copy of the action, made now
+    (one per bake: each keeps what that bake replaced)."""
+    if _own_bake(data.id_data, data):
         pushed = [track.name for track in data.nla_tracks if track.name.endswith(_PUSHED)]
         return (f"keys replaced within the range in the DQ IK action '{action.name}'"
                 + ("" if not pushed else "; the animation from before plays from the NLA "
                    "track " + ", ".join(f"'{name}'" for name in pushed)))
-    backup = action.get(BACKUP_MARK)
-    if backup is None or backup.name not in bpy.data.actions:
-        backup = action.copy()
-        backup.name = f"{action.name}{_PUSHED}"
-        backup.use_fake_user = True
-        action[BACKUP_MARK] = backup
+    backup = action.copy()
+    backup.name = f"{action.name}{_PUSHED}"
+    backup.use_fake_user = True
+    backup.pop(ACTION_MARK, None)       # a copy is no bake's own action
+    users = [] if data.action_slot is None else [
+        user.name for user in data.action_slot.users() if user != data.id_data]
+    shared = "" if not users else (f"; its slot is shared with {', '.join(users)}, whose "
+                                   "animation changes too")
     return (f"keys written into the action '{action.name}'; its state before is kept as "
-            f"'{backup.name}'")
+            f"'{backup.name}'{shared}")
 
 
 def write_curves(channelbag, curves, frame_range):

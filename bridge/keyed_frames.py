@@ -1,5 +1,6 @@
 """The frames where what drives a bake has keys: the armature itself (its bones' keys, e.g. keyed
-hips the chains hang from), its targets and colliders, and the parents of each.
+hips the chains hang from), its targets and colliders, and what moves each of them (parents,
+constraint targets, objects read by drivers).
 
 Keys are read from each object's assigned action and slot (``AnimData.action_slot``: layers →
 strips → ``channelbag(slot)``, ``bpy_extras/anim_utils.py``
@@ -8,6 +9,7 @@ strips → ``channelbag(slot)``, ``bpy_extras/anim_utils.py``
 (``frame_start + (key - action_frame_start) · scale``; repeats are not followed).
 """
 
+import bpy
 import numpy as np
 
 from .scene_tasks import collision_settings
@@ -15,7 +17,9 @@ from .scene_tasks import collision_settings
 
 def driving_objects(obj):
     """The objects that move ``obj``'s solve: ``obj`` itself (keys on the bones its chains hang
-    from), its tasks' targets and its colliders, with the parents of each."""
+    from), its tasks' targets and its colliders, and what moves each of those: its parent, the
+    targets of its constraints (and of its bones' constraints) and the objects its drivers
+    read."""
     found = set()
     pending = [obj] + [pose_bone.dqik.target for pose_bone in obj.pose.bones
                if pose_bone.dqik.use_target and pose_bone.dqik.target is not None]
@@ -26,8 +30,22 @@ def driving_objects(obj):
         thing = pending.pop()
         if thing is not None and thing not in found:
             found.add(thing)
-            pending.append(thing.parent)
+            pending += _movers(thing)
     return found
+
+
+def _movers(thing):
+    """The objects that can move the object ``thing``: its parent, its constraints' targets
+    (its pose bones' too) and the objects its drivers' variables read."""
+    constraints = list(thing.constraints)
+    if thing.pose is not None:
+        constraints += [c for pose_bone in thing.pose.bones for c in pose_bone.constraints]
+    movers = [thing.parent] + [getattr(c, "target", None) for c in constraints]
+    data = thing.animation_data
+    for driver in () if data is None else data.drivers:
+        movers += [target.id for variable in driver.driver.variables
+                   for target in variable.targets if isinstance(target.id, bpy.types.Object)]
+    return movers
 
 
 def keyed_frames(objects):

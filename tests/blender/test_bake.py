@@ -33,8 +33,13 @@ def _animated_targets(obj, frames=FRAMES, amplitude=0.06):
 
 def _fcurves(dqik, obj):
     """Every F-curve of the armature's action in its slot."""
-    data = obj.animation_data
-    return dqik.bridge.keyed_frames.slot_fcurves(data.action, data.action_slot)
+    return _fcurves_of(dqik, obj.animation_data.action, obj)
+
+
+def _fcurves_of(dqik, action, obj):
+    """Every F-curve of ``action`` in the slot with the identifier of the armature's."""
+    slot = action.slots.get(obj.animation_data.action_slot.identifier)
+    return dqik.bridge.keyed_frames.slot_fcurves(action, slot)
 
 
 def _quaternion_keys(dqik, obj, name):
@@ -191,10 +196,11 @@ def test_baking_into_the_active_action_keeps_its_other_keys_and_a_copy(clean_sce
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
     old = _key_old_animation(obj)
     _animated_targets(obj, frames=(1, 20))
-    assert bpy.ops.dqik.bake(frame_start=1, frame_end=20, action='ACTIVE') == {'FINISHED'}
+    assert bpy.ops.dqik.bake(frame_start=1, frame_end=20, action='ACTIVE',
+                             switch_off_tasks=False) == {'FINISHED'}
     assert obj.animation_data.action is old
-    backup = old["dqik_before_bake"]
-    assert backup.use_fake_user and backup.name.endswith("(before DQ IK bake)")
+    backup = bpy.data.actions[f"{old.name} (before DQ IK bake)"]
+    assert backup.use_fake_user
     path = obj.pose.bones["upper_arm.L"].path_from_id("rotation_quaternion")
     frames = sorted({k.co[0] for fc in _fcurves(dqik, obj) if fc.data_path == path
                      for k in fc.keyframe_points})
@@ -202,6 +208,15 @@ def test_baking_into_the_active_action_keeps_its_other_keys_and_a_copy(clean_sce
     head = obj.pose.bones["spine.006"].path_from_id("rotation_quaternion")
     assert {k.co[0] for fc in _fcurves(dqik, obj) if fc.data_path == head
             for k in fc.keyframe_points} == {1.0, 60.0, 120.0}
+    edited = next(fc for fc in _fcurves(dqik, obj) if fc.data_path == path)
+    edited.keyframe_points[9].co.y = 0.5                    # a hand edit of frame 10
+    assert bpy.ops.dqik.bake(frame_start=1, frame_end=20, action='ACTIVE') == {'FINISHED'}
+    second = {a for a in bpy.data.actions if a.name.startswith(f"{old.name} (before DQ IK bake)")}
+    assert len(second) == 2                                 # each bake keeps what it replaced
+    newest = (second - {backup}).pop()
+    kept = next(fc for fc in _fcurves_of(dqik, newest, obj) if fc.data_path == path
+                and fc.array_index == edited.array_index)
+    assert kept.evaluate(10) == pytest.approx(0.5)
 
 
 def test_cancel_puts_back_the_frame_and_every_channel_and_keys_nothing(clean_scene, dqik):
@@ -519,3 +534,130 @@ def test_playback_after_a_bake_that_keeps_the_tasks_on_shows_the_baked_keys(clea
     obj.dqik.use_solve_on_frame_change = False
     played, _ = _played(obj, names, range(2, 8))
     assert _same_rotations(played, shown) <= 1e-5
+
+
+def _short_bake(obj, **options):
+    """A 20-frame bake of ``obj``'s animated targets through the operator."""
+    bpy.context.view_layer.objects.active = obj
+    return bpy.ops.dqik.bake(frame_start=1, frame_end=20, **options)
+
+
+@pytest.mark.parametrize("mode", ['ACTIVE', 'NEW'])
+def test_an_action_without_a_slot_for_the_armature_never_gets_another_objects_slot(clean_scene,
+                                                                                    dqik, mode):
+    """The armature is given a cube's action but no slot: a bake, into the active action or a
+    new one, gives it a slot of its own, and the cube's animation stays as it was."""
+    obj = rigs.metarig("basic")
+    _animated_targets(obj, frames=(1, 20))
+    cube = bpy.data.objects.new("Cube", None)
+    clean_scene.collection.objects.link(cube)
+    for frame, z in ((1, 0.0), (20, 2.0)):
+        cube.location = (3.0, 0.0, z)
+        cube.keyframe_insert("location", frame=frame)
+    before = sorted((f.data_path, f.array_index) for f in _fcurves(dqik, cube))
+    obj.animation_data_create().action = cube.animation_data.action
+    assert obj.animation_data.action_slot is None
+    assert _short_bake(obj, action=mode) == {'FINISHED'}
+    slot = obj.animation_data.action_slot
+    assert slot != cube.animation_data.action_slot and list(slot.users()) == [obj]
+    assert sorted((f.data_path, f.array_index) for f in _fcurves(dqik, cube)) == before
+    assert not obj.animation_data.nla_tracks        # it played nothing: nothing to push down
+    clean_scene.frame_set(20)
+    assert np.allclose(obj.matrix_world.translation, (0.0, 0.0, 0.0))
+
+
+def test_a_linked_duplicates_bake_is_kept_when_the_other_bakes(clean_scene, dqik):
+    """Two armatures share the DQ IK action one of them baked (a linked duplicate): a New
+    Action bake of the other makes its own action and leaves the first one's keys as they
+    were."""
+    obj = rigs.metarig("basic")
+    _animated_targets(obj, frames=(1, 20))
+    assert _short_bake(obj, switch_off_tasks=False) == {'FINISHED'}
+    first = obj.animation_data.action
+    keys = lambda: [tuple(k.co) for f in _fcurves_of(dqik, first, obj)  # noqa: E731
+                    for k in f.keyframe_points]
+    before = keys()
+    twin = obj.copy()
+    clean_scene.collection.objects.link(twin)
+    twin.animation_data.action = first
+    twin.animation_data.action_slot = obj.animation_data.action_slot
+    twin.pose.bones["hand.L"].dqik.target.location.z += 0.05
+    assert _short_bake(twin) == {'FINISHED'}
+    assert twin.animation_data.action is not first
+    assert keys() == before
+
+
+def test_locked_curves_refuse_the_bake_and_muted_or_driven_ones_are_named(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    old = _key_old_animation(obj)
+    _animated_targets(obj, frames=(1, 20))
+    path = obj.pose.bones["upper_arm.L"].path_from_id("rotation_quaternion")
+    curve = next(f for f in _fcurves(dqik, obj) if f.data_path == path)
+    curve.lock = True
+    before = [tuple(k.co) for k in curve.keyframe_points]
+    with pytest.raises(RuntimeError, match="locked"):
+        _short_bake(obj, action='ACTIVE')
+    assert [tuple(k.co) for k in curve.keyframe_points] == before
+    assert not [a for a in bpy.data.actions if a is not old and a.name.startswith(old.name)]
+    curve.lock, curve.mute = False, True
+    driver = obj.pose.bones["forearm.L"].driver_add("rotation_quaternion", 1)
+    driver.driver.expression = "0"
+    baker = dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(1, 20, action='ACTIVE'))
+    warnings = " ".join(baker.finish().warnings)
+    assert "upper_arm.L" in warnings and "muted" in warnings
+    assert "forearm.L" in warnings and "driver" in warnings
+
+
+def test_a_new_action_bake_switches_the_nla_on_so_the_pushed_down_action_plays(clean_scene,
+                                                                                 dqik):
+    obj = rigs.metarig("basic")
+    _key_old_animation(obj)
+    head_before = _head_rotations(obj, range(1, 21, 4))
+    _animated_targets(obj, frames=(1, 20))
+    obj.animation_data.use_nla = False
+    assert _short_bake(obj) == {'FINISHED'}
+    assert obj.animation_data.use_nla
+    assert np.abs(_head_rotations(obj, range(1, 21, 4)) - head_before).max() <= 1e-6
+
+
+def test_a_keyed_rotation_mode_stops_the_bake_changing_nothing(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    _animated_targets(obj, frames=(1, 20))
+    forearm = obj.pose.bones["forearm.L"]
+    forearm.rotation_mode = 'QUATERNION'
+    forearm.keyframe_insert("rotation_mode", frame=1)
+    forearm.rotation_mode = 'XYZ'
+    forearm.keyframe_insert("rotation_mode", frame=10)
+    curves = len(list(_fcurves(dqik, obj)))
+    with pytest.raises(RuntimeError, match="rotation mode of forearm.L"):
+        _short_bake(obj, action='ACTIVE')
+    assert len(list(_fcurves(dqik, obj))) == curves
+
+
+def test_keyed_frames_follow_a_target_moved_by_a_constraint_or_a_driver(clean_scene, dqik):
+    """KEYED frames: a target that copies a keyed Empty's location, and one whose driver reads
+    another keyed Empty, bake the frames of those Empties' keys."""
+    obj = rigs.metarig("basic")
+    empties = sp.add_targets(obj, ["hand.L", "hand.R"])
+    leader = bpy.data.objects.new("Leader", None)
+    reader = bpy.data.objects.new("Read", None)
+    for thing, frame in ((leader, 7), (reader, 13)):
+        clean_scene.collection.objects.link(thing)
+        thing.keyframe_insert("location", frame=frame)
+    empties["hand.L"].constraints.new('COPY_LOCATION').target = leader
+    driver = empties["hand.R"].driver_add("location", 2).driver
+    variable = driver.variables.new()
+    variable.targets[0].id = reader
+    variable.targets[0].data_path = "location.z"
+    driver.expression = variable.name
+    frames = dqik.bridge.baking.bake_frames(obj, dqik.api.BakeOptions(1, 20, frames='KEYED'))
+    assert frames.tolist() == [1, 7, 13, 20]
+
+
+def test_steps_that_miss_the_end_frame_bake_it_too_and_frames_past_blenders_are_refused(
+        clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bake_frames = dqik.bridge.baking.bake_frames
+    assert bake_frames(obj, dqik.api.BakeOptions(1, 10, step=4)).tolist() == [1, 5, 9, 10]
+    with pytest.raises(dqik.bridge.armature.ArmatureError, match="past the frames"):
+        bake_frames(obj, dqik.api.BakeOptions(1, 2_000_000))
