@@ -110,6 +110,16 @@ def bake_frames(obj, options):
     return np.unique(np.concatenate([[start, end], inside]))
 
 
+_RUNNING = []      # the FrameBakes between their first step and their end
+
+
+def cancel_running():
+    """Cancel every bake under way, putting back its frame and pose (the extension is
+    disabled: nothing would finish it)."""
+    for bake in list(_RUNNING):
+        bake.cancel()
+
+
 def _refuse_animated_modes(obj, rows):
     """``ArmatureError`` when a baked bone (``rows``) has its rotation mode keyed or driven:
     each bone's keys are written in the mode it has on the first frame."""
@@ -153,6 +163,7 @@ class FrameBake:
         self.obstacles = []     # with Clean Up, each frame's obstacle query (None without colliders)
         self.worst_error, self.warnings = 0.0, set()
         self.reference, self.unsolved = None, None
+        self.on_end = None      # called once when it ends (the operator's timer and progress)
 
     @property
     def done(self):
@@ -164,6 +175,8 @@ class FrameBake:
         frame = int(self.frames[self.index])
         try:
             self.session.baking = True     # before the first frame_set: the handler skips it
+            if self not in _RUNNING:
+                _RUNNING.append(self)
             self.scene.frame_set(frame)
             if self.index == 0:
                 self.reference = {channel: read_array(self.obj.pose.bones, channel, width)
@@ -241,9 +254,17 @@ class FrameBake:
         """Put back the frame and every pose channel as they were, and end."""
         self._return_to_start()
         self.saved.restore(self.obj)
+        self._end()
+        bpy.context.view_layer.update()
+
+    def _end(self):
         self.session.baking = False
         self.session.invalidate()
-        bpy.context.view_layer.update()
+        if self in _RUNNING:
+            _RUNNING.remove(self)
+        on_end, self.on_end = self.on_end, None
+        if on_end is not None:
+            on_end()
 
     def _return_to_start(self):
         frame, subframe = self.saved_frame
@@ -256,8 +277,7 @@ class FrameBake:
         try:
             report = self._write()
         finally:
-            self.session.baking = False
-            self.session.invalidate()
+            self._end()
         return report
 
     def _write(self):

@@ -18,13 +18,14 @@
   their settings are saved as one operation per changed setting (``liboverride.py``).
 
 All are ``@persistent`` (they survive file loads) and ``unregister`` removes exactly the
-functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handlers.html).
+functions ``register`` added (https://docs.blender.org/api/current/bpy.app.handlers.html); it
+also stops live posing and cancels a bake under way (its frame and pose put back).
 """
 
 import bpy
 from bpy.app.handlers import persistent
 
-from . import frame_solving, liboverride, live_posing, render_lock, session
+from . import baking, frame_solving, liboverride, live_posing, render_lock, session
 
 
 @persistent
@@ -61,5 +62,6 @@ def unregister():
         if function in handlers:
             handlers.remove(function)
     live_posing.stop_all()
+    baking.cancel_running()
     session.drop_sessions()
     frame_solving.forget()

@@ -103,24 +103,26 @@ class DQIK_OT_bake(bpy.types.Operator):
         except ArmatureError as err:
             self.report({'ERROR'}, str(err))
             return {'CANCELLED'}
-        manager = context.window_manager
-        self.timer = manager.event_timer_add(0.001, window=context.window)
+        manager, workspace = context.window_manager, context.workspace
+        timer = manager.event_timer_add(0.001, window=context.window)
         manager.progress_begin(0, len(self.baker.frames))
+
+        def on_end():       # however the bake ends: finished, cancelled, the extension disabled
+            manager.event_timer_remove(timer)
+            manager.progress_end()
+            workspace.status_text_set(None)
+        self.baker.on_end = on_end
         manager.modal_handler_add(self)
         return {'RUNNING_MODAL'}
 
     def modal(self, context, event):
         if event.type == 'ESC' and event.value == 'PRESS':
             self.baker.cancel()
-            self._end(context)
             self.report({'INFO'}, "DQ IK bake cancelled; frame and pose restored")
             return {'CANCELLED'}
         if event.type != 'TIMER':
             return {'RUNNING_MODAL'}
-        result = run_reported(self, lambda: self._advance(context))
-        if result != {'RUNNING_MODAL'}:
-            self._end(context)
-        return result
+        return run_reported(self, lambda: self._advance(context))
 
     def _advance(self, context):
         """Solve frames for up to ``_SLICE_SECONDS``, show the progress; at the end, key."""
@@ -135,16 +137,9 @@ class DQIK_OT_bake(bpy.types.Operator):
             f"DQ IK Bake: frame {baker.index} of {len(baker.frames)} (Esc to cancel)")
         return {'RUNNING_MODAL'}
 
-    def _end(self, context):
-        manager = context.window_manager
-        manager.event_timer_remove(self.timer)
-        manager.progress_end()
-        context.workspace.status_text_set(None)
-
-    def cancel(self, context):
+    def cancel(self, _context):
         """Blender ends the operator (window closed): put everything back."""
         self.baker.cancel()
-        self._end(context)
 
     def _finish(self, report):
         for warning in report.warnings:

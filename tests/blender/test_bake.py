@@ -661,3 +661,25 @@ def test_steps_that_miss_the_end_frame_bake_it_too_and_frames_past_blenders_are_
     assert bake_frames(obj, dqik.api.BakeOptions(1, 10, step=4)).tolist() == [1, 5, 9, 10]
     with pytest.raises(dqik.bridge.armature.ArmatureError, match="past the frames"):
         bake_frames(obj, dqik.api.BakeOptions(1, 2_000_000))
+
+
+def test_disabling_the_extension_mid_bake_puts_back_the_frame_and_the_pose(clean_scene, dqik):
+    import addon_utils
+
+    from extension_cli import MODULE
+    obj = rigs.metarig("basic")
+    _animated_targets(obj, frames=(1, 20))
+    clean_scene.frame_set(3)
+    start = dqik.bridge.live_posing.PoseSnapshot(obj)
+    baker = dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(1, 20))
+    ended = []
+    baker.on_end = lambda: ended.append(True)       # the operator removes its timer here
+    for _ in range(5):
+        baker.step()
+    assert start.changed_bones(obj) and clean_scene.frame_current == 5
+    addon_utils.disable(MODULE, default_set=True)
+    try:
+        assert ended == [True] and clean_scene.frame_current == 3
+        assert start.changed_bones(obj) == []
+    finally:
+        addon_utils.enable(MODULE, default_set=True)
