@@ -122,7 +122,7 @@ class _Drawn:
 def _prune(drawn):
     """Drop the entries of ``drawn`` (``_Drawn.by_armature``) whose object no longer exists."""
     objects = bpy.data.objects
-    alive = np.empty(len(objects), dtype=np.int64)
+    alive = np.empty(len(objects), dtype=np.int32)       # RNA int: one foreach_get copy
     objects.foreach_get("session_uid", alive)
     for uid in drawn.keys() - set(alive.tolist()):
         del drawn[uid]
