@@ -5,9 +5,10 @@ A ``SpaceView3D`` draw handler (``'WINDOW'``, ``'POST_VIEW'``: in the view's 3D 
 scene) draws one batch per colour with Blender's builtin ``POLYLINE_UNIFORM_COLOR`` shader, whose
 ``lineWidth`` gives wide lines without ``bgl`` (gone in Blender 5.0): the pattern of Blender's
 ``templates_py/operator_modal_draw.py`` and https://docs.blender.org/api/current/gpu.html.
-Batches are kept per armature and made again only when ``ArmatureLines.update`` remade the
-lists (the pose, the selection, the settings, the targets or the last result changed): a redraw
-of an unchanged rig reads a few arrays and issues the draw calls, each shader bound once.
+Batches are kept per armature (viewports may show different ones) and made again only when
+``ArmatureLines.update`` remade the lists (the pose, the selection, the settings, the targets
+or the last result changed): a redraw of an unchanged rig reads a few arrays and issues the
+draw calls, each shader bound once.
 Segments of zero length (a twist arc whose range is zero) are left out of the batches: they
 cover no pixel, and on a software rasterizer every segment costs its setup.
 
@@ -20,9 +21,10 @@ an armature without limits on its selected bones, colliders, contacts or tasks h
 show. ``gpu`` raises in background mode, where no viewport draws: the callback returns at once
 there, and tests draw into a ``gpu.types.GPUOffScreen`` with ``draw_overlay``.
 
-``register`` adds the draw handler and the ``undo_post``, ``redo_post`` and ``load_post``
-handlers that count a possible settings change (``properties.note_settings_edit``: settings set
-through their update callbacks count themselves); ``unregister`` removes them.
+``register`` adds the draw handler and the ``undo_post``, ``redo_post``, ``load_post`` and
+``blend_import_pre``/``_post`` (library reload) handlers that count a possible settings change
+(``properties.note_settings_edit``: settings set through their update callbacks count
+themselves); ``unregister`` removes them.
 """
 
 import traceback
@@ -109,20 +111,46 @@ def draw_batches(batches, ui_line, viewport_size):
 
 
 class _Drawn:
-    """The active armature's lists and their batches (one armature at a time)."""
+    """Each armature's lists and batches, by ``Object.session_uid`` (kept across undo), so that
+    viewports showing different armatures each keep theirs; an entry whose object is gone is
+    dropped when an armature without one is drawn or the number of objects changed."""
 
-    armature = None         # Object.session_uid of the armature drawn last
-    lines = None            # its ArmatureLines
-    batches = []
+    by_armature = {}        # session_uid → [ArmatureLines, batches]
+    objects = -1            # len(bpy.data.objects) at the last pruning
+
+
+def _prune(drawn):
+    """Drop the entries of ``drawn`` (``_Drawn.by_armature``) whose object no longer exists."""
+    objects = bpy.data.objects
+    alive = np.empty(len(objects), dtype=np.int32)       # RNA int: one foreach_get copy
+    objects.foreach_get("session_uid", alive)
+    for uid in drawn.keys() - set(alive.tolist()):
+        del drawn[uid]
+    _Drawn.objects = len(objects)
+
+
+def _entry(obj):
+    """``obj``'s ``[ArmatureLines, batches]``, made if it has none."""
+    drawn = _Drawn.by_armature
+    entry = drawn.get(obj.session_uid)
+    if entry is None or _Drawn.objects != len(bpy.data.objects):
+        _prune(drawn)
+        entry = drawn.setdefault(obj.session_uid, [ArmatureLines(), []])
+    return entry
 
 
 def armature_batches(obj, layers):
     """The batches of ``obj``'s ``layers``, made again only when its lists were."""
-    if _Drawn.armature != obj.session_uid:
-        _Drawn.armature, _Drawn.lines, _Drawn.batches = obj.session_uid, ArmatureLines(), []
-    if _Drawn.lines.update(obj, layers):
-        _Drawn.batches = make_batches(_Drawn.lines.lines)
-    return _Drawn.batches
+    entry = _entry(obj)
+    if entry[0].update(obj, layers):
+        entry[1] = make_batches(entry[0].lines)
+    return entry[1]
+
+
+def drawn_lines(obj):
+    """The ``ArmatureLines`` kept for ``obj``, or None (for tests)."""
+    entry = _Drawn.by_armature.get(obj.session_uid)
+    return None if entry is None else entry[0]
 
 
 def draw_overlay(obj, space, system):
@@ -139,11 +167,17 @@ def draw_overlay(obj, space, system):
 
 
 def _draw_callback():
-    """The draw handler: an unexpected error is printed once and the overlay drawn no more
-    until the extension is enabled again, instead of a traceback on every redraw."""
-    if bpy.app.background or _FAILED:
+    """The draw handler (``gpu`` raises in background mode, where no viewport draws)."""
+    if not bpy.app.background:
+        draw_unless_stopped(bpy.context)
+
+
+def draw_unless_stopped(context):
+    """``draw_overlay`` for ``context``, unless an unexpected error stopped the overlay: such an
+    error is printed once and the overlay drawn no more until the extension is enabled again
+    (``register`` clears it), instead of a traceback on every redraw."""
+    if _FAILED:
         return
-    context = bpy.context
     try:
         draw_overlay(context.active_object, context.space_data, context.preferences.system)
     except Exception:  # a bug must not fill the console on every redraw
@@ -155,10 +189,15 @@ def _draw_callback():
 _FAILED = []            # an unexpected error stopped the overlay
 
 _HANDLE = []            # the draw handler's handle while registered
-_SETTINGS_HANDLERS = ("undo_post", "redo_post", "load_post")
+# A library reload replaces linked and overridden rigs' settings: Blender 5.0.1 calls
+# blend_import_pre and blend_import_post around it, 4.5.15 blend_import_pre only (measured, for
+# ``Library.reload()`` and ``wm.lib_reload``); linking and appending call both.
+_SETTINGS_HANDLERS = ("undo_post", "redo_post", "load_post", "blend_import_pre",
+                      "blend_import_post")
 
 
 def register():
+    _FAILED.clear()     # disabling and enabling keeps this module: a new start
     _HANDLE.append(bpy.types.SpaceView3D.draw_handler_add(_draw_callback, (), 'WINDOW',
                                                           'POST_VIEW'))
     for name in _SETTINGS_HANDLERS:
@@ -172,7 +211,8 @@ def unregister():
         handlers = getattr(bpy.app.handlers, name)
         if note_settings_edit in handlers:
             handlers.remove(note_settings_edit)
-    _Drawn.armature, _Drawn.lines, _Drawn.batches = None, None, []
+    _Drawn.by_armature.clear()
+    _Drawn.objects = -1
 
 
 def draw_handle():

@@ -22,7 +22,7 @@ def _dqik_state():
         "handlers": {name: sum(f.__module__.startswith(MODULE)
                                for f in getattr(bpy.app.handlers, name))
                      for name in ("load_post", "undo_post", "redo_post", "depsgraph_update_post",
-                                  "frame_change_post")},
+                                  "frame_change_post", "blend_import_pre", "blend_import_post")},
         "overlay_drawn": _overlay_handle() is not None,
     }
 
@@ -66,6 +66,35 @@ def test_enable_disable_three_times_is_clean(dqik):
             bpy.types.SpaceView3D.draw_handler_remove(handle, 'WINDOW')
         addon_utils.enable(MODULE, default_set=True)
         assert _dqik_state() == enabled
+
+
+def test_an_overlay_stopped_by_an_error_draws_again_once_enabled_again(clean_scene, dqik):
+    """The draw handler's work (``draw_unless_stopped``, for the active armature) draws nothing
+    after an unexpected error stopped it, and again after the extension is disabled and
+    enabled (which keeps its modules)."""
+    import offscreen
+    import rigs
+    import solve_problems as sp
+    from mathutils import Matrix
+    if not offscreen.initialise_gpu():
+        pytest.skip("Blender cannot draw on this machine, not even after a render")
+    obj = rigs.metarig("basic")
+    sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"].location = (0.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    draw = importlib.import_module(f"{MODULE}.panels.overlay_draw")
+
+    def drawn():
+        pixels = offscreen.draw_offscreen(lambda: draw.draw_unless_stopped(bpy.context),
+                                          Matrix.Identity(4), Matrix.Scale(0.2, 4), (64, 64))
+        return int((pixels[..., 3] > 0.0).sum())
+
+    assert bpy.context.active_object == obj and drawn() > 0
+    draw._FAILED.append(True)           # as after an unexpected error
+    assert drawn() == 0
+    addon_utils.disable(MODULE, default_set=True)
+    addon_utils.enable(MODULE, default_set=True)
+    assert importlib.import_module(f"{MODULE}.panels.overlay_draw") is draw
+    assert drawn() > 0
 
 
 def test_manifest_is_what_the_design_promises(dqik):

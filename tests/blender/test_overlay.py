@@ -2,6 +2,9 @@
 limit semantics in Blender's terms, the session's capsules and contacts, and the task targets;
 its change key, its toggles and its drawing (offscreen, where Blender can draw headless)."""
 
+import shutil
+import warnings
+
 import bpy
 import numpy as np
 import pytest
@@ -190,11 +193,13 @@ def test_capsule_wires_lie_at_the_radius_from_the_bone_segment(clean_scene, dqik
     assert lines_of(obj, dqik, ("capsules",)) == {}      # no collisions: no capsules
 
 
-def test_contact_points_lie_on_the_obstacle(clean_scene, dqik):
+def _hand_against_a_wall(scene):
+    """``(rig, wall)``: the basic metarig with HUMANOID limits, its left hand's target beyond a
+    wall cube in its collider collection, solved (the hand's capsules touch the wall)."""
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
     colliders = bpy.data.collections.new("Colliders")
-    clean_scene.collection.children.link(colliders)
+    scene.collection.children.link(colliders)
     obj.dqik.colliders = colliders
     tail = sp.world_tail(obj, "hand.L")
     bpy.ops.mesh.primitive_cube_add(size=1.0, location=tail + np.array([0.0, -0.15 - 0.5, 0.0]))
@@ -204,6 +209,11 @@ def test_contact_points_lie_on_the_obstacle(clean_scene, dqik):
     empties = sp.add_targets(obj, ["hand.L"], chain_count=3)
     empties["hand.L"].location = tail + np.array([0.0, -0.4, 0.0])
     assert bpy.ops.dqik.solve() == {'FINISHED'}
+    return obj, wall
+
+
+def test_contact_points_lie_on_the_obstacle(clean_scene, dqik):
+    obj, wall = _hand_against_a_wall(clean_scene)
     contacts = dqik.api.session_for(obj).last_result.contacts
     assert len(contacts.points) > 0
     lines = lines_of(obj, dqik)
@@ -415,3 +425,142 @@ def test_batches_leave_out_empty_segments_and_share_a_colour(clean_scene, dqik):
         (draw.STYLE_COLOURS["swing_current"], False)]
     np.testing.assert_array_equal(draw.drawn_segments(np.concatenate([point, segment, point])),
                                   segment)
+
+
+def test_each_armature_keeps_its_lines_across_alternating_draws(clean_scene, dqik):
+    """Viewports showing different armatures draw them in turn: each one's lines are built
+    once, not on every draw; a deleted armature's are dropped."""
+    if not offscreen.initialise_gpu():
+        pytest.skip("Blender cannot draw on this machine, not even after a render")
+    draw, layers = dqik.panels.overlay_draw, dqik.panels.overlay_layers.LAYERS
+    first = rigs.metarig("basic")
+    target = sp.add_targets(first, ["hand.L"], chain_count=3)["hand.L"]
+    second = bpy.data.objects.new("second", first.data)
+    clean_scene.collection.objects.link(second)
+    bpy.context.view_layer.update()
+    second.pose.bones["hand.R"].dqik.use_target = True
+    second.pose.bones["hand.R"].dqik.target = target
+    for _ in range(3):
+        for obj in (first, second):
+            assert draw.armature_batches(obj, layers)
+    assert [draw.drawn_lines(obj).builds for obj in (first, second)] == [1, 1]
+    gone = second.session_uid
+    bpy.data.objects.remove(second)
+    draw.armature_batches(first, layers)
+    assert gone not in draw._Drawn.by_armature
+
+
+def test_a_task_line_follows_its_target_bone(clean_scene, dqik):
+    """A task whose target is a bone of another armature: posing that bone moves the line's
+    end (its pose is part of the change key)."""
+    overlay = dqik.panels.overlay_layers
+    obj = rigs.metarig("basic")
+    bpy.ops.object.mode_set(mode='OBJECT')
+    control = bpy.data.objects.new("control", bpy.data.armatures.new("control"))
+    clean_scene.collection.objects.link(control)
+    bpy.context.view_layer.objects.active = control
+    bpy.ops.object.mode_set(mode='EDIT')
+    goal = control.data.edit_bones.new("goal")
+    goal.head, goal.tail = (0.5, -0.5, 1.0), (0.5, -0.5, 1.2)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode='POSE')
+    settings = obj.pose.bones["hand.L"].dqik
+    settings.use_target, settings.target, settings.subtarget = True, control, "goal"
+    lines = overlay.ArmatureLines()
+    assert lines.update(obj, ("tasks",))
+    np.testing.assert_allclose(lines.lines["task_unsolved"][1], (0.5, -0.5, 1.0), atol=1e-6)
+    control.pose.bones["goal"].location = (0.0, 0.0, 0.7)      # along the bone: world −Y
+    bpy.context.view_layer.update()
+    assert lines.update(obj, ("tasks",))
+    np.testing.assert_allclose(lines.lines["task_unsolved"][1], (0.5, -1.2, 1.0), atol=1e-6)
+    assert not lines.update(obj, ("tasks",))
+
+
+def test_a_renamed_bone_keeps_its_capsule(clean_scene, dqik):
+    """After a bone is renamed (in Pose Mode: same addresses), the lines are made with the new
+    names: the capsule of a bone the next solve tests by its new name is still drawn."""
+    overlay = dqik.panels.overlay_layers
+    obj = rigs.metarig("basic")
+    obj.dqik.use_self_collision = True
+    obj.dqik.show_overlay_all_capsules = True
+    sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"].location = (-3.0, 0.0, 1.0)
+    bpy.ops.dqik.solve()
+    lines = overlay.ArmatureLines()
+    assert lines.update(obj, ("capsules",))
+    before = len(lines.lines["capsule"])
+    obj.pose.bones["hand.L"].name = "paw.L"
+    bpy.ops.dqik.solve()                                    # tests "paw.L" now
+    assert "paw.L" in dqik.bridge.session.tested_capsules_of(obj)
+    assert lines.update(obj, ("capsules",))
+    assert len(lines.lines["capsule"]) == before
+    assert "paw.L" in lines.rig.model.names
+
+
+def test_contacts_follow_the_collisions_toggle(clean_scene, dqik):
+    """With Collisions off the last solve's contacts are hidden, as the capsules are."""
+    overlay = dqik.panels.overlay_layers
+    obj, _wall = _hand_against_a_wall(clean_scene)
+    assert len(dqik.api.session_for(obj).last_result.contacts.points)
+    lines = overlay.ArmatureLines()
+    lines.update(obj, overlay.LAYERS)
+    assert "contact" in lines.lines and "capsule_touching" in lines.lines
+    obj.dqik.use_collisions = False
+    assert lines.update(obj, overlay.LAYERS)
+    assert not {"contact", "capsule", "capsule_touching"} & set(lines.lines)
+    obj.dqik.use_collisions = True
+    assert lines.update(obj, overlay.LAYERS)
+    assert "contact" in lines.lines
+
+
+def test_a_bone_scaled_to_zero_draws_nothing_and_no_warning(clean_scene, dqik):
+    overlay = dqik.panels.overlay_layers
+    obj = humanoid(dqik=dqik)
+    obj.dqik.use_self_collision = True
+    obj.dqik.show_overlay_all_capsules = True
+    rigs.select_bones(obj, ["upper_arm.L", "forearm.L", "upper_arm.R"])
+    shown = {style: len(points) for style, points in lines_of(obj, dqik).items()}
+    obj.pose.bones["upper_arm.L"].scale = (0.0, 0.0, 0.0)  # and so its children
+    bpy.context.view_layer.update()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lines = lines_of(obj, dqik)
+    assert all(np.isfinite(points).all() for points in lines.values())
+    for style in ("swing", "twist", "capsule"):
+        assert 0 < len(lines[style]) < shown[style], style      # upper_arm.R's are left
+    assert overlay.finite_segments(np.array([[0.0, 0, 0], [1, 0, 0], [np.nan, 0, 0],
+                                             [1, 0, 0]])).shape == (2, 3)
+
+
+def test_a_library_reload_refreshes_the_task_list_and_the_overlay(clean_scene, dqik, tmp_path):
+    """The settings a library reload brings (a new task on a library override) show in the
+    task list and the overlay: the reload counts as a settings edit."""
+    task_rows = dqik.panels.task_rows
+    overlay = dqik.panels.overlay_layers
+    rig = rigs.metarig("basic")
+    sp.add_targets(rig, ["hand.L"], chain_count=3)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    name, library = rig.name, str(tmp_path / "rig.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=library)
+    rig.pose.bones["hand.R"].dqik.use_target = True
+    rig.pose.bones["hand.R"].dqik.target = bpy.data.objects["target_hand.L"]
+    changed = str(tmp_path / "changed.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=changed, copy=True)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with bpy.data.libraries.load(library, link=True) as (_source, linked):
+        linked.objects = [name, "target_hand.L"]
+    for obj in linked.objects:
+        bpy.context.scene.collection.objects.link(obj)
+    rig = linked.objects[0].override_create(remap_local_usages=True)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode='POSE')
+    lines = overlay.ArmatureLines()
+    lines.update(rig, ("tasks",))
+    assert [row.name for row in task_rows.task_rows(rig)] == ["hand.L"]
+    assert len(lines.lines["task_unsolved"]) == 2
+    shutil.copy(changed, library)
+    bpy.data.libraries[0].reload()
+    assert rig.pose.bones["hand.R"].dqik.use_target
+    assert [row.name for row in task_rows.task_rows(rig)] == ["hand.L", "hand.R"]
+    assert lines.update(rig, ("tasks",))
+    assert len(lines.lines["task_unsolved"]) == 4
