@@ -49,9 +49,11 @@ class TaskSource(NamedTuple):
     chain_count: int
 
 
-def target_matrix(to_armature, source):
+def target_matrix(to_armature, source, view_layer=None):
     """The task's goal in armature space (mathutils Matrix; ``to_armature`` is the armature's
-    ``matrix_world⁻¹``), or None with the reason."""
+    ``matrix_world⁻¹``), or None with the reason. With ``view_layer``, a target it does not
+    evaluate (``evaluated_in``) is refused: its ``matrix_world`` is stale, or the identity if it
+    was never evaluated."""
     target = source.target
     if target is None:
         return None, "has no target"
@@ -59,8 +61,13 @@ def target_matrix(to_armature, source):
         target_name = target.name
     except ReferenceError:
         return None, "targets an object that was deleted"
+    if not isinstance(target, bpy.types.Object):
+        return None, f"targets '{target_name}', which is not an object"
     if not _in_a_scene(target):
         return None, f"targets '{target_name}', which is in no scene (deleted?)"
+    if view_layer is not None and not evaluated_in(view_layer, target):
+        return None, (f"targets '{target_name}', which this view layer does not evaluate (an "
+                      "excluded collection, Disable in Viewports, or another scene)")
     world = target.matrix_world.copy()
     if target.type == 'ARMATURE' and source.subtarget:
         bone = target.pose.bones.get(source.subtarget)
@@ -71,6 +78,16 @@ def target_matrix(to_armature, source):
     if far:
         return None, f"target location is not finite ({far})"
     return to_armature @ world, None
+
+
+def evaluated_in(view_layer, obj):
+    """True when ``view_layer``'s depsgraph evaluates ``obj``'s transform: it is in the view
+    layer (not in an excluded collection, not only in another scene) and neither it nor a
+    collection holding it is disabled in viewports. Hidden with the eye, it still is. (An
+    object that a DQ IK pointer names is in the depsgraph anyway, through the ID property, but
+    with its transform never evaluated: ``is_evaluated`` cannot tell.)"""
+    return view_layer.objects.get(obj.name) == obj and not obj.hide_viewport and not any(
+        collection.hide_viewport for collection in obj.users_collection)
 
 
 def _in_a_scene(obj):
@@ -114,14 +131,18 @@ def aimed_tasks(obj, sources):
     target can be found (a ``Position``, an ``Orientation`` and an ``Aim`` task, as enabled), at
     the target's current place in armature space, with its bone's name; the others are named in
     a warning, and so is a target whose location or transform is not finite (NaN, or at least
-    ``validation.FAR``, which includes Blender's stored inf). An armature whose world matrix is
+    ``validation.FAR``, which includes Blender's stored inf) or that the view layer does not
+    evaluate. An armature whose world matrix is
     not finite or is singular is refused (``validation.check_armature_transform``)."""
     tasks, names, warnings = [], [], []
     check_armature_transform(obj)
     to_armature = obj.matrix_world.inverted_safe()
+    view_layer = bpy.context.view_layer
+    if sources:     # its objects synced (a target made just now) and evaluated
+        bpy.context.evaluated_depsgraph_get()
     found = []      # (source, goal matrix) of the tasks with a target
     for source in sources:
-        matrix, problem = target_matrix(to_armature, source)
+        matrix, problem = target_matrix(to_armature, source, view_layer)
         if matrix is None:
             warnings.append(f"{source.name} {problem}; skipped")
         else:

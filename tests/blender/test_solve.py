@@ -128,9 +128,10 @@ def test_unlinked_target_is_skipped(clean_scene, dqik, capfd):
     assert "in no scene" in out.out + out.err
 
 
-def test_a_target_in_another_scene_or_a_nested_collection_is_used(clean_scene, dqik, capfd):
-    """Only a target in no scene is skipped: one linked in a child collection of this scene, or
-    only in another scene, is solved for (``scene_tasks._in_a_scene``)."""
+def test_a_target_in_a_nested_collection_is_used_and_one_only_in_another_scene_is_named(
+        clean_scene, dqik, capfd):
+    """A target linked in a child collection of this scene is solved for; one only in another
+    scene, whose transform this view layer never evaluates, is skipped with its reason."""
     obj = rigs.metarig("basic")
     empties = sp.add_targets(obj, ["hand.L", "hand.R"])
     nested = bpy.data.collections.new("nested")
@@ -142,8 +143,9 @@ def test_a_target_in_another_scene_or_a_nested_collection_is_used(clean_scene, d
         empties[name].location = sp.world_tail(obj, name) + np.array([0.0, -0.1, 0.1])
     assert bpy.ops.dqik.solve() == {'FINISHED'}
     out = capfd.readouterr()
-    assert "skipped" not in out.out + out.err
-    assert _worst_error(obj, empties) < REACHED
+    assert "hand.R targets 'target_hand.R', which this view layer does not evaluate" in \
+        out.out + out.err
+    assert _worst_error(obj, {"hand.L": empties["hand.L"]}) < REACHED
     bpy.data.scenes.remove(other)
 
 
@@ -371,3 +373,30 @@ def test_a_reachable_hand_beside_an_unreachable_one_on_its_level_is_met(clean_sc
     assert statuses["hand.R"].status == 'MET'
     assert statuses["hand.R"].position_error < obj.dqik.tolerance
     assert statuses["hand.L"].status == 'CLOSEST'
+
+
+@pytest.mark.parametrize("place", ["excluded", "disabled", "other_scene"])
+def test_a_target_the_view_layer_does_not_evaluate_is_skipped_with_a_warning(clean_scene, dqik,
+                                                                             place):
+    """An Empty in an excluded collection, disabled in viewports or only in another scene has no
+    evaluated transform: the task is skipped and named, and the pose is left as it was."""
+    obj = rigs.metarig("basic")
+    scene = bpy.context.scene
+    empty = bpy.data.objects.new("Elsewhere", None)
+    empty.location = sp.world_tail(obj, "hand.L") + np.array([0.1, -0.2, 0.0])
+    if place == "other_scene":
+        bpy.data.scenes.new("Other").collection.objects.link(empty)
+    else:
+        collection = bpy.data.collections.new("Hidden targets")
+        scene.collection.children.link(collection)
+        collection.objects.link(empty)
+        if place == "excluded":
+            bpy.context.view_layer.layer_collection.children[collection.name].exclude = True
+        else:
+            empty.hide_viewport = True
+    settings = obj.pose.bones["hand.L"].dqik
+    settings.target, settings.use_target = empty, True
+    before = dqik.bridge.live_posing.PoseSnapshot(obj)
+    with pytest.raises(RuntimeError, match="does not evaluate"):
+        bpy.ops.dqik.solve()
+    assert before.changed_bones(obj) == []
