@@ -164,6 +164,7 @@ class FrameBake:
         self.worst_error, self.warnings = 0.0, set()
         self.reference, self.unsolved = None, None
         self.on_end = None      # called once when it ends (the operator's timer and progress)
+        self.resolved = False   # keyed or driven DQ IK settings rebuilt the solver on the way
 
     @property
     def done(self):
@@ -204,8 +205,13 @@ class FrameBake:
         if self.solver is None:
             self.solver = solver
             self._choose_bones()
-        elif solver is not self.solver:
-            raise ArmatureError("the rig or its DQ IK settings changed during the bake")
+        elif solver is not self.solver:     # rebuilt: the rig, or its settings, changed
+            if not (np.array_equal(solver.bones, self.solver.bones)
+                    and np.array_equal(solver.moved_mask, self.solver.moved_mask)):
+                raise ArmatureError("the bones the tasks move changed (a rig edit, or keyed or "
+                                    "driven DQ IK settings); bake the frames before and after "
+                                    "the change separately")
+            self.solver, self.resolved = solver, True
         self.recorded.append(self.session.last_rotations[solver.bones].copy())
         self.given.append(solver.given)
         self.targets.append([batch.targets.copy() for batch in solver.problem.tasks.batches])
@@ -321,7 +327,11 @@ class FrameBake:
             for k, row in enumerate(rows.tolist()):
                 per_bone.setdefault(row, []).append((channel, keys[:, k], None))
         kept = np.arange(len(frames))
-        if self.options.cleanup_tolerance > 0.0 and values and len(frames) > 2:
+        if self.options.cleanup_tolerance > 0.0 and self.resolved:
+            self.warnings.add("Clean Up was not applied: keyed or driven DQ IK settings change "
+                              "the tasks within the range, and it measures every frame with one "
+                              "set of tasks")
+        elif self.options.cleanup_tolerance > 0.0 and values and len(frames) > 2:
             tolerance = TaskTolerance(self.solver.problem, self.recorded, self.given,
                                       self.targets, self.obstacles, layout, _to_quaternions,
                                       self.options.cleanup_tolerance,

@@ -68,13 +68,17 @@ def keyed_frames(objects):
 
 def slot_fcurves(action, slot):
     """Every F-curve ``action`` holds for ``slot`` (none for a missing action or slot)."""
+    for bag in channelbags(action, slot):
+        yield from bag.fcurves
+
+
+def channelbags(action, slot):
+    """The channel bags ``action`` holds for ``slot`` (layers → strips; none for a missing
+    action or slot)."""
     if action is None or slot is None:
-        return
-    for layer in action.layers:
-        for strip in layer.strips:
-            bag = strip.channelbag(slot)
-            if bag is not None:
-                yield from bag.fcurves
+        return []
+    return [bag for layer in action.layers for strip in layer.strips
+            if (bag := strip.channelbag(slot)) is not None]
 
 
 def _key_frames(fcurve):

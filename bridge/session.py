@@ -18,11 +18,13 @@ How a session learns that the rig or its settings changed, without reading them 
   build: this catches rig edits (Edit Mode, bone options), raw writes of armature settings and
   IK/FK switches, in the UI and in scripts.
 
-What bypasses all three, so a script must call ``Session.invalidate()`` after it: writing a
+- every tick also compares the values of the DQ IK settings that keys or drivers set
+  (``animated_settings.values``: a task keyed on at frame 20, a driven weight).
+
+What bypasses all of them, so a script must call ``Session.invalidate()`` after it: writing a
 ``PoseBone.dqik`` setting as a raw ID property (``pose_bone.dqik["stiffness"] = 0.5``, which calls
-no ``update`` callback), and keyframes or drivers on ``PoseBone.dqik`` settings. Comparing every
-bone's settings by value on each tick would cost about 0.45 ms on 159 bones, most of what the
-session saves (measured with bpy 5.0.1).
+no ``update`` callback). Comparing every bone's settings by value on each tick would cost about
+0.45 ms on 159 bones, most of what the session saves (measured with bpy 5.0.1).
 
 Sessions are dropped on file load, undo and redo (``handlers.py``), when the extension is
 disabled, and when their armature is deleted.
@@ -38,6 +40,7 @@ import numpy as np
 from ..ik_engine.problem import chain_size
 from ..ik_engine.solver import Solver, involved_bones
 from ..ik_engine.tasks import Position, Task
+from . import animated_settings
 from .armature import (
     ArmatureError,
     PoseArrays,
@@ -328,10 +331,10 @@ class Session:
         obj = self._armature()
         check_editable(obj)
         fingerprint = (rig_fingerprint(obj), armature_settings(obj),
-                       switches_key(obj, self._switches))
+                       animated_settings.values(obj), switches_key(obj, self._switches))
         if self._dirty or fingerprint != self._fingerprint:
             self._read_rig(obj)
-            self._fingerprint = fingerprint[:2] + (switches_key(obj, self._switches),)
+            self._fingerprint = fingerprint[:3] + (switches_key(obj, self._switches),)
             self._dirty = False
         pose = PoseArrays(obj)
         kept, cycles = without_cycles(obj, self.model, self._sources)

@@ -683,3 +683,42 @@ def test_disabling_the_extension_mid_bake_puts_back_the_frame_and_the_pose(clean
         assert start.changed_bones(obj) == []
     finally:
         addon_utils.enable(MODULE, default_set=True)
+
+
+def test_keyed_task_settings_are_solved_played_and_baked_as_keyed(clean_scene, dqik):
+    """The left hand's position task keyed on until frame 5 and off from frame 6 (its rotation
+    task stays): Solve, Solve on Frame Change and a bake all follow the keys, so from frame 6
+    the hand is no longer pulled to its moving target."""
+    obj = rigs.metarig("basic")
+    _animated_targets(obj, frames=(1, 12))
+    settings = obj.pose.bones["hand.L"].dqik
+    settings.use_rotation = True
+    path = 'pose.bones["hand.L"].dqik.use_position'
+    for frame, on in ((5, True), (6, False)):
+        settings.use_position = on
+        obj.keyframe_insert(path, frame=frame)
+    target = settings.target
+    scene = bpy.context.scene
+
+    def hand_error():
+        return float(np.linalg.norm(sp.world_tail(obj, "hand.L")
+                                    - np.array(target.matrix_world.translation)))
+    scene.frame_set(10)
+    assert not settings.use_position
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.dqik.solve()
+    report = dqik.api.session_for(obj).last_result
+    assert report.tasks[[t.name for t in report.tasks].index("hand.L")].position_error is None
+    scene.frame_set(3)
+    obj.dqik.use_solve_on_frame_change = True
+    errors = {}
+    for frame in range(3, 11):
+        scene.frame_set(frame)
+        bpy.context.view_layer.update()
+        errors[frame] = hand_error()
+    obj.dqik.use_solve_on_frame_change = False
+    assert max(errors[f] for f in range(3, 6)) <= 1e-4 and min(errors[f] for f in (8, 10)) > 1e-3
+    report = dqik.api.FrameBake(obj, scene, dqik.api.BakeOptions(1, 12)).finish()
+    assert report.frames == 12
+    scene.frame_set(4)
+    assert hand_error() <= 1e-4
