@@ -56,8 +56,8 @@ class BakeOptions:
     - ``cleanup_tolerance``: 0 keys every baked frame; above 0, keys of the solved bones are
       dropped where every task stays within it (metres, armature space) on every frame, and
       no capsule sinks deeper into a collider than in the solve by more than it;
-    - ``switch_off_tasks``: afterwards, every enabled task and Solve on Frame Change are off, so
-      the keys play on their own."""
+    - ``switch_off_tasks``: afterwards, every task it baked and Solve on Frame Change are off,
+      so the keys play on their own (tasks it left out, a missing target, stay on)."""
 
     frame_start: int
     frame_end: int
@@ -297,7 +297,7 @@ class FrameBake:
             write_curves(channelbag, curves, (int(self.frames[0]), int(self.frames[-1])))
             action = obj.animation_data.action.name
             if options.switch_off_tasks:
-                _switch_off_tasks(obj)
+                _switch_off_tasks(obj, self.unsolved)
         finally:
             self._return_to_start()
         return BakeReport(len(self.frames), tuple(names), sum(len(c[3]) for c in curves), action,
@@ -367,9 +367,10 @@ def _to_quaternions(mode, values):
     return euler_to_quat(values, mode)
 
 
-def _switch_off_tasks(obj):
-    """Every enabled task of ``obj`` off, and Solve on Frame Change."""
+def _switch_off_tasks(obj, unsolved):
+    """Every enabled task of ``obj`` the bake solved off (those it left out, ``unsolved``
+    names, stay as they are), and Solve on Frame Change."""
     for pose_bone in obj.pose.bones:
-        if pose_bone.dqik.use_target:
+        if pose_bone.dqik.use_target and pose_bone.name not in unsolved:
             pose_bone.dqik.use_target = False
     obj.dqik.use_solve_on_frame_change = False

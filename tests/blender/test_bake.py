@@ -722,3 +722,16 @@ def test_keyed_task_settings_are_solved_played_and_baked_as_keyed(clean_scene, d
     assert report.frames == 12
     scene.frame_set(4)
     assert hand_error() <= 1e-4
+
+
+def test_switch_tasks_off_leaves_the_tasks_it_did_not_bake(clean_scene, dqik):
+    """A task with no target is left out of the bake (with a warning): Switch Tasks Off switches
+    the baked tasks off and leaves that one on."""
+    obj = rigs.metarig("basic")
+    _animated_targets(obj, frames=(1, 5))
+    waiting = obj.pose.bones["forearm.R"].dqik
+    waiting.use_target = True
+    report = dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(1, 5)).finish()
+    assert any("forearm.R" in warning for warning in report.warnings)
+    assert waiting.use_target
+    assert not any(obj.pose.bones[name].dqik.use_target for name in sp.EFFECTORS)
