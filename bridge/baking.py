@@ -19,6 +19,7 @@ a frame (a target deleted, the rig changed) cancels and raises ``ArmatureError``
 written to an action before ``finish``.
 """
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -95,6 +96,15 @@ def bake_frames(obj, options):
     """The frames a bake solves, in order (ints), or ``ArmatureError`` for an empty or reversed
     range or a step below 1."""
     start, end, step = options.frame_start, options.frame_end, options.step
+    numbers = {"frame_start": start, "frame_end": end, "step": step}
+    odd = [f"{name} {value!r}" for name, value in numbers.items()
+           if isinstance(value, bool) or not isinstance(value, (int, np.integer))]
+    if odd:
+        raise ArmatureError(f"Bake frames are whole numbers, not {', '.join(odd)}")
+    tolerance = options.cleanup_tolerance
+    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance >= 0):
+        raise ArmatureError(f"The Clean Up tolerance must be a finite distance ≥ 0, not "
+                            f"{tolerance!r}")
     if end < start:
         raise ArmatureError(f"The frame range {start}–{end} is empty or reversed; the end must "
                             "not come before the start")
@@ -145,6 +155,10 @@ class FrameBake:
     changing anything (``ArmatureError``)."""
 
     def __init__(self, obj, scene, options):
+        try:
+            obj.name
+        except ReferenceError:
+            raise ArmatureError("The armature to bake was deleted") from None
         check_editable(obj)
         if options.bones not in BONE_SETS or options.action not in ACTIONS \
                 or options.frames not in FRAME_CHOICES:

@@ -14,6 +14,7 @@ import numpy as np
 from ..ik_engine.limits import SwingTwistLimits
 from ..ik_engine.solver import SolverSettings
 from ..ik_engine.tasks import Aim, Orientation, Position, Task
+from .armature import ArmatureError
 from .target_dependencies import without_cycles
 from .validation import (
     check_armature_settings,
@@ -116,10 +117,17 @@ def task_sources(model, settings_of_bones):
         if not (settings.use_position or settings.use_rotation or settings.use_aim):
             warnings.append(f"{name}: none of position, rotation and aim is enabled; skipped")
             continue
+        if settings.weight == 0.0:
+            warnings.append(f"{name}: its weight is 0, so it pulls on nothing; skipped")
+            continue
+        axis = AIM_AXIS_VECTORS.get(settings.aim_axis, ()) if settings.use_aim else ()
+        if settings.use_aim and not axis:   # a raw ID property outside the enum reads as ''
+            raise ArmatureError(f"'{settings.id_data.name}' bone '{name}': Aim Axis is not one of "
+                                f"{', '.join(AIM_AXIS_VECTORS)}; pick it again in the Bone panel")
         sources.append(TaskSource(i, name, settings.target, settings.subtarget,
                                   settings.use_position, settings.use_rotation, settings.use_aim,
-                                  AIM_AXIS_VECTORS[settings.aim_axis], settings.priority,
-                                  settings.weight, settings.chain_count))
+                                  axis, settings.priority, settings.weight,
+                                  settings.chain_count))
     if sources:     # (a PropertyGroup's ``id_data`` is the armature object owning the bones)
         check_bone_settings(settings_of_bones[0].id_data, [s.name for s in sources],
                             _TASK_FIELDS, [(s.weight, s.priority, s.chain_count) for s in sources])
@@ -213,7 +221,11 @@ def collision_settings(obj):
     settings = obj.dqik
     if not settings.use_collisions:
         return None, False
-    return settings.colliders, settings.use_self_collision
+    colliders = settings.colliders
+    if colliders is not None and not isinstance(colliders, bpy.types.Collection):
+        raise ArmatureError(f"'{obj.name}': Colliders is '{colliders.name}', which is not a "
+                            "collection (written as a raw ID property?); pick a collection")
+    return colliders, settings.use_self_collision
 
 
 def read_settings(obj):

@@ -735,3 +735,24 @@ def test_switch_tasks_off_leaves_the_tasks_it_did_not_bake(clean_scene, dqik):
     assert any("forearm.R" in warning for warning in report.warnings)
     assert waiting.use_target
     assert not any(obj.pose.bones[name].dqik.use_target for name in sp.EFFECTORS)
+
+
+@pytest.mark.parametrize("options", [dict(frame_start=1.5), dict(step=float("nan")),
+                                     dict(cleanup_tolerance=float("nan")),
+                                     dict(cleanup_tolerance=-1.0)])
+def test_script_bake_options_out_of_their_kind_are_refused_changing_nothing(clean_scene, dqik,
+                                                                           options):
+    obj = rigs.metarig("basic")
+    _animated_targets(obj, frames=(1, 5))
+    given = {"frame_start": 1, "frame_end": 5, **options}
+    start, end = given.pop("frame_start"), given.pop("frame_end")
+    with pytest.raises(dqik.bridge.armature.ArmatureError):
+        dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(start, end, **given))
+    assert obj.animation_data is None or obj.animation_data.action is None
+
+
+def test_a_deleted_armature_is_refused_by_name(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.data.objects.remove(obj)
+    with pytest.raises(dqik.bridge.armature.ArmatureError, match="deleted"):
+        dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(1, 5))

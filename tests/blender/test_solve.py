@@ -400,3 +400,30 @@ def test_a_target_the_view_layer_does_not_evaluate_is_skipped_with_a_warning(cle
     with pytest.raises(RuntimeError, match="does not evaluate"):
         bpy.ops.dqik.solve()
     assert before.changed_bones(obj) == []
+
+
+def test_raw_settings_outside_their_kind_get_messages_not_internal_errors(clean_scene, dqik,
+                                                                          capfd):
+    """A weight of 0 leaves its task out with a warning; an Aim Axis or a Colliders pointer
+    written as a raw ID property outside what the setting allows is refused by name."""
+    obj = rigs.metarig("basic")
+    empties = sp.add_targets(obj, ["hand.L", "hand.R"])
+    for name, empty in empties.items():
+        empty.location = sp.world_tail(obj, name) + np.array([0.0, -0.1, 0.0])
+    obj.pose.bones["hand.R"].dqik.weight = 0.0
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    out = capfd.readouterr()
+    assert "hand.R: its weight is 0" in out.out + out.err
+    session = dqik.api.session_for(obj)
+    settings = obj.pose.bones["hand.L"].dqik
+    settings.use_aim = True
+    settings["aim_axis"] = 99
+    session.invalidate()
+    with pytest.raises(RuntimeError, match="Aim Axis is not one of"):
+        bpy.ops.dqik.solve()
+    settings.use_aim = False
+    obj.dqik.pop("colliders", None)
+    obj.dqik["colliders"] = empties["hand.L"]
+    session.invalidate()
+    with pytest.raises(RuntimeError, match="Colliders is 'target_hand.L', which is not a collection"):
+        bpy.ops.dqik.solve()
