@@ -14,8 +14,9 @@ twist, in radians relative to the rest pose:
   axis does not move, so its stiffness means nothing). Bones without stiffness keep theirs.
 - An IK constraint becomes the owner bone's task: target, subtarget, chain_count, weight,
   ``use_location`` → ``use_position``, ``use_rotation`` (rotation-only: the orient weight is the
-  weight). Pole targets, a second IK constraint, targetless or Use-Tail-off IK, Limit Distance IK
-  and stretch are reported as not converted.
+  weight). Pole targets, an influence below 1, a second IK constraint, targetless or
+  Use-Tail-off IK, Limit Distance IK and stretch are reported as not converted. A bone that
+  already has a DQ IK task keeps it, and the constraint is reported as not converted.
 - A Damped Track or Track To constraint becomes the owner bone's aim task: target, subtarget,
   ``track_axis`` → ``aim_axis``, chain length 1 (the constraint turns its bone alone). Track To's
   up axis (the aim leaves the roll free), a head/tail offset and an influence below 1 are reported
@@ -123,11 +124,23 @@ def _ik_problem(pb, con):
     return None
 
 
+def _has_task(pb, notes):
+    """Why ``pb`` keeps the task it has (one set up before the import, or one this import
+    made), or None."""
+    if pb.name in notes.tasks:
+        return "the bone already has a task from this import"
+    if pb.dqik.use_target and pb.dqik.target is not None:
+        return f"the bone already has a DQ IK task, to '{pb.dqik.target.name}'"
+    return None
+
+
 def import_ik_task(pb, con, mute, notes):
-    """Turn one IK constraint into ``pb.dqik``'s task; note what is lost."""
+    """Turn one IK constraint into ``pb.dqik``'s task; note what is lost (a bone that already
+    has a task keeps it)."""
     problem = _ik_problem(pb, con)
-    if problem is None and pb.name in notes.tasks:
-        problem = f"second IK constraint '{con.name}' on {pb.name}"
+    kept = _has_task(pb, notes) if problem is None else None
+    if kept is not None:
+        problem = f"IK constraint '{con.name}' on {pb.name} ({kept})"
     if problem is not None:
         notes.lost.append(problem)
         return
@@ -140,6 +153,8 @@ def import_ik_task(pb, con, mute, notes):
         notes.lost.append(f"orient weight on {pb.name} (uses the weight)")
     if con.pole_target is not None:
         notes.lost.append(f"pole target on {pb.name}")
+    if con.influence < 1.0:
+        notes.lost.append(f"influence {con.influence:g} of the IK constraint on {pb.name}")
     notes.tasks.append(pb.name)
     if mute:
         con.mute = True
@@ -153,8 +168,9 @@ def import_aim_task(pb, con, mute, notes):
     if con.target is None:
         notes.lost.append(f"{label} without target")
         return
-    if pb.name in notes.tasks:
-        notes.lost.append(f"{label} (the bone already has a task)")
+    kept = _has_task(pb, notes)
+    if kept is not None:
+        notes.lost.append(f"{label} ({kept})")
         return
     task = pb.dqik
     task.use_target, task.target, task.subtarget = True, con.target, con.subtarget

@@ -184,3 +184,22 @@ def test_no_armature_is_a_clear_error(clean_scene, dqik):
     bpy.ops.mesh.primitive_cube_add()
     with pytest.raises(RuntimeError, match="Select an armature"):
         bpy.ops.dqik.import_limits()
+
+
+def test_a_bone_with_a_task_keeps_it_and_the_constraint_is_reported(clean_scene, dqik, capfd):
+    """hand.R already has a DQ IK task: an IK constraint and a Damped Track on it are reported
+    as not converted and left as they are; an IK influence below 1 is reported too."""
+    obj = rigs.metarig("basic")
+    mine = empty("Mine")
+    settings = obj.pose.bones["hand.R"].dqik
+    settings.target, settings.use_target, settings.chain_count = mine, True, 3
+    ik(obj.pose.bones["hand.R"], empty("Goal"))
+    track = obj.pose.bones["hand.R"].constraints.new('DAMPED_TRACK')
+    track.target = empty("Look")
+    ik(obj.pose.bones["hand.L"], empty("Other"), influence=0.2)
+    assert bpy.ops.dqik.import_limits() == {'FINISHED'}
+    assert settings.target == mine and settings.chain_count == 3 and settings.use_position
+    assert not obj.pose.bones["hand.R"].constraints["IK"].mute and not track.mute
+    report = report_of(capfd)
+    assert "hand.R (the bone already has a DQ IK task, to 'Mine')" in report
+    assert "influence 0.2 of the IK constraint on hand.L" in report
