@@ -349,7 +349,7 @@ class Session:
             self._scene_obstacles(obj, pose, warnings)
         kinds = [task.kind for task in tasks]
         if self.solver is None or names != self._solved_names or kinds != self._kinds:
-            self._build_solver(obj, tasks, pose, obstacles, warnings)
+            self._build_solver(obj, tasks, names, pose, obstacles, warnings)
             self._solved_names, self._kinds = names, kinds
         else:
             self.solver.retarget([task.target for task in tasks], pose.location, obstacles,
@@ -423,10 +423,11 @@ class Session:
                                     + [bone for bone in dragged if bone >= 0])
         self._switches = switch_bones(obj)
 
-    def _build_solver(self, obj, tasks, pose, obstacles, warnings):
-        """A new solver for ``tasks``: locked bones stay, chains through a bone that does not
-        inherit rotation are refused, and moved bones that Blender changes again after the
-        solve are named in ``warnings`` (``rig_checks``)."""
+    def _build_solver(self, obj, tasks, names, pose, obstacles, warnings):
+        """A new solver for ``tasks`` (of the bones ``names``): locked bones stay, chains through
+        a bone that does not inherit rotation are refused, and moved bones that Blender changes
+        again after the solve, and tasks whose chain has no bone that can turn, are named in
+        ``warnings`` (``rig_checks``)."""
         model, self_collision = self.model, collision_settings(obj)[1]
         radii, collision = None, None
         if obstacles is not None or self_collision:
@@ -442,6 +443,11 @@ class Session:
         changed = changed_after_solve(obj, model, solver.moved_mask)
         if changed:
             warnings.append(changed)
+        problem = solver.problem
+        still = ~problem.tasks.joint_masks[:, problem.joints].any(axis=1)
+        for name in sorted({names[k] for k in np.flatnonzero(still)}):
+            warnings.append(f"{name}: no bone of its chain can turn (every rotation locked, "
+                            "Stiffness 1, or Chain Length too short); nothing moves it")
         self.solver, self._tolerance = solver, settings.tolerance
 
 

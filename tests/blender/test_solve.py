@@ -427,3 +427,17 @@ def test_raw_settings_outside_their_kind_get_messages_not_internal_errors(clean_
     session.invalidate()
     with pytest.raises(RuntimeError, match="Colliders is 'target_hand.L', which is not a collection"):
         bpy.ops.dqik.solve()
+
+
+def test_a_task_whose_chain_cannot_turn_is_named(clean_scene, dqik, capfd):
+    """Every bone of hand.L's chain (length 2) has its rotation locked: the solve says that
+    nothing can move it, instead of a bare 'closest reachable in 0 iterations'."""
+    obj = rigs.metarig("basic")
+    empty = sp.add_targets(obj, ["hand.L"], chain_count=2)["hand.L"]
+    empty.location = sp.world_tail(obj, "hand.L") + np.array([0.0, -0.1, 0.0])
+    for name in ("hand.L", "forearm.L"):
+        obj.pose.bones[name].lock_rotation = (True, True, True)
+        obj.pose.bones[name].lock_rotation_w = True
+    bpy.ops.dqik.solve()
+    out = capfd.readouterr()
+    assert "hand.L: no bone of its chain can turn" in out.out + out.err
