@@ -58,13 +58,18 @@ class LivePosing:
         return snapshot
 
     def follow(self):
-        """The tick after a depsgraph update (``handlers.py``): a solve when something moved.
+        """The tick after a depsgraph update (``handlers.py``): first the errors of the last
+        tick measured on the pose Blender shows, when its constraints or drivers may have moved
+        the bones with tasks (``Session.unmeasured``); then a solve when something moved.
         A rig the solver cannot work on is left to the timer's tick, which shows why in the
         header; an unexpected error is printed once and ends live posing (``ended`` says
         why)."""
         if self.ended() is not None:
             return
         try:
+            if self.session.unmeasured:     # Blender evaluated the last tick's pose just now
+                self.session.unmeasured = False
+                self.last = self.session.measure_shown()
             self.tick(moved_only=True)
         except ArmatureError:
             pass

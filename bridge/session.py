@@ -153,6 +153,7 @@ class Session:
         self.last_rotations = None   # (n,4) of the last result, every bone
         self.dragged = None          # (bone name, world point) while a bone is dragged
         self.baking = False          # dqik.bake solves the frames itself: frame changes and live skip it
+        self.unmeasured = False      # the last live tick's errors wait for Blender's evaluation
         self._seen = None            # ``_moves()`` after the last live tick
         self._stuck = 0              # live ticks in a row cut short without progress
         self.colliders = ColliderCache()
@@ -294,7 +295,9 @@ class Session:
         ticks that follow Blender's updates leave that to the timer, ``live_posing``). None
         while ``dqik.bake`` solves the armature's frames (``baking``). A tick that raised
         ``ArmatureError`` (no target yet: the user is about to drag a bone) is not tried again
-        until something moves."""
+        until something moves. When something Blender evaluates after the solve may move the
+        bones with tasks (``shown_as_solved``), ``unmeasured`` is set: the caller measures the
+        errors the user sees (``measure_shown``) once Blender has evaluated the written pose."""
         if self.baking:
             return None
         last, moved = self.last_result, self._moves()
@@ -311,6 +314,7 @@ class Session:
         gained = last is None or moved != self._seen or _closer(last, snapshot, self._tolerance)
         self._stuck = 0 if gained or not snapshot.cut_short else self._stuck + 1
         self._seen = self._moves()
+        self.unmeasured = not self.shown_as_solved()
         return snapshot
 
     def _moves(self):

@@ -161,9 +161,11 @@ class DQIK_OT_live(bpy.types.Operator):
         errors = [task.position_error for task in snapshot.tasks
                   if task.position_error is not None and task.position_error == task.position_error]
         worst = f"{max(errors) * 1e3:.3g} mm" if errors else "–"
+        warned = "" if not snapshot.warnings else \
+            f" | {len(snapshot.warnings)} warnings: {snapshot.warnings[0]}"
         _header(
             context, f"DQ IK Live: largest error {worst}, {snapshot.iterations} iterations, "
-            f"{snapshot.ms:.1f} ms{' (continues)' if snapshot.cut_short else ''} | {_KEYS}")
+            f"{snapshot.ms:.1f} ms{' (continues)' if snapshot.cut_short else ''}{warned} | {_KEYS}")
 
     def _finish(self, result, message, level='INFO'):
         self.live.stop()

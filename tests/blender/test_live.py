@@ -524,3 +524,25 @@ def test_pin_again_takes_the_pin_back_and_keeps_the_pose(clean_scene, dqik):
     live.cancel()
     assert settings.target == hand
     assert obj.pose.bones["forearm.L"].dqik.target is None
+
+
+def test_live_reports_the_error_blender_shows_when_a_constraint_overrides_the_solve(
+        clean_scene, dqik):
+    """A Limit Rotation on the forearm holds it straight whatever the solve writes: after
+    Blender evaluates a live tick's pose, the live result is measured on what is shown."""
+    obj = rigs.metarig("basic")
+    _, hand = _feet_and_hand(obj)
+    limit = obj.pose.bones["forearm.L"].constraints.new('LIMIT_ROTATION')
+    limit.use_limit_x = limit.use_limit_y = limit.use_limit_z = True
+    limit.owner_space = 'LOCAL'
+    hand.location = sp.world_tail(obj, "hand.L") + np.array([-0.15, -0.2, -0.1])
+    bpy.context.view_layer.update()
+    live = _live(dqik, obj)
+    live.tick()
+    bpy.context.view_layer.update()      # Blender evaluates the pose: the live result follows
+    shown = float(np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(hand.location)))
+    report = {t.name: t for t in live.last.tasks}["hand.L"]
+    assert shown > 0.01
+    assert report.position_error == pytest.approx(shown, abs=1e-5)
+    assert report.status == 'CLOSEST'
+    live.stop()
