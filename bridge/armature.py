@@ -140,6 +140,15 @@ def _inherit_scale_modes(bones):
     return modes[read_array(bones, "inherit_scale", 1, dtype=np.int32)]
 
 
+def world_unit(obj):
+    """How long one armature unit is in world metres: the cube root of ``|det|`` of
+    ``obj.matrix_world``'s 3×3 (its own scale and its parents'), which is exactly that scale
+    when it is uniform (0.01 for a Mixamo FBX import) and otherwise the geometric mean of the
+    axes' scales (for axes at right angles; the volume's scale in general). 0 (or NaN) for a degenerate (or not finite) transform, which the solve refuses
+    (``validation.check_armature_transform``)."""
+    return float(np.cbrt(abs(np.linalg.det(np.array(obj.matrix_world)[:3, :3]))))
+
+
 def rig_fingerprint(obj):
     """What ``read_model`` reads from the bones, as bytes, read with
     ``foreach_get`` into Blender's own storage types (about 60 µs on 159 bones, against about

@@ -55,7 +55,7 @@ class BakeOptions:
     - ``frames``: ``'STEP'`` (every ``step`` frames) or ``'KEYED'`` (the frames where the
       armature, a target, a collider or a parent of one has a key, and the range's ends);
     - ``cleanup_tolerance``: 0 keys every baked frame; above 0, keys of the solved bones are
-      dropped where every task stays within it (metres, armature space) on every frame, and
+      dropped where every task stays within it (world metres) on every frame, and
       no capsule sinks deeper into a collider than in the solve by more than it;
     - ``switch_off_tasks``: afterwards, every task it baked and Solve on Frame Change are off,
       so the keys play on their own (tasks it left out, a missing target, stay on)."""
@@ -73,7 +73,7 @@ class BakeOptions:
 @dataclass(frozen=True)
 class BakeReport:
     """What a finished bake did: frames solved, bones and keys written, where the keys and the
-    animation that was there before went, the largest task error of any frame (armature units;
+    animation that was there before went, the largest task error of any frame (metres;
     NaN without position tasks), seconds spent and the solve's warnings."""
 
     frames: int
@@ -348,7 +348,7 @@ class FrameBake:
         elif self.options.cleanup_tolerance > 0.0 and values and len(frames) > 2:
             tolerance = TaskTolerance(self.solver.problem, self.recorded, self.given,
                                       self.targets, self.obstacles, layout, _to_quaternions,
-                                      self.options.cleanup_tolerance,
+                                      self.options.cleanup_tolerance / self.session.unit,
                                       self.solver.settings.tolerance)
             kept = kept_keys(frames, np.concatenate(values, axis=1), tolerance)
         for row in per_bone:

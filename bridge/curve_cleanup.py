@@ -51,7 +51,8 @@ class TaskTolerance:
     Poses are measured with the solve's own forward kinematics, tasks and contacts (its
     ``Problem``), as it saw that frame: the sub-model's recorded rotations (every bone the solve
     reads), Blender's evaluated parents (``GivenPose``), each task batch's targets and the
-    obstacle query (``obstacles``, one per frame: colliders may move or deform). A task allows
+    obstacle query (``obstacles``, one per frame: colliders may move or deform); distances in
+    the problem's units (armature space, ``Session.unit``). A task allows
     ``tolerance`` where the solve met it (its error within the solver's ``solver_tolerance``),
     else its solved error plus ``tolerance``: a reachable target stays within the tolerance and
     an unreachable one gets no more than that farther. Angular errors count as distances at

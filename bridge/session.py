@@ -3,6 +3,11 @@ posing, solving on frame change, baking and the overlay are to share).
 
 A session owns what is read once from the rig: the ``ChainModel``, each task's settings, the warm
 engine ``Solver`` (with the limits and stiffness of the bones it moves) and the ``ColliderCache``.
+The solve works in the armature's space, whose unit is ``unit`` world metres (``world_unit``:
+0.01 for a Mixamo FBX import): the Tolerance and Margin, set in metres, are divided by it when
+the solver is built, and every distance reported (task errors, contact clearances) is
+multiplied by it, so users see and set world metres; angular errors stay in radians.
+
 ``tick()`` reads only what moves between two solves (the target matrices, the pose channels, and
 the colliders' placement and shape, making the obstacle query again only when they changed),
 solves warm from the current pose, writes the pose and keeps a
@@ -13,10 +18,11 @@ How a session learns that the rig or its settings changed, without reading them 
 - setting a ``PoseBone.dqik`` or ``Object.dqik`` property (in the panels or from Python) calls
   its ``update`` callback (``properties.py``), which marks the armature's session for a rebuild;
 - every tick compares ``armature.rig_fingerprint`` (the bones by value, in a few ``foreach_get``
-  calls), the ``Object.dqik`` solver values and the constraints that may switch which bone a
-  bone follows (``constraint_followers.switches_key``: an IK/FK switch) with those of the last
-  build: this catches rig edits (Edit Mode, bone options), raw writes of armature settings and
-  IK/FK switches, in the UI and in scripts.
+  calls), the ``Object.dqik`` solver values, the armature's ``world_unit`` and the constraints
+  that may switch which bone a bone follows (``constraint_followers.switches_key``: an IK/FK
+  switch) with those of the last build: this catches rig edits (Edit Mode, bone options), raw
+  writes of armature settings, a change of the armature's scale and IK/FK switches, in the UI
+  and in scripts.
 
 - every tick also compares the values of the DQ IK settings that keys or drivers set
   (``animated_settings.values``: a task keyed on at frame 20, a driven weight).
@@ -49,6 +55,7 @@ from .armature import (
     evaluated_matrices,
     read_model,
     rig_fingerprint,
+    world_unit,
 )
 from .colliders import ColliderCache, SceneObstacles, capsule_radii, placement
 from .constraint_followers import followed_model, seen_bones, switch_bones, switches_key
@@ -103,14 +110,15 @@ class SceneContacts:
     clearances: np.ndarray
 
     @classmethod
-    def from_engine(cls, contacts, model, matrix_world):
-        """From the engine's ``Contacts`` (armature space) of an armature with ``matrix_world``."""
+    def from_engine(cls, contacts, model, matrix_world, unit):
+        """From the engine's ``Contacts`` (armature space) of an armature with ``matrix_world``
+        and ``world_unit`` ``unit``."""
         world = np.array(matrix_world)
         normals = contacts.normals @ np.linalg.inv(world[:3, :3])
         normals /= np.linalg.norm(normals, axis=1, keepdims=True)
         return cls(tuple(model.names[i] for i in contacts.bones.tolist()),
                    contacts.points @ world[:3, :3].T + world[:3, 3], normals,
-                   contacts.clearances * np.abs(np.linalg.det(world[:3, :3])) ** (1.0 / 3.0))
+                   contacts.clearances * unit)
 
 
 @dataclass(frozen=True)
@@ -145,7 +153,8 @@ class SolveSnapshot:
 
 
 class Session:
-    """The solving session of one armature object; get it with ``session_for``."""
+    """The solving session of one armature object; get it with ``session_for``. ``unit``: the
+    armature's ``world_unit`` when its solver was built."""
 
     def __init__(self, obj):
         self.obj = obj
@@ -162,7 +171,8 @@ class Session:
         self._dirty = True
         self._fingerprint = None
         self._sources, self._warnings, self._solved_names, self._kinds = [], [], [], []
-        self._tolerance = 0.0
+        self._tolerance = 0.0        # metres (radians for angular errors)
+        self.unit = 1.0
         self._start = None           # (rotations, evaluated matrices) the last solve started from
         self._switches = []          # bones whose constraints may switch what they follow
         self._read_for_drag = None   # the dragged bone when the rig was last read, if any
@@ -195,7 +205,8 @@ class Session:
         reports += [TaskReport(name, status, float("nan"), float("nan"))
                     for name, status in unsolved]
         contacts = None if result.contacts is None else \
-            SceneContacts.from_engine(result.contacts, self.model, self.obj.matrix_world)
+            SceneContacts.from_engine(result.contacts, self.model, self.obj.matrix_world,
+                                      self.unit)
         self.last_rotations = result.rotations
         self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
                                          (time.perf_counter() - begun) * 1e3, tuple(warnings),
@@ -266,10 +277,12 @@ class Session:
 
     def _reports(self, names, errors):
         """One ``TaskReport`` per bone with tasks (in task order): the errors of its position
-        task and of its angular one (orientation or aim)."""
+        task, in metres (``errors`` are in armature units), and of its angular one (orientation
+        or aim), in radians."""
         found = {}
         for name, kind, error in zip(names, self._kinds, errors):
             parts = found.setdefault(name, [None, None])
+            error = error if kind.angular else error * self.unit
             parts[1 if kind.angular else 0] = max(error, parts[1 if kind.angular else 0] or 0.0)
         tolerance = self._tolerance
         return [TaskReport(name, 'MET' if max(e or 0.0 for e in parts) <= tolerance else 'CLOSEST',
@@ -334,11 +347,11 @@ class Session:
     def _solve(self, time_budget_ms, start):
         obj = self._armature()
         check_editable(obj)
-        fingerprint = (rig_fingerprint(obj), armature_settings(obj),
+        fingerprint = (rig_fingerprint(obj), armature_settings(obj), world_unit(obj),
                        animated_settings.values(obj), switches_key(obj, self._switches))
         if self._dirty or fingerprint != self._fingerprint:
             self._read_rig(obj)
-            self._fingerprint = fingerprint[:3] + (switches_key(obj, self._switches),)
+            self._fingerprint = fingerprint[:4] + (switches_key(obj, self._switches),)
             self._dirty = False
         pose = PoseArrays(obj)
         kept, cycles = without_cycles(obj, self.model, self._sources)
@@ -440,9 +453,10 @@ class Session:
         bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
         limits, stiffness = read_joints(obj, model, bones)
         stiffness = np.where(locked_bones(obj), 1.0, stiffness)
-        settings = read_settings(obj)
-        solver = Solver(model, tasks, limits, stiffness, settings, pose.location, obstacles,
-                        radii, collision, self_collision, pose.scale, pose.evaluated)
+        settings, unit = read_settings(obj), world_unit(obj)
+        solver = Solver(model, tasks, limits, stiffness, in_armature_units(settings, unit),
+                        pose.location, obstacles, radii, collision, self_collision, pose.scale,
+                        pose.evaluated)
         check_chains(obj, model, tasks, solver.moved_mask)
         changed = changed_after_solve(obj, model, solver.moved_mask)
         if changed:
@@ -452,7 +466,15 @@ class Session:
         for name in sorted({names[k] for k in np.flatnonzero(still)}):
             warnings.append(f"{name}: no bone of its chain can turn (every rotation locked, "
                             "Stiffness 1, or Chain Length too short); nothing moves it")
-        self.solver, self._tolerance = solver, settings.tolerance
+        self.solver, self._tolerance, self.unit = solver, settings.tolerance, unit
+
+
+def in_armature_units(settings, unit):
+    """``SolverSettings`` given in metres with the Tolerance and Margin in the units of an
+    armature of ``world_unit`` ``unit``; the tolerance of angular tasks stays the Tolerance's
+    value, in radians."""
+    return replace(settings, tolerance=settings.tolerance / unit, margin=settings.margin / unit,
+                   angular_tolerance=settings.tolerance)
 
 
 _STUCK_TICKS = 3

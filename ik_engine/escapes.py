@@ -40,7 +40,7 @@ def escape(problem, q, world, errors, attempt):
     tails = tasks.tails(world)
     root_heads = world[problem.chain_roots, :3, 3]
     distance = np.linalg.norm(tasks.goals() - root_heads, axis=1)
-    unmet = tasks.norms(errors) >= tol
+    unmet = tasks.norms(errors) >= problem.settings.task_tolerance(tasks.angular)
     out_of_reach = tasks.reaches_point & (distance >= problem.chain_reach - tol)
     groups = problem.group_sums
     compromised = (groups.dot(out_of_reach) > 0.0).dot(groups) > 0.0

@@ -23,11 +23,14 @@ from .tasks import TaskSet
 
 @dataclass
 class SolverSettings:
-    """``tolerance`` in metres (angular tasks: radians); ``damping``, ``max_task_step`` and
-    ``contact_band`` (how far beyond ``margin`` contacts are detected; as long as the largest task
-    motion of one step, so that no step can jump over an obstacle unseen) are fractions of the
-    chain size; ``margin`` (clearance from obstacles) in metres; ``max_joint_step`` in radians;
-    ``time_budget_ms``: a solve stops after this long (None: no budget)."""
+    """``tolerance`` in the model's units (metres for an unscaled armature), and in radians for
+    each angular task's error unless ``angular_tolerance`` (radians) is given: a caller that
+    scales ``tolerance`` into the units of a scaled armature keeps the angular one as it was;
+    ``damping``, ``max_task_step`` and ``contact_band`` (how far beyond ``margin`` contacts are
+    detected; as long as the largest task motion of one step, so that no step can jump over an
+    obstacle unseen) are fractions of the chain size; ``margin`` (clearance from obstacles) in
+    the model's units; ``max_joint_step`` in radians; ``time_budget_ms``: a solve stops after
+    this long (None: no budget)."""
 
     max_iterations: int = 300
     tolerance: float = 1e-5
@@ -38,6 +41,14 @@ class SolverSettings:
     time_budget_ms: float = None
     margin: float = 0.01
     contact_band: float = 0.25
+    angular_tolerance: float = None
+
+    def task_tolerance(self, angular):
+        """The tolerance of a task's error: ``angular_tolerance`` (if given) for an angular one,
+        else ``tolerance``; ``angular`` may be an array (task by task)."""
+        angular_tolerance = self.tolerance if self.angular_tolerance is None \
+            else self.angular_tolerance
+        return np.where(angular, angular_tolerance, self.tolerance)
 
 
 def chain_size(model):
@@ -253,11 +264,14 @@ class Problem:
                 settings.max_joint_step)
 
     def converged(self, errors, levels):
-        """Every task within tolerance, and no contact deeper than it."""
-        tol = self.settings.tolerance
-        if self.contacts is not None and levels[0] > tol:
+        """Every task within its tolerance (``SolverSettings.task_tolerance``), and no contact
+        deeper than ``tolerance``."""
+        settings = self.settings
+        if self.contacts is not None and levels[0] > settings.tolerance:
             return False
-        for e in errors:
+        angular = float(settings.task_tolerance(True))
+        for e, batch in zip(errors, self.tasks.batches):
+            tol = angular if batch.angular else settings.tolerance
             if np.maximum.reduce(np.abs(e), axis=None, initial=0.0) >= tol:
                 return False       # (a component past the tolerance: so is the norm)
             if row_dots(e, e).max(initial=0.0) >= tol * tol:

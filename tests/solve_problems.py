@@ -176,8 +176,9 @@ def deepest_clearance(obj, dqik, names=None):
         enabled &= np.isin(np.array(model.names), names)
     capsules = dqik.ik_engine.contacts.Capsules(model, radii, enabled)
     points = capsules.points(pose.evaluated)
-    distance, _ = obstacles(points, np.full(len(capsules), 10.0))
-    return float(np.min(distance - capsules.radii - obj.dqik.margin))
+    distance, _ = obstacles(points, np.full(len(capsules), 10.0))   # armature units
+    unit = bridge.world_unit(obj)
+    return float(np.min((distance - capsules.radii) * unit - obj.dqik.margin))
 
 
 def box(name, low, high, collection):
