@@ -87,6 +87,8 @@ def evaluated_in(view_layer, obj):
     collection holding it is disabled in viewports. Hidden with the eye, it still is. (An
     object that a DQ IK pointer names is in the depsgraph anyway, through the ID property, but
     with its transform never evaluated: ``is_evaluated`` cannot tell.)"""
+    if obj.visible_get(view_layer=view_layer):     # most targets: no search by name
+        return True
     return view_layer.objects.get(obj.name) == obj and not obj.hide_viewport and not any(
         collection.hide_viewport for collection in obj.users_collection)
 
