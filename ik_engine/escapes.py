@@ -72,8 +72,8 @@ def futile_here(futile, errors, tolerance):
     """True when the escapes of an earlier stall found nothing better (``futile``: each task's
     error then, kept until a solve converges) and every task unmet now (``errors``) was unmet
     then and is no closer than ``_FUTILE_CLOSER`` (half) its error of then: a target dragged on
-    beyond what the chain can reach under its limits (inside the rest-length bound of
-    ``Problem._chains``, which only a straight chain attains), where escaping again at every warm
+    beyond what the chain can reach under its limits (inside the bound of ``Problem.hang``,
+    which only a straight chain attains), where escaping again at every warm
     step would only repeat them. A task met then but not now, or one that came much closer, may
     be in a new local minimum: escapes run."""
     if futile is None:

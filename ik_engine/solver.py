@@ -82,6 +82,7 @@ class Solver:
         self.modelled_mask = np.zeros(len(model), dtype=bool)    # the bones the solve reads
         self.modelled_mask[self.bones] = True
         self.given = GivenPose.of(self.bones, locations, scales, evaluated)
+        self.problem.hang(self.given)
         self.update = PoseUpdate(self.problem.joints, self.problem.limits)
         self.steps = Steps(self.problem, self.update)
         self.reset()
@@ -105,10 +106,12 @@ class Solver:
     def retarget(self, targets=None, locations=None, obstacles=None, scales=None, evaluated=None):
         """New ``targets`` (one per task, in the order the tasks were given), given pose
         (``locations``, ``scales``, ``evaluated``: see ``__init__``) and ``obstacles`` query for
-        the same tasks, keeping everything built from the rig."""
+        the same tasks, keeping everything built from the rig; the chains' reach follows the
+        given pose (``Problem.hang``)."""
         if targets is not None:
             self.problem.tasks.set_targets(targets)
         self.given = GivenPose.of(self.bones, locations, scales, evaluated)
+        self.problem.hang(self.given)
         if obstacles is not None:
             self.problem.contacts.obstacles = obstacles
         if targets is not None or obstacles is not None:

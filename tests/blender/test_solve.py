@@ -57,6 +57,27 @@ def test_moved_rotated_scaled_armature_still_reaches(clean_scene, dqik):
     assert max(worst) <= REACHED * 1.7
 
 
+@pytest.mark.parametrize("channel, value", [("scale", (1.0, 1.5, 1.0)),
+                                            ("location", (0.0, 0.1, 0.15))])
+def test_a_scaled_or_moved_arm_reaches_targets_of_its_own_fk(clean_scene, dqik, channel, value):
+    """The upper arm scaled along its length (the forearm and hand inherit it), or moved off
+    the shoulder's tail (not connected): targets by Blender's FK of random poses of that arm are
+    met within 0.1 mm, not taken for out of reach by a bound of the rest lengths."""
+    obj = rigs.metarig("basic")
+    setattr(obj.pose.bones["upper_arm.L"], channel, value)
+    chain = ("shoulder.L", "upper_arm.L", "forearm.L", "hand.L")
+    empties = sp.add_targets(obj, ["hand.L"], chain_count=len(chain))
+    rng = np.random.default_rng(5)
+    errors = []
+    for _ in range(6):
+        sp.set_pose(obj, dict(zip(chain, rigs.random_quaternions(rng, len(chain), 0.5))))
+        empties["hand.L"].location = sp.world_tail(obj, "hand.L")
+        sp.set_pose(obj, dict.fromkeys(chain, (1.0, 0.0, 0.0, 0.0)))
+        assert bpy.ops.dqik.solve() == {'FINISHED'}
+        errors.append(sp.effector_errors(obj, empties)[0])
+    assert max(errors) <= REACHED, errors
+
+
 def test_orientation_task_matches_target_rotation(clean_scene, dqik):
     obj = rigs.metarig("basic")
     empties = sp.add_targets(obj, ["hand.L"], use_rotation=True)
