@@ -276,4 +276,4 @@ def test_a_game_rig_imported_at_centimetre_scale_and_turned_reaches(clean_scene,
             empty.location = sp.world_tail(obj, name)
         sp.clear_pose(obj)
         assert bpy.ops.dqik.solve() == {'FINISHED'}
-        assert sp.effector_errors(obj, empties).max() <= REACHED * 0.01
+        assert sp.effector_errors(obj, empties).max() <= REACHED    # world metres, as set
