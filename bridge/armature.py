@@ -330,11 +330,14 @@ def bone_channel(path):
     prefix = 'pose.bones["'
     if not path.startswith(prefix):
         return None, None
-    name, k = [], len(prefix)
-    while k < len(path) and path[k] != '"':
-        k += 1 if path[k] != "\\" else 2
-        name.append(path[k - 1])
-    if path[k:k + 2] != '"]':
+    name, found, rest = path[len(prefix):].partition('"]')
+    if "\\" in name:        # escaped: read it character by character (rare, and slower)
+        name, k = [], len(prefix)
+        while k < len(path) and path[k] != '"':
+            k += 1 if path[k] != "\\" else 2
+            name.append(path[k - 1])
+        found, rest = path[k:k + 2], path[k + 2:]
+        name = "".join(name)
+    if found != '"]':
         return None, None
-    rest = path[k + 2:]
-    return "".join(name), rest[1:] if rest.startswith(".") else rest
+    return name, rest[1:] if rest.startswith(".") else rest
