@@ -6,7 +6,9 @@ calls no ``update`` callback, so the session would keep solving with the old val
 compares ``values(obj)`` on every tick (``session.py``): the animated settings' current values,
 read by path. Which paths are animated is read again only when the shape of the armature's
 animation changes (its actions and slots, NLA strips, the number of F-curves in each channel bag,
-the number of drivers): on other ticks that costs a few length reads.
+the number of drivers), or when a path stops resolving (a bone renamed): on other ticks that
+costs a few length reads. A path edited in place in the Graph Editor is taken at the next of
+those changes.
 """
 
 from .keyed_frames import channelbags
@@ -16,8 +18,21 @@ _PATHS = {}     # Object.session_uid → (shape of its animation, the animated D
 
 def values(obj):
     """The current values of ``obj``'s animated DQ IK settings (a tuple, to compare by value;
-    empty when none is animated). Every DQ IK setting is a single value, so a path is enough."""
-    return tuple(obj.path_resolve(path) for path in animated_paths(obj))
+    empty when none is animated). Every DQ IK setting is a single value, so a path is enough.
+    A path that no longer resolves (its bone renamed, or deleted with its curve left behind)
+    has the paths read again; one that still does not resolve is passed over."""
+    try:
+        return tuple(obj.path_resolve(path) for path in animated_paths(obj))
+    except ValueError:
+        _PATHS.pop(obj.session_uid, None)
+    return tuple(_resolved(obj, path) for path in animated_paths(obj))
+
+
+def _resolved(obj, path):
+    try:
+        return obj.path_resolve(path)
+    except ValueError:
+        return None
 
 
 def animated_paths(obj):

@@ -342,9 +342,9 @@ class FrameBake:
                 per_bone.setdefault(row, []).append((channel, keys[:, k], None))
         kept = np.arange(len(frames))
         if self.options.cleanup_tolerance > 0.0 and self.resolved:
-            self.warnings.add("Clean Up was not applied: keyed or driven DQ IK settings change "
-                              "the tasks within the range, and it measures every frame with one "
-                              "set of tasks")
+            self.warnings.add("Clean Up was not applied: the solve was set up again within the "
+                              "range (keyed or driven DQ IK settings, or the armature's scale, "
+                              "changed), and it measures every frame with one set of tasks")
         elif self.options.cleanup_tolerance > 0.0 and values and len(frames) > 2:
             tolerance = TaskTolerance(self.solver.problem, self.recorded, self.given,
                                       self.targets, self.obstacles, layout, _to_quaternions,

@@ -51,25 +51,25 @@ class LivePosing:
 
     def tick(self, moved_only=False):
         """One live tick; returns the new ``SolveSnapshot``, or None when nothing moved (or,
-        ``moved_only``, when only a solve cut short is left to go on with)."""
+        ``moved_only``, when only a solve cut short is left to go on with). The last tick's
+        errors are measured first on the pose Blender shows, if they wait for it
+        (``measure``)."""
+        self.measure()
         snapshot = self.session.live_tick(self.obj.dqik.time_budget_ms, moved_only)
         if snapshot is not None:
             self.last = snapshot
         return snapshot
 
     def follow(self):
-        """The tick after a depsgraph update (``handlers.py``): first the errors of the last
-        tick measured on the pose Blender shows, when its constraints or drivers may have moved
-        the bones with tasks (``Session.unmeasured``); then a solve when something moved.
+        """The tick after a depsgraph update (``handlers.py``): the last tick's errors measured
+        on the pose Blender shows if they wait for it (``measure``), then a solve when something
+        moved.
         A rig the solver cannot work on is left to the timer's tick, which shows why in the
         header; an unexpected error is printed once and ends live posing (``ended`` says
         why)."""
         if self.ended() is not None:
             return
         try:
-            if self.session.unmeasured:     # Blender evaluated the last tick's pose just now
-                self.session.unmeasured = False
-                self.last = self.session.measure_shown()
             self.tick(moved_only=True)
         except ArmatureError:
             pass
@@ -77,6 +77,15 @@ class LivePosing:
             traceback.print_exc()
             self.failure = f"{type(err).__name__}: {err}"
             self.stop()
+
+    def measure(self):
+        """When the last tick's errors wait for Blender's evaluation (``Session.unmeasured``: a
+        constraint or driver may move the bones with tasks after the solve), evaluate the pose
+        (Blender would before its next redraw) and measure them on what it shows."""
+        if self.session.unmeasured:
+            self.session.unmeasured = False
+            bpy.context.evaluated_depsgraph_get()
+            self.last = self.session.measure_shown()
 
     def drag(self, bone, point):
         """Pull ``bone``'s tail to the world ``point`` from the next tick on (None: release)."""

@@ -347,7 +347,7 @@ class Session:
     def _solve(self, time_budget_ms, start):
         obj = self._armature()
         check_editable(obj)
-        fingerprint = (rig_fingerprint(obj), armature_settings(obj), world_unit(obj),
+        fingerprint = (rig_fingerprint(obj), armature_settings(obj), _rounded(world_unit(obj)),
                        animated_settings.values(obj), switches_key(obj, self._switches))
         if self._dirty or fingerprint != self._fingerprint:
             self._read_rig(obj)
@@ -467,6 +467,12 @@ class Session:
             warnings.append(f"{name}: no bone of its chain can turn (every rotation locked, "
                             "Stiffness 1, or Chain Length too short); nothing moves it")
         self.solver, self._tolerance, self.unit = solver, settings.tolerance, unit
+
+
+def _rounded(unit):
+    """``unit`` to 6 significant digits: Blender's float32 ``matrix_world`` of a turning
+    armature moves its last digits."""
+    return float(f"{unit:.6g}")
 
 
 def in_armature_units(settings, unit):

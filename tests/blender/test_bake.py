@@ -756,3 +756,17 @@ def test_a_deleted_armature_is_refused_by_name(clean_scene, dqik):
     bpy.data.objects.remove(obj)
     with pytest.raises(dqik.bridge.armature.ArmatureError, match="deleted"):
         dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(1, 5))
+
+
+def test_a_keyed_setting_of_a_deleted_or_renamed_bone_does_not_stop_solving(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    _animated_targets(obj, frames=(1, 5))
+    for bone in ("breast.L", "breast.R"):
+        obj.keyframe_insert(f'pose.bones["{bone}"].dqik.stiffness', frame=1)
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    obj.pose.bones["breast.R"].name = "chest_R"
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.ops.object.mode_set(mode='EDIT')
+    obj.data.edit_bones.remove(obj.data.edit_bones["breast.L"])
+    bpy.ops.object.mode_set(mode='POSE')
+    assert bpy.ops.dqik.solve() == {'FINISHED'}

@@ -546,3 +546,25 @@ def test_live_reports_the_error_blender_shows_when_a_constraint_overrides_the_so
     assert report.position_error == pytest.approx(shown, abs=1e-5)
     assert report.status == 'CLOSEST'
     live.stop()
+
+
+def test_the_timer_tick_measures_a_tick_made_in_blenders_update(clean_scene, dqik):
+    """The rig follows a target through Blender's updates with a Limit Rotation overriding the
+    solve: the tick made inside the last update is measured by the next timer tick."""
+    obj = rigs.metarig("basic")
+    _, hand = _feet_and_hand(obj)
+    limit = obj.pose.bones["forearm.L"].constraints.new('LIMIT_ROTATION')
+    limit.use_limit_x = limit.use_limit_y = limit.use_limit_z = True
+    limit.owner_space = 'LOCAL'
+    live = _live(dqik, obj)
+    live.tick()
+    start = sp.world_tail(obj, "hand.L")
+    for k in range(1, 4):      # the transform tool: a move and an update each time
+        hand.location = start + np.array([-0.05, -0.07, -0.03]) * k
+        bpy.context.view_layer.update()
+    live.tick()                # nothing moved since: only the measurement
+    shown = float(np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(hand.location)))
+    assert shown > 0.01
+    assert {t.name: t for t in live.last.tasks}["hand.L"].position_error == \
+        pytest.approx(shown, abs=1e-5)
+    live.stop()
