@@ -82,10 +82,9 @@ class LivePosing:
         """When the last tick's errors wait for Blender's evaluation (``Session.unmeasured``: a
         constraint or driver may move the bones with tasks after the solve), evaluate the pose
         (Blender would before its next redraw) and measure them on what it shows."""
-        if self.session.unmeasured:
-            self.session.unmeasured = False
-            bpy.context.evaluated_depsgraph_get()
-            self.last = self.session.measure_shown()
+        measured = self.session.measure_unmeasured()
+        if measured is not None:
+            self.last = measured
 
     def drag(self, bone, point):
         """Pull ``bone``'s tail to the world ``point`` from the next tick on (None: release)."""

@@ -230,6 +230,20 @@ class Session:
             task for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED')))
         return self.last_result
 
+    def measure_unmeasured(self):
+        """When the last live tick's errors wait for Blender's evaluation (``unmeasured``), the
+        pose evaluated (no live tick follows that update: ``ticking``) and the snapshot measured
+        on it (``measure_shown``); else None."""
+        if not self.unmeasured:
+            return None
+        self.unmeasured = False
+        _TICKING[0] += 1
+        try:
+            bpy.context.evaluated_depsgraph_get()
+        finally:
+            _TICKING[0] -= 1
+        return self.measure_shown()
+
     def shown_result(self, evaluate):
         """The last snapshot with the errors of the pose Blender shows after it. When nothing
         Blender evaluates after the solve moves the bones with tasks (``shown_as_solved``),
