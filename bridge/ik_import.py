@@ -60,7 +60,11 @@ class ImportNotes:
 
 
 def _widen(lo, hi, label, notes):
-    """``(lo, hi)`` clamped to ±180° and widened to contain 0 (noted when it had to be)."""
+    """``(lo, hi)`` clamped to ±180° and widened to contain 0 (noted when it had to be); a
+    minimum above the maximum is taken the other way round, and noted."""
+    if lo > hi:
+        notes.lost.append(f"minimum above maximum in {label} ({_deg(lo)} > {_deg(hi)}; "
+                          "imported as the range between them)")
     lo, hi = max(-math.pi, min(lo, hi)), min(math.pi, max(lo, hi))
     fixed = (min(lo, 0.0), max(hi, 0.0))
     if fixed != (lo, hi):
@@ -87,6 +91,12 @@ def _limit_rotation_ranges(pb, con, notes):
     if con.owner_space != 'LOCAL':
         notes.lost.append(f"Limit Rotation in {con.owner_space} space on {pb.name}")
         return {}
+    if con.influence <= 0.0:
+        notes.lost.append(f"Limit Rotation with influence 0 on {pb.name} (it limits nothing)")
+        return {}
+    if con.influence < 1.0:
+        notes.lost.append(f"influence {con.influence:g} of Limit Rotation on {pb.name} "
+                          "(imported as full limits)")
     return {axis: _widen(getattr(con, f"min_{axis}"), getattr(con, f"max_{axis}"),
                          f"Limit Rotation {axis.upper()} on {pb.name}", notes)
             for axis in "xyz" if getattr(con, f"use_limit_{axis}")}

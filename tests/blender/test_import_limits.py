@@ -203,3 +203,17 @@ def test_a_bone_with_a_task_keeps_it_and_the_constraint_is_reported(clean_scene,
     report = report_of(capfd)
     assert "hand.R (the bone already has a DQ IK task, to 'Mine')" in report
     assert "influence 0.2 of the IK constraint on hand.L" in report
+
+
+def test_limit_rotation_influence_and_reversed_ranges_are_reported(clean_scene, dqik, capfd):
+    obj = rigs.metarig("basic")
+    limit_rotation(obj.pose.bones["forearm.L"], x=(-30, 30)).influence = 0.0
+    limit_rotation(obj.pose.bones["forearm.R"], x=(-30, 30)).influence = 0.5
+    limit_rotation(obj.pose.bones["shin.L"], x=(40, -40))
+    assert bpy.ops.dqik.import_limits() == {'FINISHED'}
+    report = report_of(capfd)
+    assert "Limit Rotation with influence 0 on forearm.L" in report
+    assert "influence 0.5 of Limit Rotation on forearm.R" in report
+    assert "minimum above maximum in Limit Rotation X on shin.L" in report
+    assert bounds(obj.pose.bones["forearm.L"])[:2] != [-30.0, 30.0]     # not imported
+    assert bounds(obj.pose.bones["forearm.R"])[:2] == [-30.0, 30.0]

@@ -281,6 +281,17 @@ def test_add_target_puts_an_empty_on_the_tail_and_solves_to_it(clean_scene, dqik
     assert _worst_error(obj, {"hand.L": empty}) < REACHED
 
 
+def test_add_target_again_names_the_target_it_replaces(clean_scene, dqik, capfd):
+    obj = rigs.metarig("basic")
+    obj.data.bones.active = obj.data.bones["hand.L"]
+    assert bpy.ops.dqik.add_target() == {'FINISHED'}
+    first = obj.pose.bones["hand.L"].dqik.target.name
+    capfd.readouterr()
+    assert bpy.ops.dqik.add_target() == {'FINISHED'}
+    out = capfd.readouterr()
+    assert f"in place of '{first}', which stays in the scene" in out.out + out.err
+
+
 def test_add_target_without_an_active_bone_is_a_clear_error(clean_scene, dqik):
     obj = rigs.metarig("basic")
     obj.data.bones.active = None
