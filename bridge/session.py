@@ -52,6 +52,7 @@ from .armature import (
     PoseArrays,
     PoseSnapshot,
     check_editable,
+    deforming_bones,
     evaluated_matrices,
     read_model,
     rig_fingerprint,
@@ -480,6 +481,12 @@ class Session:
         for name in sorted({names[k] for k in np.flatnonzero(still)}):
             warnings.append(f"{name}: no bone of its chain can turn (every rotation locked, "
                             "Stiffness 1, or Chain Length too short); nothing moves it")
+        if self._switches:      # a rig with IK/FK switches: is a task on a switched-off limb?
+            deforming = deforming_bones(obj)
+            carried = model.descendants_mask()[[task.bone for task in tasks]]
+            for name in sorted({names[k] for k in np.flatnonzero(~(carried & deforming).any(1))}):
+                warnings.append(f"{name} moves no deforming bone, so the mesh will not follow it: "
+                                "its limb is probably switched to IK (set its IK/FK switch to FK)")
         self.solver, self._tolerance, self.unit = solver, settings.tolerance, unit
 
 
