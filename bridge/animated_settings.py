@@ -19,20 +19,21 @@ _PATHS = {}     # Object.session_uid → (shape of its animation, the animated D
 def values(obj):
     """The current values of ``obj``'s animated DQ IK settings (a tuple, to compare by value;
     empty when none is animated). Every DQ IK setting is a single value, so a path is enough.
-    A path that no longer resolves (its bone renamed, or deleted with its curve left behind)
-    has the paths read again; one that still does not resolve is passed over."""
+    Paths that do not resolve (a bone deleted with its curve left behind) are left out when
+    the paths are read; one that stops resolving (its bone renamed) has them read again."""
     try:
         return tuple(obj.path_resolve(path) for path in animated_paths(obj))
     except ValueError:
         _PATHS.pop(obj.session_uid, None)
-    return tuple(_resolved(obj, path) for path in animated_paths(obj))
+    return tuple(obj.path_resolve(path) for path in animated_paths(obj))
 
 
-def _resolved(obj, path):
+def _resolves(obj, path):
     try:
-        return obj.path_resolve(path)
+        obj.path_resolve(path)
     except ValueError:
-        return None
+        return False
+    return True
 
 
 def animated_paths(obj):
@@ -51,7 +52,8 @@ def animated_paths(obj):
         return known[1]
     curves = [fcurve for bag in bags for fcurve in bag.fcurves] + list(data.drivers)
     paths = tuple(sorted({fcurve.data_path for fcurve in curves
-                          if fcurve.data_path.startswith("dqik.") or ".dqik." in fcurve.data_path}))
+                          if (fcurve.data_path.startswith("dqik.") or ".dqik." in fcurve.data_path)
+                          and _resolves(obj, fcurve.data_path)}))
     _PATHS[obj.session_uid] = (shape, paths)
     return paths
 

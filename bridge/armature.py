@@ -130,16 +130,6 @@ def read_model(obj):
                                  flags=flags)
 
 
-def deforming_bones(obj):
-    """(n,) bool in pose-bone order: each bone's ``Bone.use_deform``."""
-    bones, names = obj.data.bones, obj.pose.bones.keys()
-    flags = read_array(bones, "use_deform", 1, dtype=bool)
-    if bones.keys() == names:
-        return flags
-    index = {name: i for i, name in enumerate(bones.keys())}
-    return flags[[index[name] for name in names]]
-
-
 def _inherit_scale_modes(bones):
     """Every bone's ``Bone.inherit_scale`` as ``bone_parent_transform`` mode numbers, read with
     one ``foreach_get`` of the enum values (RNA's values are DNA's ``eBone_InheritScaleMode``)."""

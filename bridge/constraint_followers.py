@@ -103,6 +103,22 @@ def switches_key(obj, switches):
     return tuple(key)
 
 
+def switched_away(obj, model, switches):
+    """``{bone index: owner name}``: the bones a switching bone (one of ``switches``, e.g.
+    Rigify's ORG-hand.L, with a Copy Transforms from the FK control and one from the IK chain)
+    can copy but copies no longer, and that bone: the controls of a limb whose IK/FK switch is
+    set to the other side (moving them moves no deforming bone)."""
+    pose_bones = obj.pose.bones
+    sources = {}
+    for bone in {bone for bone, _ in switches}:
+        for constraint in pose_bones[bone].constraints:
+            if constraint.type == 'COPY_TRANSFORMS' and constraint.target == obj:
+                sources.setdefault(model.index.get(constraint.subtarget, -1),
+                                   pose_bones[bone].name)
+    copied = set(copied_bones(obj, model).tolist())
+    return {bone: owner for bone, owner in sources.items() if bone >= 0 and bone not in copied}
+
+
 def copied_bones(obj, model):
     """(n,) int: for each bone of ``model`` (pose-bone order), the index of the bone whose world
     transform it copies whole (module docstring), or -1."""

@@ -52,14 +52,19 @@ from .armature import (
     PoseArrays,
     PoseSnapshot,
     check_editable,
-    deforming_bones,
     evaluated_matrices,
     read_model,
     rig_fingerprint,
     world_unit,
 )
 from .colliders import ColliderCache, SceneObstacles, capsule_radii, placement
-from .constraint_followers import followed_model, seen_bones, switch_bones, switches_key
+from .constraint_followers import (
+    followed_model,
+    seen_bones,
+    switch_bones,
+    switched_away,
+    switches_key,
+)
 from .rig_checks import changed_after_solve, check_chains, locked_bones, shown_as_solved
 from .scene_tasks import (
     aimed_tasks,
@@ -362,11 +367,12 @@ class Session:
     def _solve(self, time_budget_ms, start):
         obj = self._armature()
         check_editable(obj)
-        fingerprint = (rig_fingerprint(obj), armature_settings(obj), _rounded(world_unit(obj)),
+        fingerprint = (rig_fingerprint(obj), armature_settings(obj),
                        animated_settings.values(obj), switches_key(obj, self._switches))
-        if self._dirty or fingerprint != self._fingerprint:
+        rescaled = not math.isclose(world_unit(obj), self.unit, rel_tol=_SAME_UNIT)
+        if self._dirty or fingerprint != self._fingerprint or rescaled:
             self._read_rig(obj)
-            self._fingerprint = fingerprint[:4] + (switches_key(obj, self._switches),)
+            self._fingerprint = fingerprint[:3] + (switches_key(obj, self._switches),)
             self._dirty = False
         pose = PoseArrays(obj)
         kept, cycles = without_cycles(obj, self.model, self._sources)
@@ -481,19 +487,13 @@ class Session:
         for name in sorted({names[k] for k in np.flatnonzero(still)}):
             warnings.append(f"{name}: no bone of its chain can turn (every rotation locked, "
                             "Stiffness 1, or Chain Length too short); nothing moves it")
-        if self._switches:      # a rig with IK/FK switches: is a task on a switched-off limb?
-            deforming = deforming_bones(obj)
-            carried = model.descendants_mask()[[task.bone for task in tasks]]
-            for name in sorted({names[k] for k in np.flatnonzero(~(carried & deforming).any(1))}):
-                warnings.append(f"{name} moves no deforming bone, so the mesh will not follow it: "
-                                "its limb is probably switched to IK (set its IK/FK switch to FK)")
+        away = switched_away(obj, model, self._switches) if self._switches else {}
+        for name, bone in sorted({(name, task.bone) for name, task in zip(names, tasks)
+                                  if task.bone in away}):
+            warnings.append(f"{name}: {away[bone]}, which can follow it, follows another bone "
+                            "now (its IK/FK switch is set to the other side), so the mesh will "
+                            f"not follow {name}; switch that limb over")
         self.solver, self._tolerance, self.unit = solver, settings.tolerance, unit
-
-
-def _rounded(unit):
-    """``unit`` to 6 significant digits: Blender's float32 ``matrix_world`` of a turning
-    armature moves its last digits."""
-    return float(f"{unit:.6g}")
 
 
 def in_armature_units(settings, unit):
@@ -506,6 +506,7 @@ def in_armature_units(settings, unit):
 
 _STUCK_TICKS = 3
 _SAME_MATRIX = 1e-5   # Blender's float32 pose against the model's FK (relative to the rig's size)
+_SAME_UNIT = 1e-5     # a turning armature's world unit moves in float32's last digits
 
 
 def _closer(before, after, tolerance):

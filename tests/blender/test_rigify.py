@@ -122,18 +122,21 @@ def test_fk_controls_reach_fk_targets_and_the_deform_bones_follow(rigify_blend, 
 
 
 def test_a_target_on_an_fk_control_of_a_limb_in_ik_mode_is_named(rigify_blend, dqik):
-    """The left arm switched to IK: DQ IK can turn hand_fk.L, but no deforming bone follows it,
-    so the solve says the mesh will not; the right arm, in FK, is not named."""
+    """The left arm switched to IK: DQ IK can turn hand_fk.L, but ORG-hand.L (which the mesh
+    follows) follows the IK chain now, so the solve says the mesh will not follow; the right
+    arm, in FK, and the torso controls, which move the mesh without any switch, are not
+    named."""
     rig = _open(rigify_blend)
     rig.pose.bones["upper_arm_parent.L"]["IK_FK"] = 0.0
     bpy.context.view_layer.update()
-    empties = sp.add_targets(rig, ["hand_fk.L", "hand_fk.R"], chain_count=4)
+    empties = sp.add_targets(rig, ["hand_fk.L", "hand_fk.R", "chest", "head"], chain_count=4)
     for name, empty in empties.items():
         empty.location = sp.world_tail(rig, name) + np.array([0.0, -0.05, 0.05])
     assert bpy.ops.dqik.solve() == {'FINISHED'}
-    warnings = " ".join(dqik.api.session_for(rig).last_result.warnings)
-    assert "hand_fk.L moves no deforming bone" in warnings
-    assert "hand_fk.R moves no deforming bone" not in warnings
+    warnings = dqik.api.session_for(rig).last_result.warnings
+    named = {warning.split(":")[0] for warning in warnings if "follows another bone" in warning}
+    assert named == {"hand_fk.L"}
+    assert any("ORG-hand.L, which can follow it" in warning for warning in warnings)
 
 
 def test_locked_mch_bones_never_move_and_count_in_the_chain_length(rigify_blend, dqik):
