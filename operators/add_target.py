@@ -23,10 +23,11 @@ class DQIK_OT_add_target(bpy.types.Operator):
     def _add(self, context):
         obj = active_armature(context)
         bone = context.active_pose_bone
-        before = bone.dqik.target
+        before, subtarget = bone.dqik.target, bone.dqik.subtarget
         empty = add_target_empty(obj, bone)
-        replaced = "" if before is None else \
-            f" in place of '{before.name}', which stays in the scene"
+        named = "" if before is None else before.name + (
+            f" › {subtarget}" if before.type == 'ARMATURE' and subtarget else "")
+        replaced = "" if before is None else f" in place of '{named}', which stays in the scene"
         self.report({'INFO'}, f"DQ IK: '{empty.name}' is now the target of {bone.name}{replaced}")
         return {'FINISHED'}
 
