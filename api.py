@@ -11,9 +11,9 @@
 
 ``session.last_result`` keeps the last ``SolveSnapshot``; ``session.solver`` is the warm engine
 ``Solver`` and ``session.model`` its ``ChainModel`` (None before the first tick). A session
-follows settings changed through their properties and rig edits by itself; call
-``session.invalidate()`` after writing a setting as a raw ID property or when keyframes or
-drivers change DQ IK settings (``bridge/session.py`` says why). Problems raise ``ArmatureError``
+follows settings changed through their properties, by keyframes or by drivers, and rig edits
+by itself; call ``session.invalidate()`` after writing a setting as a raw ID property
+(``bridge/session.py`` says why). Problems raise ``ArmatureError``
 with a message meant for the user.
 
 Baking, what ``dqik.bake`` runs (``bridge/baking.py``), one frame at a time if you like::

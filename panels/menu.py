@@ -10,6 +10,7 @@ class DQIK_MT_pose(bpy.types.Menu):
     def draw(self, _context):
         layout = self.layout
         layout.operator("dqik.solve", icon='CON_KINEMATIC')
+        layout.operator("dqik.live", icon='PLAY')
         layout.operator("dqik.bake", icon='KEYINGSET')
         layout.operator("dqik.add_target", icon='EMPTY_AXIS')
         layout.separator()
