@@ -232,8 +232,16 @@ class Session:
         errors = tasks.norms(tasks.true_errors(np.ascontiguousarray(evaluated[self.solver.bones])))
         shown = self._reports(self._solved_names, errors.tolist())
         met = all(task.status == 'MET' for task in shown)
+        solved = {task.name: task for task in snapshot.tasks}
+        moved = [task.name for task in shown if task.name in solved
+                 and _farther(task, solved[task.name], self._tolerance)]
+        warnings = snapshot.warnings + (() if not moved else (
+            f"Blender moves {', '.join(moved)} after the solve (a constraint or driver on a "
+            "bone of the chain or above it follows the solved bones): the errors given are "
+            "those of the pose shown",))
         self.last_result = replace(snapshot, converged=snapshot.converged and met, tasks=tuple(shown) + tuple(
-            task for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED')))
+            task for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED')),
+            warnings=warnings)
         return self.last_result
 
     def measure_unmeasured(self):
@@ -518,6 +526,14 @@ def _closer(before, after, tolerance):
                                     ("rotation", task.rotation_error)) if value is not None}
     old, new = errors(before), errors(after)
     return old.keys() != new.keys() or any(new[key] < old[key] - tolerance for key in new)
+
+
+def _farther(shown, solved, tolerance):
+    """True when the ``TaskReport`` ``shown`` is farther from its target, in position or in
+    rotation, than ``solved`` by more than ``tolerance``."""
+    return any(a is not None and b is not None and a > b + tolerance
+               for a, b in ((shown.position_error, solved.position_error),
+                            (shown.rotation_error, solved.rotation_error)))
 
 
 def _matrix_bytes(obj):

@@ -473,3 +473,22 @@ def test_a_task_whose_chain_cannot_turn_is_named(clean_scene, dqik, capfd):
     bpy.ops.dqik.solve()
     out = capfd.readouterr()
     assert "hand.L: no bone of its chain can turn" in out.out + out.err
+
+
+def test_a_bone_above_the_chain_that_follows_a_solved_bone_is_explained(clean_scene, dqik,
+                                                                        capfd):
+    """The root bone copies the left hand's location: whatever the solve writes, Blender moves
+    the whole rig after it. The report gives the error shown and says why."""
+    obj = rigs.metarig("basic")
+    empty = sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"]
+    empty.location = sp.world_tail(obj, "hand.L") + np.array([0.0, -0.15, 0.1])
+    follow = obj.pose.bones["spine"].constraints.new('COPY_LOCATION')
+    follow.target, follow.subtarget = obj, "hand.L"
+    follow.influence = 0.5
+    bpy.context.view_layer.update()
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    bpy.context.view_layer.update()
+    snapshot = dqik.api.session_for(obj).last_result
+    shown = float(np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(empty.location)))
+    assert snapshot.tasks[0].position_error == pytest.approx(shown, abs=1e-5)
+    assert any("Blender moves hand.L after the solve" in w for w in snapshot.warnings)
