@@ -11,7 +11,7 @@ costs a few length reads. A path edited in place in the Graph Editor is taken at
 those changes.
 """
 
-from .keyed_frames import channelbags
+from .keyed_frames import channelbags, played_slots
 
 _PATHS = {}     # Object.session_uid → (shape of its animation, the animated DQ IK paths)
 
@@ -42,9 +42,7 @@ def animated_paths(obj):
     data = obj.animation_data
     if data is None:
         return ()
-    played = [(data.action, data.action_slot)] + [
-        (strip.action, strip.action_slot) for track in data.nla_tracks for strip in track.strips]
-    bags = [bag for action, slot in played for bag in channelbags(action, slot)]
+    bags = [bag for action, slot in played_slots(data) for bag in channelbags(action, slot)]
     shape = (tuple(bag.as_pointer() for bag in bags), tuple(len(bag.fcurves) for bag in bags),
              len(data.drivers))
     known = _PATHS.get(obj.session_uid)

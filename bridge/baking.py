@@ -32,7 +32,7 @@ from .armature import (POSE_CHANNELS, ArmatureError, PoseArrays, PoseSnapshot, c
                        is_selected, read_array)
 from .curve_cleanup import TaskTolerance, kept_keys
 from .key_writer import curve_warnings, prepare_action, refuse_unkeyable, write_curves
-from .keyed_frames import driving_objects, keyed_frames, slot_fcurves
+from .keyed_frames import driving_objects, keyed_frames, played_slots, slot_fcurves
 from .rotation_keys import channel_of, channel_values
 from .session import session_for
 
@@ -136,9 +136,9 @@ def _refuse_animated_modes(obj, rows):
     bones = obj.pose.bones
     paths = {bones[row].path_from_id("rotation_mode"): bones[row].name for row in rows.tolist()}
     data = obj.animation_data
-    animated = [] if data is None else list(slot_fcurves(data.action, data.action_slot)) + [
-        fcurve for track in data.nla_tracks for strip in track.strips
-        for fcurve in slot_fcurves(strip.action, strip.action_slot)] + list(data.drivers)
+    animated = [] if data is None else [
+        fcurve for action, slot in played_slots(data)
+        for fcurve in slot_fcurves(action, slot)] + list(data.drivers)
     names = sorted({paths[fcurve.data_path] for fcurve in animated if fcurve.data_path in paths})
     if names:
         raise ArmatureError(f"the rotation mode of {', '.join(names[:3])} is keyed or driven; a "

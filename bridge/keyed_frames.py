@@ -66,6 +66,13 @@ def keyed_frames(objects):
     return np.unique(np.concatenate(frames))
 
 
+def played_slots(data):
+    """``(action, slot)`` of the assigned action and of every NLA strip of the ``AnimData``
+    ``data`` (muted or not)."""
+    return [(data.action, data.action_slot)] + [
+        (strip.action, strip.action_slot) for track in data.nla_tracks for strip in track.strips]
+
+
 def slot_fcurves(action, slot):
     """Every F-curve ``action`` holds for ``slot`` (none for a missing action or slot)."""
     for bag in channelbags(action, slot):
