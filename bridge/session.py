@@ -38,6 +38,7 @@ disabled, and when their armature is deleted.
 
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import bpy
@@ -198,15 +199,13 @@ class Session:
         on raises ``ArmatureError`` with a message for the user, after storing a snapshot whose
         status is ``'ERROR'``."""
         begun = time.perf_counter()
-        _TICKING[0] += 1
         try:
-            result, names, unsolved, warnings = self._solve(time_budget_ms, start)
+            with _in_a_tick():
+                result, names, unsolved, warnings = self._solve(time_budget_ms, start)
         except ArmatureError as err:
             self.last_result = SolveSnapshot(error=str(err),
                                              ms=(time.perf_counter() - begun) * 1e3)
             raise
-        finally:
-            _TICKING[0] -= 1
         reports = self._reports(names, result.errors.tolist())
         reports += [TaskReport(name, status, float("nan"), float("nan"))
                     for name, status in unsolved]
@@ -251,11 +250,8 @@ class Session:
         if not self.unmeasured:
             return None
         self.unmeasured = False
-        _TICKING[0] += 1
-        try:
+        with _in_a_tick():
             bpy.context.evaluated_depsgraph_get()
-        finally:
-            _TICKING[0] -= 1
         return self.measure_shown()
 
     def shown_result(self, evaluate):
@@ -552,6 +548,16 @@ _TICKING = [0]  # ticks under way: a depsgraph update inside one (``_scene_obsta
 def ticking():
     """True while some session's tick runs."""
     return _TICKING[0] > 0
+
+
+@contextmanager
+def _in_a_tick():
+    """Count as a tick under way (``ticking``) while the block runs."""
+    _TICKING[0] += 1
+    try:
+        yield
+    finally:
+        _TICKING[0] -= 1
 
 
 def session_for(obj):
