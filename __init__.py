@@ -1,15 +1,18 @@
 """DQ IK: prioritized, joint-limited, collision-aware inverse kinematics on dual quaternions.
 
 Registration gathers the property groups, operators, panels, the viewport overlay's handlers
-(``panels/overlay_draw.py``) and the application handlers of the solving sessions
-(``bridge/handlers.py``); ``unregister`` removes exactly what ``register`` added and drops every
-session, so enabling and disabling the extension repeatedly leaves nothing behind.
+(``panels/overlay/draw.py``) and the application handlers of the solving sessions
+(``dq_ik_addon/blender/lifecycle/handlers.py``); ``unregister`` removes exactly what
+``register`` added and drops every session, so enabling and disabling the extension repeatedly
+leaves nothing behind. Nothing else happens here: the product is in ``dq_ik_addon/``,
+``operators/`` and ``panels/`` (``docs/architecture.md``).
 """
 
 import bpy
 
-from . import api, operators, panels, properties  # noqa: F401  (api: the scripting module)
-from .bridge import handlers
+from . import api, operators, panels  # noqa: F401  (api: the scripting module's public path)
+from .dq_ik_addon import properties
+from .dq_ik_addon.blender.lifecycle import handlers
 
 _CLASSES = (*properties.CLASSES, *operators.CLASSES, *panels.CLASSES)
 

@@ -45,7 +45,6 @@ GOALS = ("DQ IK with collisions ≥ 150 frames/s; without them within 2× of Ble
 def animated_scene(dqik, frames, seed):
     """``collision.scene``'s basic human, its four targets keyed along a reachable path."""
     import bpy
-
     import solve_problems as sp
     with common.quiet():
         obj, _, _, collection, triangles = collision.scene("basic", dqik)
@@ -75,7 +74,6 @@ def animated_scene(dqik, frames, seed):
 def playback_errors(obj, empties, frames):
     """(frames × effectors) distance of each effector's evaluated tail to its target."""
     import bpy
-
     import solve_problems as sp
     scene, out = bpy.context.scene, []
     for frame in range(1, frames + 1):
@@ -119,7 +117,7 @@ def bake_blender(dqik, frames, seed):
 
 def _fcurves(dqik, obj):
     data = obj.animation_data
-    return dqik.bridge.keyed_frames.slot_fcurves(data.action, data.action_slot)
+    return dqik.dq_ik_addon.blender.keys.keyed_frames.slot_fcurves(data.action, data.action_slot)
 
 
 def main():

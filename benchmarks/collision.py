@@ -35,7 +35,6 @@ GOAL = "159-bone metarig warm solve with collisions ≤ 8 ms"
 
 def scene(kind, dqik):
     import bpy
-
     import rigs
     import solve_problems as sp
     obj = common.new_rig(kind)
@@ -73,11 +72,11 @@ def run(kind, dqik, with_collider):
     import bpy
     obj, goal, tail, collection, triangles = scene(kind, dqik)
     obj.dqik.colliders = collection if with_collider else None
-    pose = dqik.bridge.armature.PoseArrays(obj)
+    pose = dqik.dq_ik_addon.blender.rig.pose.PoseArrays(obj)
     session = dqik.api.session_for(obj)
     session.tick()
     solver = session.solver
-    tasks, names, _ = dqik.bridge.scene_tasks.read_tasks(obj, session.model)
+    tasks, names, _ = dqik.dq_ik_addon.blender.settings.scene_tasks.read_tasks(obj, session.model)
     targets = np.array([task.target for task in tasks])
     hand = names.index("hand.L")
     rotations = pose.rotations()

@@ -45,15 +45,14 @@ def install():
 
 
 def engine(dqik, name):
-    """The engine submodule ``ik_engine.<name>`` of the installed extension (by import, so a
+    """The engine submodule ``dq_ik_addon.engine.<name>`` of the installed extension (by import, so a
     same-named function re-exported by the package cannot shadow it)."""
-    return importlib.import_module(f"{dqik.__name__}.ik_engine.{name}")
+    return importlib.import_module(f"{dqik.__name__}.dq_ik_addon.engine.{name}")
 
 
 def new_rig(kind):
     """An empty scene holding a Rigify metarig (``'basic'`` 29 bones, ``'human'`` 159), in pose mode."""
     import bpy
-
     import rigs
     bpy.ops.wm.read_homefile(use_empty=True)
     with quiet():

@@ -30,11 +30,10 @@ GOAL_MS = 0.3
 
 def measure(dqik, kind, poses, seed):
     import bpy
-
     import rigs
     obj = common.new_rig(kind)
     common.use_quaternions(obj)
-    model = dqik.bridge.armature.read_model(obj)
+    model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
     rng = common.np.random.default_rng(seed)
     n = len(model)
     engine_ms, blender_ms, worst = [], [], 0.0

@@ -13,9 +13,9 @@ errors read matrices). Microseconds, fastest of 7 runs of 2,000 calls.
 
 ``solve``: ``replay.py``'s warm solves of basic-root, human-root and basic-collision with the
 solver's FK and joint frames in each form, the forms alternating for the given number of rounds
-(fastest of 7 replays each). The DQ form replaces ``solver.problem.fk`` (``DualQuaternionFK``: the
+(fastest of 7 replays each). The DQ form replaces the problem's ``fk`` (``DualQuaternionFK``: the
 moving part composed by ``ChainModel.forward``, each rigid bone ``D_a ⊗ (D_a* ⊗ D_i)`` on its
-anchor, converted to matrices once per call) and ``solver.problem.joint_frames`` (``ScrewAxisFrames``:
+anchor, converted to matrices once per call) and ``joint_frames`` (``ScrewAxisFrames``:
 joint j's Δθ_jk turns about the screw axis ``F̂_j ê_k F̂_j*`` = ``a_jk + ε c_j × a_jk`` of its
 pre-rotation frame ``F̂_j = D̂_parent ⊗ L_j``, van den Bergen GDC 2015 "Déjà vu"; Bartelink
 digest §4.6), so the Jacobians come from the DQ pose. Iteration counts must match; on the
@@ -33,11 +33,14 @@ import numpy as np
 
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__))]
 import replay  # noqa: E402  (puts the repository on sys.path)
-from ik_engine import ChainModel  # noqa: E402
-from ik_engine.chain_model import GivenPose, MovingJointsFK  # noqa: E402
-from ik_engine.dual_quaternion import dq_conj, dq_mul, dq_to_matrix, dq_translation  # noqa: E402
-from ik_engine.jacobian import JointFrames  # noqa: E402
-from ik_engine.quaternion import qmul, quat_to_matrix  # noqa: E402
+
+from dq_ik_addon.engine import ChainModel  # noqa: E402
+from dq_ik_addon.engine.chain_model import GivenPose, MovingJointsFK  # noqa: E402
+from dq_ik_addon.engine.dual_quaternion import dq_conj, dq_mul, dq_to_matrix, dq_translation  # noqa: E402
+from dq_ik_addon.engine.jacobian import JointFrames  # noqa: E402
+from dq_ik_addon.engine.quaternion import qmul, quat_to_matrix  # noqa: E402
+from dq_ik_addon.engine import solver as solver_module  # noqa: E402
+from dq_ik_addon.engine import problem as problem_module  # noqa: E402
 
 SOLVES = ("basic-root", "human-root", "basic-collision")
 KEPT_POSES = 16
@@ -97,11 +100,21 @@ class ScrewAxisFrames(JointFrames):
         return axes.transpose(1, 0, 2).reshape(3, 3 * self.joints.size), heads.repeat(3, axis=0)
 
 
-def dual_quaternion_form(solver):
-    """Give ``solver`` the DQ form of its FK and joint frames."""
-    problem = solver.problem
-    problem.fk = DualQuaternionFK(problem.model, problem.joints)
-    problem.joint_frames = ScrewAxisFrames(problem.model, problem.joints, problem.fk)
+@contextlib.contextmanager
+def dual_quaternion_form():
+    """Solvers built in this context use the DQ form of the FK and joint frames: their
+    ``Problem`` (the class the engine's ``solver`` module builds) is made with them."""
+    class DualQuaternionProblem(problem_module.Problem):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.fk = DualQuaternionFK(self.model, self.joints)
+            self.joint_frames = ScrewAxisFrames(self.model, self.joints, self.fk)
+
+    solver_module.Problem = DualQuaternionProblem
+    try:
+        yield
+    finally:
+        solver_module.Problem = problem_module.Problem
 
 
 def fk(path):
@@ -127,7 +140,7 @@ def fk(path):
 
 def solve(path, rounds):
     for name in SOLVES:
-        for label, adapt in (("matrices", None), ("dual quaternions", dual_quaternion_form)) \
+        for label, adapt in (("matrices", contextlib.nullcontext), ("dual quaternions", dual_quaternion_form)) \
                 * rounds:
             printed = io.StringIO()
             with contextlib.redirect_stdout(printed):

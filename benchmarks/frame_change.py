@@ -63,7 +63,6 @@ class Animated:
 
     def __init__(self, dqik, count, frames, seed):
         import bpy
-
         import solve_problems as sp
         self.bpy, self.dqik = bpy, dqik
         self.obj = obj = common.new_rig("human")
@@ -71,7 +70,7 @@ class Animated:
         solve.apply_preset(obj)
         self.effectors = sp.EFFECTORS
         self.empties = sp.add_targets(obj, self.effectors, chain_count=count)
-        self.model = dqik.bridge.armature.read_model(obj)
+        self.model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
         self.index = np.array([self.model.index[e] for e in self.effectors])
         names = sorted({n for e in self.effectors for n in solve.chain_of(obj, e, count)})
         path, segments = [], 2

@@ -3,7 +3,7 @@
 Four tasks (feet priority 1 where they stand, hands priority 2) on the human metarig with the
 HUMANOID preset. Every hand target moves 5 cm per tick (``collision.hand_goals``' path of the
 left hand, forwards into a 20k-triangle UV sphere and back, the right hand mirrored), and each
-moved tick is one ``LivePosing.tick()`` (``bridge/live_posing.py``, what the modal operator's
+moved tick is one ``LivePosing.tick()`` (``dq_ik_addon/blender/solving/live_posing.py``, what the modal operator's
 timer calls: ``Session.live_tick`` within ``Object.dqik.time_budget_ms``), timed whole: reading
 what moved, the warm solve, writing the pose. Then ticks with nothing moved (idle). Without and
 with the sphere as collider (``Object.dqik.colliders``). The targets are placed by their
@@ -34,7 +34,7 @@ def run(dqik, with_collider):
     obj.dqik.colliders = collection if with_collider else None
     other = bpy.data.objects["target_hand.R"]
     mirror = np.array(other.location) - np.array(hand.location)
-    live = dqik.bridge.live_posing.LivePosing(obj)
+    live = dqik.dq_ik_addon.blender.solving.live_posing.LivePosing(obj)
     update = bpy.context.view_layer.update
     with common.quiet():
         live.tick()

@@ -38,7 +38,6 @@ def timings(call):
 
 def measure(dqik, kind):
     import bpy
-
     import solve_problems as sp
     obj = common.new_rig(kind)
     with common.quiet():
@@ -48,19 +47,19 @@ def measure(dqik, kind):
         empty.location = sp.world_tail(obj, name)
     bpy.context.view_layer.update()
     session = dqik.api.session_for(obj)
-    bridge = dqik.bridge
+    blender = dqik.dq_ik_addon.blender
     with common.quiet():          # the operator reports to stdout in background mode
         bpy.ops.dqik.solve()
         operator = timings(bpy.ops.dqik.solve)
     tick = timings(session.tick)
-    rotations = bridge.armature.PoseArrays(obj).rotations()
+    rotations = blender.rig.pose.PoseArrays(obj).rotations()
     engine = timings(lambda: session.solver.solve(rotations))
-    sources, _ = bridge.scene_tasks.task_sources(session.model,
-                                                 bridge.scene_tasks.bone_settings(obj))
+    sources, _ = blender.settings.scene_tasks.task_sources(session.model,
+                                                 blender.settings.scene_tasks.bone_settings(obj))
 
     def reads():
-        pose = bridge.armature.PoseArrays(obj)
-        bridge.scene_tasks.aimed_tasks(obj, sources)
+        pose = blender.rig.pose.PoseArrays(obj)
+        blender.settings.scene_tasks.aimed_tasks(obj, sources)
         pose.set_rotations(pose.rotations(), rows=session.solver.moved_mask)
         pose.write(obj)
     return operator, tick, engine, timings(reads)

@@ -11,7 +11,7 @@ showing the character does. The capsules drawn are those of the selected bones a
 touching the wall (the default); ``redraw, all capsules`` draws every capsule the solve tests
 (``Object.dqik.show_overlay_all_capsules``: with self-collision, every bone's).
 
-- ``redraw``: ``overlay_draw.draw_overlay`` for an unchanged rig, the draw handler's whole work
+- ``redraw``: ``overlay.draw.draw_overlay`` for an unchanged rig, the draw handler's whole work
   on the CPU (its change key: a few ``foreach_get`` reads; then the draw calls of the kept
   batches), one redraw per frame as a viewport draws: the buffer cleared before it and the frame
   finished after it (one pixel read back, waiting for the rasterizer as a buffer swap does),
@@ -20,7 +20,7 @@ touching the wall (the default); ``redraw, all capsules`` draws every capsule th
   first ``RUNS`` after the scene is made: the software rasterizer queues them and stalls on
   some to rasterize its queue, so their median depends on where the stalls fall (0.46, 0.72 or
   2.0 ms a redraw in runs of 20 to 200, measured on 5.0.1);
-- ``check``: ``overlay_draw.armature_batches`` for an unchanged rig, the Python part of a redraw
+- ``check``: ``overlay.draw.armature_batches`` for an unchanged rig, the Python part of a redraw
   (the change key and the kept batches), without the draw calls;
 - ``rebuild``: ``redraw`` after a pose change (one bone turned, the depsgraph updated outside the
   timing): the line lists and their batches made again;
@@ -84,7 +84,6 @@ def frame_timings(call):
 def scene():
     """The 159-bone metarig as the module says; returns it."""
     import bpy
-
     import rigs
     import solve_problems as sp
     obj = common.new_rig("human")
@@ -136,13 +135,12 @@ def measure():
     dqik = common.install()
     import bpy
     import gpu
-
     import offscreen
     obj = scene()
     if not offscreen.initialise_gpu():
         raise SystemExit("gpu cannot draw on this machine")
-    draw = dqik.panels.overlay_draw
-    layers_module = dqik.panels.overlay_layers
+    draw = dqik.panels.overlay.draw
+    layers_module = dqik.panels.overlay.layers
     system = bpy.context.preferences.system
     shown = layers_module.ArmatureLines()
     shown.update(obj, layers_module.LAYERS)

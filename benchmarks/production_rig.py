@@ -40,7 +40,6 @@ COUNT = 4
 
 def rigify_bench(dqik, quick):
     import bpy
-
     import rigs
     bpy.ops.wm.read_homefile(use_empty=True)
     with common.quiet():
@@ -102,7 +101,7 @@ def rig_size_costs(b):
     on every solve (the rig fingerprint that notices rig edits, and every pose channel and
     evaluated matrix), and Blender's update of the rig after a pose write (the one a redraw
     makes), each the fastest of ``common.REPEATS``."""
-    armature, obj = b.dqik.bridge.armature, b.obj
+    armature, obj = b.dqik.dq_ik_addon.blender.rig, b.obj
     reads = common.fastest_ms(lambda: (armature.rig_fingerprint(obj), armature.PoseArrays(obj)))[0]
     evaluation = common.fastest_ms(b.bpy.context.view_layer.update,
                                    lambda: obj.update_tag(refresh={'OBJECT'}))[0]

@@ -23,7 +23,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
-from common import np  # noqa: E402
 
 REACHED = 1e-4
 
@@ -31,7 +30,6 @@ REACHED = 1e-4
 def run_dq(obj, targets):
     """(solved count, re-solve gains, worst first-press error) over ``targets``."""
     import bpy
-
     import solve_problems as sp
     first, second = sp.press_twice(obj, targets)
     for name in sp.EFFECTORS:
@@ -42,7 +40,6 @@ def run_dq(obj, targets):
 
 def run_blender(obj, targets):
     import bpy
-
     import solve_problems as sp
     empties = {}
     for name in sp.EFFECTORS:
@@ -66,7 +63,6 @@ def main():
     args = parser.parse_args()
     dqik = common.install()
     import bpy
-
     import solve_problems as sp
     rows = []
     for kind, count in (("basic", args.basic), ("human", args.human)):

@@ -28,13 +28,14 @@ level below the feet:
     .venv/bin/python benchmarks/replay.py unreachable problems.pkl basic-root 16   # 16 directions
 
 ``run`` and ``time`` import only numpy and this repository's engine
-(``ik_engine``), so it measures the working tree without building the extension. Problems:
+(``dq_ik_addon.engine``), so it measures the working tree without building the extension. Problems:
 ``basic-root``, ``basic-limb``, ``human-root`` (4 effectors, HUMANOID limits, targets moving
 ≤ 5 cm per step, as in ``solve.py``) and ``basic-collision``, ``human-collision`` (``collision.py``'s
 path into the sphere, with the sphere as an exact analytic obstacle instead of the BVH query).
 """
 
 import dataclasses
+import contextlib
 import os
 import pickle
 import sys
@@ -49,9 +50,9 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 def _inputs(dqik, obj):
     """What a solving session reads from ``obj`` to build its solver, as plain engine arguments."""
-    bridge, scene_tasks = dqik.bridge.armature, dqik.bridge.scene_tasks
-    model = bridge.read_model(obj)
-    pose = bridge.PoseArrays(obj)
+    rig, scene_tasks = dqik.dq_ik_addon.blender.rig, dqik.dq_ik_addon.blender.settings.scene_tasks
+    model = rig.model_reader.read_model(obj)
+    pose = rig.pose.PoseArrays(obj)
     tasks, names, _ = scene_tasks.read_tasks(obj, model)
     limits, stiffness = scene_tasks.read_joints(obj, model)
     return dict(
@@ -96,7 +97,7 @@ def dump(path):
 
 def _load(path, name):
     """``(problem, model, solver)`` of the problem ``name`` saved by ``dump``."""
-    from ik_engine import ChainModel
+    from dq_ik_addon.engine import ChainModel
     with open(path, "rb") as handle:
         problem = pickle.load(handle)[name]
     model = ChainModel(*problem["model"])
@@ -106,15 +107,16 @@ def _load(path, name):
 def _tasks(problem):
     """The position tasks of ``problem`` (saved as ``(bone, target, priority, weight, chain)``;
     problems saved before task kinds as ``(bone, position, rotation, priority, weight, chain)``)."""
-    from ik_engine.tasks import Position, Task
+    from dq_ik_addon.engine.tasks import Position, Task
     return [Task(Position, t[0], t[1], *t[-3:]) for t in problem["tasks"]]
 
 
 def _solver(problem, model, priorities=None):
     """A new Solver of ``problem`` on ``model``, its tasks at ``priorities`` if given."""
     from chains import ball
-    from ik_engine.limits import SwingTwistLimits
-    from ik_engine.solver import Solver, SolverSettings
+
+    from dq_ik_addon.engine.limits import SwingTwistLimits
+    from dq_ik_addon.engine.solver import Solver, SolverSettings
     tasks = _tasks(problem)
     if priorities is not None:
         tasks = [dataclasses.replace(task, priority=level) for task, level in zip(tasks, priorities)]
@@ -125,12 +127,12 @@ def _solver(problem, model, priorities=None):
                   problem.get("radii"), problem.get("collision"))
 
 
-def run(path, name, setup_only, adapt=None):
-    """The warm solves of problem ``name`` (its solver first passed to ``adapt``, if given);
-    prints their iterations and returns the seconds per warm solve."""
-    problem, model, solver = _load(path, name)
-    if adapt is not None:
-        adapt(solver)
+def run(path, name, setup_only, form=contextlib.nullcontext):
+    """The warm solves of problem ``name`` (its solver built inside the context ``form()``, which
+    may swap the engine's forms, ``fk_forms.py``); prints their iterations and returns the
+    seconds per warm solve."""
+    with form():
+        problem, model, solver = _load(path, name)
     collides = "centre" in problem
     targets = np.array([t[1] for t in problem["tasks"]], dtype=np.float64)
     if collides:    # the hand follows the goals from the scene's pose
@@ -163,9 +165,10 @@ def paths(path, name, seeds, step=0.04):
     solve, the time per solve (each path's fastest of 3 replays) and the solves that ended short
     of the tolerance."""
     from chains import random_pose_in_limits
-    from ik_engine.limits import SwingTwistLimits
-    from ik_engine.quaternion import qnormalize
-    from ik_engine.tasks import TaskSet
+
+    from dq_ik_addon.engine.limits import SwingTwistLimits
+    from dq_ik_addon.engine.quaternion import qnormalize
+    from dq_ik_addon.engine.tasks import TaskSet
     problem, model, solver = _load(path, name)
     limits = SwingTwistLimits(*problem["limits"])
     tasks = _tasks(problem)

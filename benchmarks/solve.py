@@ -119,7 +119,6 @@ class Bench:
         hands and feet) and chain length ``count``; the problems pose ``posed`` (default: the
         chains' bones)."""
         import bpy
-
         import solve_problems as sp
         self.dqik, self.bpy, self.sp = dqik, bpy, sp
         self.obj = obj = common.new_rig(kind) if obj is None else obj
@@ -127,12 +126,12 @@ class Bench:
         self.limits = apply_preset(obj) if limits else False
         self.effectors = sp.EFFECTORS if effectors is None else effectors
         self.empties = sp.add_targets(obj, self.effectors, chain_count=count)
-        self.model = dqik.bridge.armature.read_model(obj)
+        self.model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
         self.names = sorted({n for e in self.effectors for n in chain_of(obj, e, count)}) \
             if posed is None else posed
         self.joints = np.array([self.model.index[n] for n in self.names])
         self.effector_idx = np.array([self.model.index[e] for e in self.effectors])
-        self.limit_set = dqik.bridge.scene_tasks.read_joints(obj, self.model)[0]
+        self.limit_set = dqik.dq_ik_addon.blender.settings.scene_tasks.read_joints(obj, self.model)[0]
         rng = np.random.default_rng(seed)
         self.cold, self.path = make_problems(obj, dqik, self.names, self.effectors, rng,
                                              COLD[quick], SEGMENTS[quick])

@@ -1,5 +1,5 @@
 """The demo's live-posing scene: what ``dqik.live`` does while the user drags a bone, driven
-through its tick (``bridge/live_posing.LivePosing``), as the operator's timer would.
+through its tick (``dq_ik_addon/blender/solving/live_posing.LivePosing``), as the operator's timer would.
 
 The basic human metarig with the HUMANOID preset, feet (priority 1) and hands (priority 2) held
 by targets where they stand. The chest (``DRAGGED``, a bone without a target) is dragged
@@ -13,10 +13,16 @@ import os
 import time
 
 import numpy as np
-
 from console import captured_output
-from workbench import (COLOURS, bone_roles, build_bone_proxy, build_target_spheres,
-                       frame_camera, material, render, setup_render)
+from workbench import (
+    bone_roles,
+    build_bone_proxy,
+    build_target_spheres,
+    frame_camera,
+    material,
+    render,
+    setup_render,
+)
 
 DRAGGED = "spine.003"
 DRAG = np.array([0.0, -0.15, -0.1])   # world metres: forwards (−Y) and down
@@ -46,7 +52,6 @@ def run(dqik, output_dir):
     """Build, drag, measure and render the scene in a new empty file; returns the
     ``"live_drag"`` entry of results.json."""
     import bpy
-
     import rigs
     import solve_problems as sp
 
@@ -59,7 +64,7 @@ def run(dqik, output_dir):
     for name, empty in empties.items():
         empty.location = sp.world_tail(obj, name)
     bpy.context.view_layer.update()
-    live = dqik.bridge.live_posing.LivePosing(obj)
+    live = dqik.dq_ik_addon.blender.solving.live_posing.LivePosing(obj)
     start = sp.world_tail(obj, DRAGGED)
     ticks = []
     with captured_output():

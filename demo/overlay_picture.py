@@ -1,6 +1,6 @@
 """The demo's picture of DQ IK's viewport overlay: the scene rendered by Workbench (the bone
 proxies of ``workbench.py``), with the overlay drawn over it by the extension's own drawing
-(``panels/overlay_draw.draw_overlay``, what its draw handler does in the viewport) into an
+(``panels/overlay/draw.draw_overlay``, what its draw handler does in the viewport) into an
 offscreen buffer through the scene camera (``tests/offscreen.py``), laid over the render:
 ``out = overlay + render · (1 − overlay alpha)`` (the overlay is blended onto transparent black,
 so its colours come premultiplied).
@@ -9,7 +9,6 @@ so its colours come premultiplied).
 import os
 
 import numpy as np
-
 from workbench import RESOLUTION, frame_camera, render
 
 SELECTED = ("upper_arm.L", "forearm.L", "hand.L")   # their limits are drawn
@@ -20,7 +19,6 @@ def render_with_overlay(scene, obj, dqik, path, caption):
     selected, every layer on), the camera framed on them and their targets; returns the file
     name and ``{style: vertices drawn}``."""
     import bpy
-
     import offscreen
     import rigs
     rigs.select_bones(obj, SELECTED)
@@ -33,7 +31,7 @@ def render_with_overlay(scene, obj, dqik, path, caption):
     name = render(scene, path, caption)     # also makes the GPU context offscreen drawing needs
     if not offscreen.initialise_gpu():
         raise SystemExit("gpu cannot draw on this machine: no picture of the overlay")
-    draw, layers = dqik.panels.overlay_draw, dqik.panels.overlay_layers
+    draw, layers = dqik.panels.overlay.draw, dqik.panels.overlay.layers
     shown = layers.ArmatureLines()
     shown.update(obj, layers.LAYERS)
     system = bpy.context.preferences.system

@@ -18,7 +18,7 @@ metarig (706 bones, Rigify's MCH/ORG/DEF layers and their constraints), its limb
   capsule clearance against the wall of the FK controls, of the DEF bones and of every bone
   shown or deforming (the finger controls and the bones the mesh follows, which the solve keeps
   clear with the limbs that carry them through Rigify's constraints,
-  ``bridge/constraint_followers.py``).
+  ``dq_ik_addon/blender/rig/constraint_followers.py``).
 - Rendered (``rigify_fk.png``): the DEF bones' proxies, coloured as the metarig's bones they
   were generated from, the targets and the wall; saved as ``dq_ik_demo_rigify.blend``.
 """
@@ -27,10 +27,17 @@ import math
 import os
 
 import numpy as np
-
 from console import captured_output, timed_operator
-from workbench import (COLOURS, bone_roles, build_bone_proxy, build_target_spheres,
-                       frame_camera, material, render, setup_render)
+from workbench import (
+    COLOURS,
+    bone_roles,
+    build_bone_proxy,
+    build_target_spheres,
+    frame_camera,
+    material,
+    render,
+    setup_render,
+)
 
 SEED = 16
 TORSO_TURN = math.radians(20.0)   # about the world Z axis
@@ -90,7 +97,7 @@ def add_wall(rig, dqik, goal):
     behind = np.cross((0.0, 0.0, 1.0), way)
     if (goal - sp.world_tail(rig, arm[0])) @ behind < 0.0:      # the side the hand moves to
         behind = -behind
-    model = dqik.bridge.armature.read_model(rig)
+    model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(rig)
     radii, _ = sp.capsule_radii(rig, dqik, model)
     # a capsule's farthest point along ``behind`` is at its head or its tail
     rest_reach = max((np.array(rig.matrix_world @ end) - shoulder) @ behind
@@ -167,10 +174,9 @@ def run(dqik, output_dir):
     """Build, solve, measure and render the scene in a new empty file; save it as ``BLEND``.
     Returns the results (the ``"production_rig"`` entry of results.json)."""
     import bpy
-    from mathutils import Quaternion
-
     import rigs
     import solve_problems as sp
+    from mathutils import Quaternion
 
     bpy.ops.wm.read_homefile(use_empty=True)
     with captured_output():
@@ -214,7 +220,7 @@ def run(dqik, output_dir):
                                                   if pb.name.startswith("DEF-")]),
             "shown_and_deforming_bones": clearance_mm(rig, dqik, [
                 name for name, seen in zip(rig.pose.bones.keys(),
-                                           dqik.bridge.constraint_followers.seen_bones(rig))
+                                           dqik.dq_ik_addon.blender.rig.constraint_followers.seen_bones(rig))
                 if seen]),
             "fk_controls_solved_without_the_wall": without_wall_mm},
     }

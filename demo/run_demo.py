@@ -62,8 +62,17 @@ import live_drag  # noqa: E402
 import production_rig  # noqa: E402
 from console import captured_output, timed_operator  # noqa: E402
 from overlay_picture import SELECTED, render_with_overlay  # noqa: E402
-from workbench import (COLOURS, bone_points, bone_roles, build_bone_proxy,  # noqa: E402
-                       build_target_spheres, frame_camera, material, render, setup_render)
+from workbench import (  # noqa: E402
+    COLOURS,
+    bone_points,
+    bone_roles,
+    build_bone_proxy,
+    build_target_spheres,
+    frame_camera,
+    material,
+    render,
+    setup_render,
+)
 
 SEED = 7
 REACHABLE_SCENARIOS = 5
@@ -225,7 +234,6 @@ def main(output_dir):
     with captured_output():
         dqik = extension_cli.build_and_install(tempfile.mkdtemp(prefix="dqik-demo-"))
     import bpy
-
     import rigs
     import solve_problems as sp
 

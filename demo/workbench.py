@@ -10,7 +10,6 @@ spheres red for priority 1, orange for priority 2; colliders a see-through grey-
 import os
 
 import numpy as np
-
 from console import captured_output
 
 RESOLUTION = (800, 600)

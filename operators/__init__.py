@@ -1,4 +1,4 @@
-"""The ``dqik.*`` operators, thin shells over ``bridge/``."""
+"""The ``dqik.*`` operators, thin shells over ``dq_ik_addon/blender/``."""
 
 from . import add_target, bake, build_chain, import_limits, live, presets, solve
 

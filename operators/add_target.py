@@ -2,9 +2,9 @@
 
 import bpy
 
-from ..bridge.armature import active_armature
-from ..bridge.reporting import run_reported
-from ..bridge.target_empties import add_target_empty
+from ..dq_ik_addon.blender.authoring.target_empties import add_target_empty
+from ..dq_ik_addon.blender.errors import run_reported
+from ..dq_ik_addon.blender.rig.objects import active_armature
 from .poll import editable_armature_with_active_bone
 
 

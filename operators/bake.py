@@ -1,5 +1,5 @@
 """``dqik.bake``: solve every frame of a range and key the result, a thin shell over
-``bridge/baking.py``.
+``dq_ik_addon/blender/keys/baking.py``.
 
 From the interface (``invoke``) the frames are solved a few at a time on a window timer, so
 Blender's progress indicator (``WindowManager.progress_update``) and the status bar
@@ -14,9 +14,9 @@ import time
 import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
-from ..bridge.armature import ArmatureError, active_armature
-from ..bridge.baking import BakeOptions, FrameBake
-from ..bridge.reporting import run_reported
+from ..dq_ik_addon.blender.errors import ArmatureError, run_reported
+from ..dq_ik_addon.blender.keys.baking import BakeOptions, FrameBake
+from ..dq_ik_addon.blender.rig.objects import active_armature
 from .poll import editable_armature
 
 _SLICE_SECONDS = 0.05   # frames solved per timer event: as many as fit in this

@@ -2,12 +2,14 @@
 
 import bpy
 
-from ..bridge.armature import PoseArrays, active_armature, read_model
-from ..bridge.colliders import SceneObstacles
-from ..bridge.reporting import run_reported
-from ..bridge.scene_summary import rotational_dofs
-from ..bridge.scene_tasks import read_tasks
-from ..bridge.session import session_for
+from ..dq_ik_addon.blender.colliders.obstacles import SceneObstacles
+from ..dq_ik_addon.blender.errors import run_reported
+from ..dq_ik_addon.blender.rig.model_reader import read_model
+from ..dq_ik_addon.blender.rig.objects import active_armature
+from ..dq_ik_addon.blender.rig.pose import PoseArrays
+from ..dq_ik_addon.blender.settings.scene_tasks import read_tasks
+from ..dq_ik_addon.blender.solving.scene_summary import rotational_dofs
+from ..dq_ik_addon.blender.solving.sessions import session_for
 from .poll import editable_armature
 
 

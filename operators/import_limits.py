@@ -1,12 +1,17 @@
 """``dqik.import_limits``: turn Blender's own IK settings into DQ IK settings (what is converted
-and how: ``bridge/ik_import.py``)."""
+and how: ``dq_ik_addon/blender/authoring/ik_import.py``)."""
 
 import bpy
 from bpy.props import BoolProperty
 
-from ..bridge.armature import active_armature, target_pose_bones
-from ..bridge.ik_import import ImportNotes, import_aim_task, import_bone_limits, import_ik_task
-from ..bridge.reporting import run_reported
+from ..dq_ik_addon.blender.authoring.ik_import import (
+    ImportNotes,
+    import_aim_task,
+    import_bone_limits,
+    import_ik_task,
+)
+from ..dq_ik_addon.blender.errors import run_reported
+from ..dq_ik_addon.blender.rig.objects import active_armature, target_pose_bones
 from .poll import editable_armature
 
 

@@ -1,4 +1,4 @@
-"""``dqik.live``: the modal live solver, a thin shell over ``bridge/live_posing.py``.
+"""``dqik.live``: the modal live solver, a thin shell over ``dq_ik_addon/blender/solving/live_posing.py``.
 
 A window timer at about 60 Hz drives the ticks; every other event passes through, so the user
 navigates, selects and grabs targets while it runs (the pattern of Blender's
@@ -31,14 +31,15 @@ import traceback
 import bpy
 from bpy_extras import view3d_utils
 
-from ..bridge import live_posing
-from ..bridge.armature import ArmatureError, active_armature
+from ..dq_ik_addon.blender.errors import ArmatureError
+from ..dq_ik_addon.blender.rig.objects import active_armature
+from ..dq_ik_addon.blender.solving import live_posing
 from .poll import editable_armature
 
 _TICK_SECONDS = 1.0 / 60.0
 _KEYS = "Esc cancel, Enter keep, D drag bone, P pin/unpin bone"
 _NEEDS_VIEWPORT = ("DQ IK Live needs a 3D Viewport: start it there (Pose Mode, sidebar > DQ IK > "
-                   "Live); a script ticks bridge.live_posing.LivePosing instead")
+                   "Live); a script ticks dq_ik_addon.blender.solving.live_posing.LivePosing instead")
 _RELEASE_DRAG = {'LEFTMOUSE', 'RIGHTMOUSE', 'D', 'ESC'}
 
 

@@ -2,7 +2,7 @@
 fails, ``poll_message_set`` says why, as Blender's own operators do (``bpy.types.Operator.poll``,
 https://docs.blender.org/api/current/bpy.types.Operator.html)."""
 
-from ..bridge.armature import not_an_armature, not_editable
+from ..dq_ik_addon.blender.rig.objects import not_an_armature, not_editable
 
 
 def editable_armature(cls, context):

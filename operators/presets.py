@@ -1,12 +1,16 @@
 """``dqik.apply_preset``: anatomical swing/twist limits for humanoid rigs, found by bone name
-(how: ``bridge/limit_presets.py``)."""
+(how: ``dq_ik_addon/blender/authoring/limit_presets.py``)."""
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty
 
-from ..bridge.armature import ArmatureError, active_armature, is_selected, target_pose_bones
-from ..bridge.limit_presets import plan_preset
-from ..bridge.reporting import run_reported
+from ..dq_ik_addon.blender.authoring.limit_presets import plan_preset
+from ..dq_ik_addon.blender.errors import ArmatureError, run_reported
+from ..dq_ik_addon.blender.rig.objects import (
+    active_armature,
+    is_selected,
+    target_pose_bones,
+)
 from .poll import editable_armature
 
 

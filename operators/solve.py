@@ -1,11 +1,11 @@
 """``dqik.solve``: solve the current frame once, to convergence, and write the pose (undoable):
-one tick of the armature's solving session (``bridge/session.py``)."""
+one tick of the armature's solving session (``dq_ik_addon/blender/solving/session.py``)."""
 
 import bpy
 
-from ..bridge.armature import active_armature
-from ..bridge.reporting import run_reported
-from ..bridge.session import session_for
+from ..dq_ik_addon.blender.errors import run_reported
+from ..dq_ik_addon.blender.rig.objects import active_armature
+from ..dq_ik_addon.blender.solving.sessions import session_for
 from .poll import editable_armature
 
 

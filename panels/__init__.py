@@ -1,7 +1,8 @@
 """DQ IK's user interface: Bone Properties panel, 3D Viewport sidebar tab, Pose menu entry and
 viewport overlay."""
 
-from . import bone_panel, menu, overlay_draw, sidebar
+from . import bone_panel, menu, sidebar
+from .overlay import draw as overlay_draw
 
 CLASSES = (*bone_panel.CLASSES, *sidebar.CLASSES, *menu.CLASSES)
 register_menu = menu.register_menu

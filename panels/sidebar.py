@@ -10,9 +10,9 @@ shows the one being worked on; each armature keeps its own settings, task list r
 
 import bpy
 
-from ..bridge.session import last_result_of
+from ..dq_ik_addon.blender.solving.sessions import last_result_of
 from .bone_panel import draw_task_settings
-from .overlay_layers import LAYERS
+from .overlay.layers import LAYERS
 from .task_rows import (
     STATUS_ICONS,
     filter_flags,

@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..bridge.session import last_result_of
-from ..properties import settings_edits
+from ..dq_ik_addon.blender.solving.sessions import last_result_of
+from ..dq_ik_addon.properties import settings_edits
 
 # Blender's sequencer strip colours read as traffic lights (present in 4.5 and 5.0)
 STATUS_ICONS = {'MET': 'STRIP_COLOR_04',        # green: within the tolerance

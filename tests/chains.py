@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from ik_engine import ChainModel
-from ik_engine.limits import SwingTwistLimits
-from ik_engine.quaternion import qexp, qmul, quat_to_matrix
-from ik_engine.swing_twist import quat_from_swing_twist
+from dq_ik_addon.engine import ChainModel
+from dq_ik_addon.engine.limits import SwingTwistLimits
+from dq_ik_addon.engine.quaternion import qexp, qmul, quat_to_matrix
+from dq_ik_addon.engine.swing_twist import quat_from_swing_twist
 
 
 def straight_chain(n, length=1.0):

@@ -1,4 +1,4 @@
-"""Test harness: engine tests import ``ik_engine`` from the repo; Blender tests get the extension
+"""Test harness: engine tests import ``dq_ik_addon.engine`` from the repo; Blender tests get the extension
 built with Blender's CLI, installed from its zip into a temporary user folder and enabled.
 
 ``BLENDER_USER_RESOURCES`` must be set before the first ``import bpy`` of the process, so it is set

@@ -2,7 +2,6 @@
 
 import bpy
 import numpy as np
-
 import rigs
 
 LIMIT_FIELDS = ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max", "twist_min", "twist_max")
@@ -22,7 +21,7 @@ def chain_bones(obj, effectors):
 
 def random_pose_in_limits(obj, names, rng, dqik, max_free_angle=0.6):
     """Quaternions inside each bone's swing/twist limits (or within ``max_free_angle`` if unlimited)."""
-    swing_twist = dqik.ik_engine.swing_twist
+    swing_twist = dqik.dq_ik_addon.engine.swing_twist
     out = {}
     for name in names:
         s = obj.pose.bones[name].dqik
@@ -121,7 +120,7 @@ def add_targets(obj, effectors, **task_settings):
 def limit_violation(obj, names, dqik):
     """Largest violation (rad) of the DQ IK limits over ``names``, with Blender's own decomposition."""
     worst = 0.0
-    limits_mod = dqik.ik_engine.limits
+    limits_mod = dqik.dq_ik_addon.engine.limits
     for name in names:
         pb = obj.pose.bones[name]
         s = pb.dqik
@@ -147,15 +146,15 @@ def limit_violation(obj, names, dqik):
 
 def capsule_radii(obj, dqik, model):
     """Every bone's capsule radius and the collision mask, as a new solving session measures them."""
-    colliders = dqik.bridge.colliders
+    colliders = dqik.dq_ik_addon.blender.colliders.obstacles
     return colliders.capsule_radii(obj, model, colliders.ColliderCache())
 
 
 def obstacle_distance(obj, dqik, point):
     """Signed distance (armature units) of the world ``point`` from the armature's colliders."""
-    obstacles = dqik.bridge.colliders.SceneObstacles(
+    obstacles = dqik.dq_ik_addon.blender.colliders.obstacles.SceneObstacles(
         obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None,
-        dqik.bridge.colliders.ColliderCache())
+        dqik.dq_ik_addon.blender.colliders.obstacles.ColliderCache())
     local = np.array(obj.matrix_world.inverted()) @ np.append(point, 1.0)
     return float(obstacles(local[None, :3], np.array([10.0]))[0][0])
 
@@ -165,19 +164,19 @@ def deepest_clearance(obj, dqik, names=None):
     ``names`` (default: every bone) against the armature's colliders, in the pose Blender
     evaluates (constraints included: on a Rigify rig the FK controls hang from constrained
     bones)."""
-    bridge = dqik.bridge.armature
-    model = bridge.read_model(obj)
-    obstacles = dqik.bridge.colliders.SceneObstacles(
+    rig = dqik.dq_ik_addon.blender.rig
+    model = rig.model_reader.read_model(obj)
+    obstacles = dqik.dq_ik_addon.blender.colliders.obstacles.SceneObstacles(
         obj, bpy.context.evaluated_depsgraph_get(), lambda _warning: None,
-        dqik.bridge.colliders.ColliderCache())
-    pose = bridge.PoseArrays(obj)     # after the depsgraph above evaluated the current pose
+        dqik.dq_ik_addon.blender.colliders.obstacles.ColliderCache())
+    pose = rig.pose.PoseArrays(obj)     # after the depsgraph above evaluated the current pose
     radii, enabled = capsule_radii(obj, dqik, model)
     if names is not None:
         enabled &= np.isin(np.array(model.names), names)
-    capsules = dqik.ik_engine.contacts.Capsules(model, radii, enabled)
+    capsules = dqik.dq_ik_addon.engine.contacts.Capsules(model, radii, enabled)
     points = capsules.points(pose.evaluated)
     distance, _ = obstacles(points, np.full(len(capsules), 10.0))   # armature units
-    unit = bridge.world_unit(obj)
+    unit = rig.model_reader.world_unit(obj)
     return float(np.min((distance - capsules.radii) * unit - obj.dqik.margin))
 
 

@@ -4,10 +4,9 @@ priorities; Damped Track and Track To import as aims."""
 import bpy
 import numpy as np
 import pytest
-from mathutils import Vector
-
 import rigs
 import solve_problems as sp
+from mathutils import Vector
 
 AXIS_VECTORS = {'TRACK_Y': (0, 1, 0), 'TRACK_NEGATIVE_Z': (0, 0, -1), 'TRACK_X': (1, 0, 0)}
 AIM_TOLERANCE = 1e-4   # radians, what the evaluated pose meets (the solve's tolerance is 1e-5)

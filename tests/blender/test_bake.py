@@ -1,10 +1,9 @@
 """``dqik.bake``: what the keys play back, on Blender 4.5 and 5.0, through the real operator and
-its frame loop (``bridge/baking.FrameBake``)."""
+its frame loop (``dq_ik_addon/blender/keys/baking.FrameBake``)."""
 
 import bpy
 import numpy as np
 import pytest
-
 import rigs
 import solve_problems as sp
 
@@ -39,7 +38,7 @@ def _fcurves(dqik, obj):
 def _fcurves_of(dqik, action, obj):
     """Every F-curve of ``action`` in the slot with the identifier of the armature's."""
     slot = action.slots.get(obj.animation_data.action_slot.identifier)
-    return dqik.bridge.keyed_frames.slot_fcurves(action, slot)
+    return dqik.dq_ik_addon.blender.keys.keyed_frames.slot_fcurves(action, slot)
 
 
 def _quaternion_keys(dqik, obj, name):
@@ -112,7 +111,7 @@ def test_bake_equals_playback_with_solve_on_frame_change(clean_scene, dqik):
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
     _animated_targets(obj, frames=(1, 30))
-    start = dqik.bridge.live_posing.PoseSnapshot(obj)
+    start = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     obj.dqik.use_solve_on_frame_change = True
     names = [pb.name for pb in obj.pose.bones]
     shown, _ = _played(obj, names, range(1, 31))
@@ -226,32 +225,32 @@ def test_cancel_puts_back_the_frame_and_every_channel_and_keys_nothing(clean_sce
     scene = bpy.context.scene
     scene.frame_set(7)
     obj.pose.bones["forearm.R"].rotation_quaternion = (0.9, 0.1, 0.3, 0.0)   # not keyed
-    before = dqik.bridge.live_posing.PoseSnapshot(obj)
+    before = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     actions = set(bpy.data.actions)
     baker = _baker(dqik, obj)
     for _ in range(10):
         baker.step()
     baker.cancel()
-    after = dqik.bridge.live_posing.PoseSnapshot(obj)
+    after = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     for attr, values in before.channels.items():
         assert values.tobytes() == after.channels[attr].tobytes(), attr
     assert scene.frame_current == 7 and set(bpy.data.actions) == actions
     assert obj.animation_data.action is old and len(obj.animation_data.nla_tracks) == 0
-    assert not dqik.bridge.session.session_for(obj).baking
+    assert not dqik.dq_ik_addon.blender.solving.sessions.session_for(obj).baking
     assert all(pb.dqik.use_target for pb in obj.pose.bones if pb.name in sp.EFFECTORS)
 
 
 def test_a_target_deleted_mid_bake_stops_it_with_everything_back(clean_scene, dqik):
     obj = rigs.metarig("basic")
     empties = _animated_targets(obj)
-    before = dqik.bridge.live_posing.PoseSnapshot(obj)
+    before = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     baker = _baker(dqik, obj)
     for _ in range(5):
         baker.step()
     bpy.data.objects.remove(empties["hand.R"])
-    with pytest.raises(dqik.bridge.armature.ArmatureError, match="frame 6.*hand.R"):
+    with pytest.raises(dqik.dq_ik_addon.blender.errors.ArmatureError, match="frame 6.*hand.R"):
         baker.step()
-    after = dqik.bridge.live_posing.PoseSnapshot(obj)
+    after = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     assert all(before.channels[a].tobytes() == after.channels[a].tobytes()
                for a in before.channels)
     assert obj.animation_data is None and bpy.context.scene.frame_current == 1
@@ -347,7 +346,7 @@ def test_a_rigify_rig_in_fk_is_baked_on_its_fk_controls_and_plays_without_dq_ik(
             empty.keyframe_insert("location", frame=frame)
     bpy.context.view_layer.objects.active = rig
     bpy.context.scene.frame_set(1)
-    start = dqik.bridge.live_posing.PoseSnapshot(rig)
+    start = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(rig)
     rig.dqik.use_solve_on_frame_change = True
     shown = _deform_matrices(rig, frames)
     rig.dqik.use_solve_on_frame_change = False
@@ -369,7 +368,7 @@ def test_rotation_keys_are_continuous_in_every_mode_as_mathutils_makes_them(dqik
     equal mathutils' ``to_euler(order, compat)`` chained frame to frame (no 2π jumps), axis-angle
     keys turn smoothly past π; each key still is the rotation it came from."""
     from mathutils import Euler, Quaternion
-    rotation_keys = dqik.bridge.rotation_keys
+    rotation_keys = dqik.dq_ik_addon.blender.rig.rotation_modes
     angle = np.linspace(0.0, 3.5 * np.pi, 200)
     axis = np.array([0.3, 0.8, -0.5]) / np.linalg.norm([0.3, 0.8, -0.5])
     q = np.column_stack([np.cos(angle / 2), np.sin(angle / 2)[:, None] * axis])
@@ -503,7 +502,7 @@ def test_cleanup_keeps_the_keys_that_hold_the_arm_out_of_a_passing_collider(clea
     plain = dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(1, 60))
     for _ in range(5):
         plain.step()
-    assert plain.obstacles == []    # without Clean Up no frame's collider is kept in memory
+    assert plain.states == []    # without Clean Up no frame's collider is kept in memory
     plain.cancel()
     tolerance = 5e-3
     report = dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(
@@ -650,27 +649,26 @@ def test_keyed_frames_follow_a_target_moved_by_a_constraint_or_a_driver(clean_sc
     variable.targets[0].id = reader
     variable.targets[0].data_path = "location.z"
     driver.expression = variable.name
-    frames = dqik.bridge.baking.bake_frames(obj, dqik.api.BakeOptions(1, 20, frames='KEYED'))
+    frames = dqik.dq_ik_addon.blender.keys.baking.bake_frames(obj, dqik.api.BakeOptions(1, 20, frames='KEYED'))
     assert frames.tolist() == [1, 7, 13, 20]
 
 
 def test_steps_that_miss_the_end_frame_bake_it_too_and_frames_past_blenders_are_refused(
         clean_scene, dqik):
     obj = rigs.metarig("basic")
-    bake_frames = dqik.bridge.baking.bake_frames
+    bake_frames = dqik.dq_ik_addon.blender.keys.baking.bake_frames
     assert bake_frames(obj, dqik.api.BakeOptions(1, 10, step=4)).tolist() == [1, 5, 9, 10]
-    with pytest.raises(dqik.bridge.armature.ArmatureError, match="past the frames"):
+    with pytest.raises(dqik.dq_ik_addon.blender.errors.ArmatureError, match="past the frames"):
         bake_frames(obj, dqik.api.BakeOptions(1, 2_000_000))
 
 
 def test_disabling_the_extension_mid_bake_puts_back_the_frame_and_the_pose(clean_scene, dqik):
     import addon_utils
-
     from extension_cli import MODULE
     obj = rigs.metarig("basic")
     _animated_targets(obj, frames=(1, 20))
     clean_scene.frame_set(3)
-    start = dqik.bridge.live_posing.PoseSnapshot(obj)
+    start = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     baker = dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(1, 20))
     ended = []
     baker.on_end = lambda: ended.append(True)       # the operator removes its timer here
@@ -746,7 +744,7 @@ def test_script_bake_options_out_of_their_kind_are_refused_changing_nothing(clea
     _animated_targets(obj, frames=(1, 5))
     given = {"frame_start": 1, "frame_end": 5, **options}
     start, end = given.pop("frame_start"), given.pop("frame_end")
-    with pytest.raises(dqik.bridge.armature.ArmatureError):
+    with pytest.raises(dqik.dq_ik_addon.blender.errors.ArmatureError):
         dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(start, end, **given))
     assert obj.animation_data is None or obj.animation_data.action is None
 
@@ -754,7 +752,7 @@ def test_script_bake_options_out_of_their_kind_are_refused_changing_nothing(clea
 def test_a_deleted_armature_is_refused_by_name(clean_scene, dqik):
     obj = rigs.metarig("basic")
     bpy.data.objects.remove(obj)
-    with pytest.raises(dqik.bridge.armature.ArmatureError, match="deleted"):
+    with pytest.raises(dqik.dq_ik_addon.blender.errors.ArmatureError, match="deleted"):
         dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(1, 5))
 
 

@@ -2,7 +2,6 @@
 
 import bpy
 import pytest
-
 import rigs
 
 

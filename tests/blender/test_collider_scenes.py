@@ -7,15 +7,14 @@ query: a ``mathutils.bvhtree.BVHTree`` of the obstacle's evaluated meshes in wor
 points along each arm bone.
 """
 
-import bpy
 import bmesh  # (importable only once bpy is)
+import bpy
 import numpy as np
 import pytest
-from mathutils import Matrix, Vector
-from mathutils.bvhtree import BVHTree
-
 import rigs
 import solve_problems as sp
+from mathutils import Matrix, Vector
+from mathutils.bvhtree import BVHTree
 
 ARM = ["hand.L", "forearm.L", "upper_arm.L"]
 _RAY = Vector((0.31, 0.52, 0.79)).normalized()    # off every axis of the test geometry
@@ -79,7 +78,7 @@ def _inside(tree, point):
 def deepest_penetration(obj, dqik, tree, names=ARM, samples=50):
     """Deepest penetration (metres) of the capsules of ``names`` past the margin: radius + margin
     less the signed distance, at ``samples`` points along each bone; negative: clear."""
-    model = dqik.bridge.armature.read_model(obj)
+    model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
     radii, _ = sp.capsule_radii(obj, dqik, model)
     worst = -np.inf
     for name in names:

@@ -3,11 +3,9 @@
 import bpy
 import numpy as np
 import pytest
-from mathutils import Quaternion, Vector
-
 import rigs
 import solve_problems as sp
-
+from mathutils import Quaternion, Vector
 
 ARM = ["hand.L", "forearm.L", "upper_arm.L"]
 
@@ -90,7 +88,7 @@ def test_feet_on_the_floor_and_a_hand_target_under_a_table_top(clean_scene, dqik
     tail = sp.world_tail(obj, "hand.L")
     sp.box("table", (tail[0] - 0.5, tail[1] - 0.8, 0.7), (tail[0] + 0.5, tail[1] + 0.2, 0.75),
         colliders)
-    model = dqik.bridge.armature.read_model(obj)
+    model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
     radii, _ = sp.capsule_radii(obj, dqik, model)
     floor_top = min(sp.world_tail(obj, n)[2] for n in ("foot.L", "foot.R")) \
         - radii.max() - obj.dqik.margin - 0.001
@@ -147,10 +145,10 @@ def test_build_chain_counts_collider_triangles(clean_scene, dqik, capfd):
 
 def _segment_gaps(dqik, obj, group_a, group_b):
     """Clearance (distance − both radii) between every capsule of ``group_a`` and of ``group_b``."""
-    contacts = dqik.ik_engine.contacts
-    bridge = dqik.bridge.armature
-    model = bridge.read_model(obj)
-    pose = bridge.PoseArrays(obj)
+    contacts = dqik.dq_ik_addon.engine.contacts
+    rig = dqik.dq_ik_addon.blender.rig
+    model = rig.model_reader.read_model(obj)
+    pose = rig.pose.PoseArrays(obj)
     world = model.matrices(pose.rotations(), pose.location)
     radii, _ = sp.capsule_radii(obj, dqik, model)
     idx = {n: i for i, n in enumerate(model.names)}
@@ -197,7 +195,7 @@ def test_automatic_radius_comes_from_the_skin(clean_scene, dqik):
     modifier = skin.modifiers.new("Armature", 'ARMATURE')
     modifier.object = obj
     bpy.context.view_layer.update()
-    model = dqik.bridge.armature.read_model(obj)
+    model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
     radii, _ = sp.capsule_radii(obj, dqik, model)
     assert radii[model.index["forearm.L"]] == pytest.approx(0.07, abs=0.003)
     assert radii[model.index["hand.L"]] == pytest.approx(0.15 * model.lengths[model.index["hand.L"]])
@@ -291,9 +289,9 @@ def test_obstacle_query_reports_deep_points_inside_and_skips_far_ones(clean_scen
     colliders = sp.collider_collection(clean_scene, obj)
     sp.box("block", (-1.0, 1.0, -1.0), (1.0, 3.0, 1.0), colliders)
     bpy.context.view_layer.update()
-    obstacles = dqik.bridge.colliders.SceneObstacles(
+    obstacles = dqik.dq_ik_addon.blender.colliders.obstacles.SceneObstacles(
         obj, bpy.context.evaluated_depsgraph_get(), lambda message: None,
-        dqik.bridge.colliders.ColliderCache())
+        dqik.dq_ik_addon.blender.colliders.obstacles.ColliderCache())
     points = np.array([[0.0, 2.0, 0.0],      # the centre: 1 m deep
                        [0.0, 1.2, 0.0],      # 0.2 m deep
                        [0.0, 0.95, 0.0],     # 5 cm in front
@@ -427,7 +425,7 @@ def test_a_bone_that_follows_the_arm_through_a_constraint_is_kept_out_of_collide
     assert model.riders[glove] and model.names[model.parents[glove]] == "hand.L"
     assert sp.effector_errors(obj, empties).max() <= 1e-4
     solver = session.solver
-    pose = dqik.bridge.armature.PoseArrays(obj)
+    pose = dqik.dq_ik_addon.blender.rig.pose.PoseArrays(obj)
     solved = solver.pose_matrices(pose.rotations(solver.modelled_mask))
     row = int(np.flatnonzero(solver.bones == glove)[0])
     assert np.abs(solved[row] - pose.evaluated[glove]).max() <= 1e-5

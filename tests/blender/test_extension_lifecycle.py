@@ -4,10 +4,9 @@ overlay's draw handler)."""
 
 import importlib
 
-import bpy  # noqa: F401  (bpy first: it puts addon_utils on the path)
 import addon_utils
+import bpy  # noqa: F401  (bpy first: it puts addon_utils on the path)
 import pytest
-
 from extension_cli import MODULE
 
 
@@ -28,7 +27,7 @@ def _dqik_state():
 
 
 def _overlay_handle():
-    return importlib.import_module(f"{MODULE}.panels.overlay_draw").draw_handle()
+    return importlib.import_module(f"{MODULE}.panels.overlay.draw").draw_handle()
 
 
 def test_disabling_drops_the_solving_sessions(clean_scene, dqik):
@@ -38,7 +37,7 @@ def test_disabling_drops_the_solving_sessions(clean_scene, dqik):
     import solve_problems as sp
     obj = rigs.metarig("basic")
     sp.add_targets(obj, ["hand.L"], chain_count=3)
-    session_module = importlib.import_module(f"{MODULE}.bridge.session")
+    session_module = importlib.import_module(f"{MODULE}.dq_ik_addon.blender.solving.sessions")
     session_module.session_for(obj).tick()
     assert session_module.session_count() == 1
     addon_utils.disable(MODULE, default_set=True)
@@ -81,7 +80,7 @@ def test_an_overlay_stopped_by_an_error_draws_again_once_enabled_again(clean_sce
     obj = rigs.metarig("basic")
     sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"].location = (0.0, 0.0, 0.0)
     bpy.context.view_layer.update()
-    draw = importlib.import_module(f"{MODULE}.panels.overlay_draw")
+    draw = importlib.import_module(f"{MODULE}.panels.overlay.draw")
 
     def drawn():
         pixels = offscreen.draw_offscreen(lambda: draw.draw_unless_stopped(bpy.context),
@@ -93,12 +92,13 @@ def test_an_overlay_stopped_by_an_error_draws_again_once_enabled_again(clean_sce
     assert drawn() == 0
     addon_utils.disable(MODULE, default_set=True)
     addon_utils.enable(MODULE, default_set=True)
-    assert importlib.import_module(f"{MODULE}.panels.overlay_draw") is draw
+    assert importlib.import_module(f"{MODULE}.panels.overlay.draw") is draw
     assert drawn() > 0
 
 
 def test_manifest_is_what_the_design_promises(dqik):
-    import tomllib, os
+    import os
+    import tomllib
     with open(os.path.join(os.path.dirname(dqik.__file__), "blender_manifest.toml"), "rb") as f:
         manifest = tomllib.load(f)
     assert manifest["id"] == "dq_ik"
@@ -112,4 +112,4 @@ def test_installed_zip_has_no_tests_or_benchmarks(dqik):
     root = os.path.dirname(dqik.__file__)
     assert not os.path.exists(os.path.join(root, "tests"))
     assert not os.path.exists(os.path.join(root, "benchmarks"))
-    assert os.path.isdir(os.path.join(root, "ik_engine"))
+    assert os.path.isdir(os.path.join(root, "dq_ik_addon", "engine"))

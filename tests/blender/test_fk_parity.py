@@ -2,10 +2,8 @@
 
 import math
 
-import bpy
 import numpy as np
 import pytest
-
 import rigs
 
 TOL = 1e-5
@@ -27,7 +25,7 @@ def _random_pose(obj, rng):
 @pytest.mark.parametrize("kind, bones", [("basic", 29), ("human", 159)])
 def test_metarig_fk_matches_blender(clean_scene, dqik, kind, bones):
     obj = rigs.metarig(kind)
-    model = dqik.bridge.armature.read_model(obj)
+    model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
     assert len(model) == bones
     rng = np.random.default_rng(7)
     for _ in range(20):
@@ -36,12 +34,12 @@ def test_metarig_fk_matches_blender(clean_scene, dqik, kind, bones):
         got = model.matrices(rotations, locations)
         assert np.abs(got - expected).max() <= TOL
         dq = model.forward(rotations, locations)
-        assert np.abs(dqik.ik_engine.dual_quaternion.dq_to_matrix(dq) - got).max() <= TOL  # rest matrices are float32, DQs rigid
+        assert np.abs(dqik.dq_ik_addon.engine.dual_quaternion.dq_to_matrix(dq) - got).max() <= TOL  # rest matrices are float32, DQs rigid
 
 
 def test_awkward_rig_fk_matches_blender(clean_scene, dqik):
     obj = rigs.awkward_rig()
-    model = dqik.bridge.armature.read_model(obj)
+    model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
     assert int((model.parents < 0).sum()) == 2
     assert model.connected.tolist() == [obj.data.bones[name].use_connect for name in model.names]
     rng = np.random.default_rng(11)
@@ -56,7 +54,7 @@ def test_every_bone_flag_and_pose_scale_matches_blender(clean_scene, dqik):
     ``bone_parent_transform``), on a 0.01-scaled armature turned 90° about X."""
     rng = np.random.default_rng(16)
     obj = rigs.flag_rig(rng)
-    model = dqik.bridge.armature.read_model(obj)
+    model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
     assert not model.plain
     pose_bones = obj.pose.bones
     for _ in range(20):
@@ -70,8 +68,8 @@ def test_every_bone_flag_and_pose_scale_matches_blender(clean_scene, dqik):
 @pytest.mark.parametrize("mode", ['XYZ', 'XZY', 'YXZ', 'YZX', 'ZXY', 'ZYX', 'AXIS_ANGLE'])
 def test_every_rotation_mode_is_read_and_written_back(clean_scene, dqik, mode):
     obj = rigs.awkward_rig()
-    bridge = dqik.bridge.armature
-    model = bridge.read_model(obj)
+    rig = dqik.dq_ik_addon.blender.rig
+    model = rig.model_reader.read_model(obj)
     rng = np.random.default_rng(3)
     for pb in obj.pose.bones:
         pb.rotation_mode = mode
@@ -81,7 +79,7 @@ def test_every_rotation_mode_is_read_and_written_back(clean_scene, dqik, mode):
         else:
             pb.rotation_euler = rng.uniform(-1.5, 1.5, size=3)
     expected = rigs.pose_matrices(obj)
-    pose = bridge.PoseArrays(obj)
+    pose = rig.pose.PoseArrays(obj)
     assert np.abs(model.matrices(pose.rotations(), pose.location) - expected).max() <= TOL
 
     target = rigs.random_quaternions(rng, len(model), math.pi / 2)

@@ -1,4 +1,4 @@
-"""Solve on frame change (``Object.dqik.use_solve_on_frame_change``, ``bridge/frame_solving.py``):
+"""Solve on frame change (``Object.dqik.use_solve_on_frame_change``, ``dq_ik_addon/blender/solving/frame_change.py``):
 animated targets met on every frame of ``scene.frame_set``, steps warm and jumps from the pose,
 errors reported once and the option switched off, the option saved with the file, no
 re-entrance, and a Workbench render of an animation that shows the solved pose."""
@@ -9,11 +9,10 @@ import os
 import bpy
 import numpy as np
 import pytest
-from bpy_extras.object_utils import world_to_camera_view
-from mathutils import Vector
-
 import rigs
 import solve_problems as sp
+from bpy_extras.object_utils import world_to_camera_view
+from mathutils import Vector
 
 REACHED = 1e-4      # 0.1 mm
 FRAMES = 60
@@ -29,7 +28,7 @@ def _arm_path(obj, dqik, rng, frames, keys=3):
     """The hand tails, {bone: (frames,3)}, in Blender's FK of arm poses interpolated (smoothstep
     in swing/twist parameters, which stays inside the limits) between ``keys`` random in-limit
     poses; the pose is left at rest."""
-    st = dqik.ik_engine.swing_twist
+    st = dqik.dq_ik_addon.engine.swing_twist
     poses = [sp.random_pose_in_limits(obj, ARMS, rng, dqik) for _ in range(keys)]
     params = [{n: np.array(st.swing_twist_params(p[n])) for n in ARMS} for p in poses]
     out = {"hand.L": [], "hand.R": []}
@@ -75,7 +74,7 @@ def _errors(obj, empties):
 @pytest.fixture
 def starts(dqik, monkeypatch):
     """Records, for every tick, whether it started warm (``start`` given) or from the pose."""
-    session_class = _module(dqik, "bridge.session").Session
+    session_class = _module(dqik, "dq_ik_addon.blender.solving.session").Session
     tick, seen = session_class.tick, []
 
     def recording(self, time_budget_ms=None, start=None):
@@ -162,7 +161,7 @@ def test_an_unexpected_exception_is_reported_once_and_switches_the_option_off(
 
     def broken(self, time_budget_ms=None, start=None):
         raise RuntimeError("something went wrong")
-    monkeypatch.setattr(_module(dqik, "bridge.session").Session, "tick", broken)
+    monkeypatch.setattr(_module(dqik, "dq_ik_addon.blender.solving.session").Session, "tick", broken)
     capfd.readouterr()
     for frame in range(1, 6):
         clean_scene.frame_set(frame)
@@ -216,7 +215,7 @@ def test_the_handler_never_reenters_itself(clean_scene, dqik, monkeypatch):
     inside the solve."""
     obj, empties = _animated_rig(dqik, frames=10)
     obj.dqik.use_solve_on_frame_change = True
-    session_class = _module(dqik, "bridge.session").Session
+    session_class = _module(dqik, "dq_ik_addon.blender.solving.session").Session
     tick, depth, calls = session_class.tick, [0], []
 
     def reentering(self, time_budget_ms=None, start=None):

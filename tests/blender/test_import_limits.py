@@ -4,7 +4,6 @@ import math
 
 import bpy
 import pytest
-
 import rigs
 
 DEG = math.radians(1)

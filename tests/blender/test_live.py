@@ -1,20 +1,19 @@
-"""Live posing (``dqik.live``) through its tick (``bridge/live_posing.LivePosing``): modal
+"""Live posing (``dqik.live``) through its tick (``dq_ik_addon/blender/solving/live_posing.LivePosing``): modal
 operators and timers do not run in background mode, so the tests drive the tick as the timer
 would, the way a user's script can."""
 
 import bpy
 import numpy as np
 import pytest
-from mathutils import Matrix, Quaternion
-
 import rigs
 import solve_problems as sp
+from mathutils import Matrix, Quaternion
 
 REACHED = 1e-4
 
 
 def _live(dqik, obj):
-    return dqik.bridge.live_posing.LivePosing(obj)
+    return dqik.dq_ik_addon.blender.solving.live_posing.LivePosing(obj)
 
 
 def _feet_and_hand(obj):
@@ -120,7 +119,7 @@ def test_cancel_restores_the_starting_pose_bit_for_bit(clean_scene, dqik):
     feet, hand = _feet_and_hand(obj)
     hand.location = sp.world_tail(obj, "hand.L") + np.array([0.1, -0.2, -0.1])
     bpy.context.view_layer.update()
-    live_posing = dqik.bridge.live_posing
+    live_posing = dqik.dq_ik_addon.blender.solving.live_posing
     before = live_posing.PoseSnapshot(obj)
     live = _live(dqik, obj)
     for _ in range(5):
@@ -143,13 +142,13 @@ def test_confirm_keeps_the_pose_and_keys_the_changed_bones_with_auto_keying(clea
     scene.tool_settings.use_keyframe_insert_auto = True
     live = _live(dqik, obj)
     live.tick()
-    pose = dqik.bridge.live_posing.PoseSnapshot(obj)
+    pose = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     changed = live.confirm(bpy.context)
     assert changed and set(changed) <= {"hand.L", "forearm.L", "upper_arm.L", "shoulder.L",
                                         "spine", "spine.001", "spine.002", "spine.003",
                                         "thigh.L", "shin.L", "foot.L", "thigh.R", "shin.R",
                                         "foot.R"}
-    kept = dqik.bridge.live_posing.PoseSnapshot(obj)
+    kept = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     assert all(pose.channels[a].tobytes() == kept.channels[a].tobytes() for a in pose.channels)
     keyed = {name for name in changed
              if obj.pose.bones[name].rotation_mode == 'QUATERNION'}
@@ -192,7 +191,7 @@ def test_drag_pulls_an_untargeted_bone_while_the_feet_hold(clean_scene, dqik):
     bpy.context.view_layer.update()
     assert np.linalg.norm(sp.world_tail(obj, "forearm.L") - goal) <= REACHED
     assert sp.effector_errors(obj, feet).max() <= REACHED
-    held = dqik.bridge.live_posing.PoseSnapshot(obj)
+    held = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     live.drag(None, None)
     live.tick()
     live.tick()
@@ -229,7 +228,7 @@ def test_live_posing_ends_cleanly(clean_scene, dqik, tmp_path):
     bpy.ops.wm.save_as_mainfile(filepath=path)
     bpy.ops.wm.open_mainfile(filepath=path)
     assert second.ended() is not None
-    assert dqik.bridge.live_posing.running() is None
+    assert dqik.dq_ik_addon.blender.solving.live_posing.running() is None
 
 
 def test_the_operator_says_it_needs_a_viewport(clean_scene, dqik):
@@ -242,12 +241,11 @@ def test_disabling_the_extension_stops_live_posing_three_times(clean_scene, dqik
     import importlib
 
     import addon_utils
-
     from extension_cli import MODULE
     obj = rigs.metarig("basic")
     _feet_and_hand(obj)
     for _ in range(3):
-        live_posing = importlib.import_module(f"{MODULE}.bridge.live_posing")
+        live_posing = importlib.import_module(f"{MODULE}.dq_ik_addon.blender.solving.live_posing")
         live = live_posing.LivePosing(obj)
         live.tick()
         stops = []
@@ -297,7 +295,7 @@ def test_cancel_after_the_pin_and_its_earlier_target_were_deleted_restores_the_p
     obj = rigs.metarig("basic")
     _, hand = _feet_and_hand(obj)
     live = _live(dqik, obj)
-    start = dqik.bridge.live_posing.PoseSnapshot(obj)
+    start = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     empty = live.pin("hand.L")
     live.pin("forearm.L")
     empty.matrix_world = Matrix.Translation(sp.world_tail(obj, "hand.L") + np.array([0.0, -0.1, 0.1]))
@@ -309,7 +307,7 @@ def test_cancel_after_the_pin_and_its_earlier_target_were_deleted_restores_the_p
     assert live.ended() == "stopped"
     assert obj.pose.bones["hand.L"].dqik.target is None
     assert obj.pose.bones["forearm.L"].dqik.target is None
-    restored = dqik.bridge.live_posing.PoseSnapshot(obj)
+    restored = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     assert all(start.channels[a].tobytes() == restored.channels[a].tobytes() for a in start.channels)
 
 
@@ -342,7 +340,7 @@ def test_a_rig_without_targets_is_not_solved_again_until_something_moves(clean_s
     the ticks after it do nothing until a bone is dragged."""
     obj = rigs.metarig("basic")
     live = _live(dqik, obj)
-    with pytest.raises(dqik.bridge.armature.ArmatureError, match="no bone with an enabled"):
+    with pytest.raises(dqik.dq_ik_addon.blender.errors.ArmatureError, match="no bone with an enabled"):
         live.tick()
     failed = live.session.last_result
     assert all(live.tick() is None for _ in range(5))
@@ -390,9 +388,9 @@ def test_confirm_keys_with_the_scenes_keyframe_type_and_replace_mode(clean_scene
     keys = [point for fcurve in _fcurves(obj) for point in fcurve.keyframe_points]
     assert keys and {point.type for point in keys} == {'BREAKDOWN'}
     curves = {fcurve.data_path for fcurve in _fcurves(obj)}
-    paths = dqik.bridge.auto_keying.ROTATION_PATHS
+    channel_of = dqik.dq_ik_addon.blender.rig.rotation_modes.channel_of
     rotation = {name: obj.pose.bones[name].path_from_id(
-        paths.get(obj.pose.bones[name].rotation_mode, "rotation_euler")) for name in changed}
+        channel_of(obj.pose.bones[name].rotation_mode)) for name in changed}
     assert curves == set(rotation.values())
     tools.auto_keying_mode = 'REPLACE_KEYS'
     for frame, replaced in ((20, False), (12, True)):
@@ -500,7 +498,7 @@ def test_pose_bone_paths_give_back_the_bone_name(clean_scene, dqik, name):
     obj = rigs.metarig("basic")
     obj.pose.bones["hand.L"].name = name
     path = obj.pose.bones[name].path_from_id("location")
-    assert dqik.bridge.armature.bone_channel(path) == (name, "location")
+    assert dqik.dq_ik_addon.blender.rig.channel_paths.bone_channel(path) == (name, "location")
 
 
 def test_pin_again_takes_the_pin_back_and_keeps_the_pose(clean_scene, dqik):
@@ -512,13 +510,13 @@ def test_pin_again_takes_the_pin_back_and_keeps_the_pose(clean_scene, dqik):
     first = live.pin("hand.L")
     other = live.pin("forearm.L")
     first_name = first.name
-    pose = dqik.bridge.live_posing.PoseSnapshot(obj)
+    pose = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     assert live.pin("hand.L") is None
     settings = obj.pose.bones["hand.L"].dqik
     assert settings.target == hand and settings.use_target
     assert first_name not in bpy.data.objects
     assert obj.pose.bones["forearm.L"].dqik.target == other
-    kept = dqik.bridge.live_posing.PoseSnapshot(obj)
+    kept = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     assert all(pose.channels[a].tobytes() == kept.channels[a].tobytes() for a in pose.channels)
     assert live.pin("hand.L") is not None                   # pinned anew
     live.cancel()

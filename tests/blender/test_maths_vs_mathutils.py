@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from mathutils import Matrix, Quaternion, Vector
 
-from ik_engine.dual_quaternion import dq_from_rotation_translation, dq_to_matrix
-from ik_engine.quaternion import (
+from dq_ik_addon.engine.dual_quaternion import dq_from_rotation_translation, dq_to_matrix
+from dq_ik_addon.engine.quaternion import (
     matrix_to_quat,
     qcanonical,
     qmul,
@@ -26,7 +26,7 @@ from ik_engine.quaternion import (
     quat_to_matrix,
     quat_to_rotvec,
 )
-from ik_engine.swing_twist import swing_twist, swing_twist_params
+from dq_ik_addon.engine.swing_twist import swing_twist, swing_twist_params
 
 N = 200
 TOL = 2e-6

@@ -13,10 +13,9 @@ import math
 import bpy
 import numpy as np
 import pytest
-from mathutils import Quaternion, Vector
-
 import rigs
 import solve_problems as sp
+from mathutils import Quaternion, Vector
 
 _MODES = ('QUATERNION', 'XYZ', 'XZY', 'YXZ', 'YZX', 'ZXY', 'ZYX', 'AXIS_ANGLE')
 
@@ -65,7 +64,7 @@ def _box_collider(obj, bone):
 
 
 def _worst_limit_violation(obj, dqik):
-    limits_mod = dqik.ik_engine.limits
+    limits_mod = dqik.dq_ik_addon.engine.limits
     worst = 0.0
     for pb in obj.pose.bones:
         channels = [*pb.rotation_quaternion, *pb.rotation_euler, *pb.rotation_axis_angle]

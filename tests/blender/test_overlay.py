@@ -7,13 +7,12 @@ import warnings
 
 import bpy
 import numpy as np
-import pytest
-from mathutils import Quaternion, Vector
-from mathutils.bvhtree import BVHTree
-
 import offscreen
+import pytest
 import rigs
 import solve_problems as sp
+from mathutils import Quaternion, Vector
+from mathutils.bvhtree import BVHTree
 
 WORLD = ((1.3, 0.0, 0.0, 0.4), (0.0, 0.0, -1.3, -0.2), (0.0, 1.3, 0.0, 0.1), (0.0, 0.0, 0.0, 1.0))
 
@@ -31,7 +30,7 @@ def humanoid(kind="basic", seed=3, dqik=None):
 
 
 def lines_of(obj, dqik, layers=None):
-    overlay = dqik.panels.overlay_layers
+    overlay = dqik.panels.overlay.layers
     lines = overlay.ArmatureLines()
     lines.update(obj, overlay.LAYERS if layers is None else layers)
     return lines.lines
@@ -40,8 +39,8 @@ def lines_of(obj, dqik, layers=None):
 def limit_lines_of(obj, dqik, layer):
     """The swing or twist layer's lines as built, in armature space and float64 (the drawn lists
     are the same in world space, in float32)."""
-    overlay = dqik.panels.overlay_layers
-    lines = overlay.limit_lines(obj, dqik.bridge.armature.evaluated_matrices(obj.pose.bones),
+    overlay = dqik.panels.overlay.layers
+    lines = overlay.limit_lines(obj, dqik.dq_ik_addon.blender.rig.arrays.evaluated_matrices(obj.pose.bones),
                                 overlay.selected_mask(obj), (layer,),
                                 overlay.read_bone_settings(obj))
     drawn = lines_of(obj, dqik, (layer,))
@@ -73,7 +72,7 @@ def rotation_to(dqik, directions):
     float64 (mathutils works in float32)."""
     axes = np.cross([0.0, 1.0, 0.0], directions)
     angles = np.arctan2(np.linalg.norm(axes, axis=1), directions[:, 1])
-    return dqik.ik_engine.quaternion.quat_from_axis_angle(axes, angles)
+    return dqik.dq_ik_addon.engine.quaternion.quat_from_axis_angle(axes, angles)
 
 
 def limited_bones(obj):
@@ -93,7 +92,7 @@ def on_swing_boundary(swing_x, swing_z, settings):
 
 def test_swing_cone_points_lie_on_the_limit_boundary(clean_scene, dqik):
     obj = humanoid(dqik=dqik)
-    swing_params = dqik.ik_engine.swing_twist.swing_twist_params
+    swing_params = dqik.dq_ik_addon.engine.swing_twist.swing_twist_params
     names = limited_bones(obj)
     assert len(names) >= 15
     for name in names:
@@ -104,7 +103,7 @@ def test_swing_cone_points_lie_on_the_limit_boundary(clean_scene, dqik):
         frame, head, length = parent_frame(pose_bone)
         points = lines["swing"]
         rim = points[np.linalg.norm(points - head, axis=1) > 0.5 * length]
-        assert len(rim) >= 2 * dqik.panels.overlay_geometry.CONE_SEGMENTS
+        assert len(rim) >= 2 * dqik.panels.overlay.geometry.CONE_SEGMENTS
         directions = np.linalg.solve(frame, (rim - head).T).T
         np.testing.assert_allclose(np.linalg.norm(directions, axis=1), length, rtol=1e-5)
         directions /= np.linalg.norm(directions, axis=1, keepdims=True)
@@ -136,7 +135,7 @@ def test_swing_cone_points_lie_on_the_limit_boundary(clean_scene, dqik):
 
 def test_twist_arc_ends_are_the_twist_limits(clean_scene, dqik):
     obj = humanoid(dqik=dqik, seed=5)
-    engine = dqik.ik_engine
+    engine = dqik.dq_ik_addon.engine
     for name in limited_bones(obj):
         rigs.select_bones(obj, [name])
         pose_bone = obj.pose.bones[name]
@@ -173,12 +172,12 @@ def test_twist_arc_ends_are_the_twist_limits(clean_scene, dqik):
 def test_capsule_wires_lie_at_the_radius_from_the_bone_segment(clean_scene, dqik):
     obj = humanoid(dqik=dqik)
     obj.dqik.use_self_collision = True
-    geometry = dqik.panels.overlay_geometry
+    geometry = dqik.panels.overlay.geometry
     lines = lines_of(obj, dqik, ("capsules",))
     assert set(lines) == {"capsule"}
-    radii, enabled = sp.capsule_radii(obj, dqik, dqik.bridge.armature.read_model(obj))
+    radii, enabled = sp.capsule_radii(obj, dqik, dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj))
     bones = [pb for pb, on, r in zip(obj.pose.bones, enabled, radii)
-             if on and r >= dqik.ik_engine.contacts.MIN_RADIUS]
+             if on and r >= dqik.dq_ik_addon.engine.contacts.MIN_RADIUS]
     wires = lines["capsule"].astype(np.float64).reshape(len(bones), geometry.CAPSULE_VERTICES, 3)
     world = obj.matrix_world
     for pose_bone, wire in zip(bones, wires):
@@ -231,9 +230,9 @@ def test_contact_points_lie_on_the_obstacle(clean_scene, dqik):
         assert distance <= 1e-5
     assert "capsule_touching" in lines and "capsule" in lines
     # the capsules the solve tests: the left arm's and those the hand carries, not the others
-    geometry = dqik.panels.overlay_geometry
+    geometry = dqik.panels.overlay.geometry
     drawn = sum(len(lines[style]) for style in ("capsule", "capsule_touching"))
-    tested = dqik.bridge.session.tested_capsules_of(obj)
+    tested = dqik.dq_ik_addon.blender.solving.sessions.tested_capsules_of(obj)
     assert drawn == len(tested) * geometry.CAPSULE_VERTICES
     assert {"upper_arm.L", "forearm.L", "hand.L"} <= tested
     assert not tested & {"upper_arm.R", "thigh.L", "head", "spine"}
@@ -275,7 +274,7 @@ def test_task_lines_join_effectors_and_targets_in_the_colour_of_their_status(cle
 
 
 def test_nothing_is_drawn_outside_pose_mode_or_without_settings(clean_scene, dqik):
-    overlay = dqik.panels.overlay_layers
+    overlay = dqik.panels.overlay.layers
     obj = rigs.metarig("basic")                    # no limits, tasks or colliders
     assert overlay.shown_layers(obj) == overlay.LAYERS
     assert lines_of(obj, dqik) == {}
@@ -292,7 +291,7 @@ def test_nothing_is_drawn_outside_pose_mode_or_without_settings(clean_scene, dqi
 
 
 def test_lines_are_made_again_only_when_what_they_show_changes(clean_scene, dqik):
-    overlay = dqik.panels.overlay_layers
+    overlay = dqik.panels.overlay.layers
     obj = humanoid(dqik=dqik)
     obj.dqik.use_self_collision = True
     sp.add_targets(obj, ["hand.L"], chain_count=3)
@@ -346,7 +345,7 @@ def test_the_overlay_draws_offscreen_in_the_colours_of_its_layers(clean_scene, d
     through a camera: every layer's colour is on the picture."""
     if not offscreen.initialise_gpu():
         pytest.skip("Blender cannot draw on this machine, not even after a render")
-    draw = dqik.panels.overlay_draw
+    draw = dqik.panels.overlay.draw
     obj = humanoid(dqik=dqik)
     obj.dqik.use_self_collision = True
     sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"].location = (-3.0, 0.0, 0.0)
@@ -364,13 +363,13 @@ def test_the_overlay_draws_offscreen_in_the_colours_of_its_layers(clean_scene, d
     system = bpy.context.preferences.system
     pixels = offscreen.draw_offscreen(lambda: draw.draw_overlay(obj, None, system),
                                       *offscreen.camera_matrices(camera, size), size)
-    batches = draw.armature_batches(obj, dqik.panels.overlay_layers.LAYERS)
-    assert batches is draw.armature_batches(obj, dqik.panels.overlay_layers.LAYERS)  # kept
+    batches = draw.armature_batches(obj, dqik.panels.overlay.layers.LAYERS)
+    assert batches is draw.armature_batches(obj, dqik.panels.overlay.layers.LAYERS)  # kept
     drawn = pixels[..., 3] > 0.0
     assert 0.005 < drawn.mean() < 0.5
     colours = draw.STYLE_COLOURS
-    shown = dqik.panels.overlay_layers.ArmatureLines()
-    shown.update(obj, dqik.panels.overlay_layers.LAYERS)
+    shown = dqik.panels.overlay.layers.ArmatureLines()
+    shown.update(obj, dqik.panels.overlay.layers.LAYERS)
     opaque = pixels[..., 3] > 0.25
     colour = pixels[opaque, :3] / pixels[opaque, 3:]       # blended onto transparent black
     for style in ("swing", "twist", "capsule", "swing_current", "task_closest"):
@@ -382,7 +381,7 @@ def test_the_overlay_draws_offscreen_in_the_colours_of_its_layers(clean_scene, d
 def test_bone_settings_are_read_again_only_after_a_settings_edit(clean_scene, dqik):
     """A pose change (a live tick, a frame change) remakes the lines from the kept
     ``BoneSettings``; setting a DQ IK property, or undo, has them read again."""
-    overlay = dqik.panels.overlay_layers
+    overlay = dqik.panels.overlay.layers
     obj = humanoid(dqik=dqik)
     sp.add_targets(obj, ["hand.L"], chain_count=3)
     rigs.select_bones(obj, ["forearm.L"])
@@ -398,15 +397,15 @@ def test_bone_settings_are_read_again_only_after_a_settings_edit(clean_scene, dq
     assert lines.rig.settings is not kept
     assert lines.rig.settings.tasks == tuple(sorted(
         obj.pose.bones.find(name) for name in ("hand.L", "hand.R")))
-    edits = dqik.properties.settings_edits()
-    handler = dqik.properties.note_settings_edit
+    edits = dqik.dq_ik_addon.properties.settings_edits()
+    handler = dqik.dq_ik_addon.properties.note_settings_edit
     assert all(handler in getattr(bpy.app.handlers, name)
                for name in ("undo_post", "redo_post", "load_post"))
     handler(bpy.context.scene, None)
-    assert dqik.properties.settings_edits() != edits
-    edits = dqik.properties.settings_edits()
+    assert dqik.dq_ik_addon.properties.settings_edits() != edits
+    edits = dqik.dq_ik_addon.properties.settings_edits()
     bpy.data.objects.remove(bpy.data.objects["target_hand.L"])     # no update callback
-    assert dqik.properties.settings_edits() != edits
+    assert dqik.dq_ik_addon.properties.settings_edits() != edits
 
 
 def test_batches_leave_out_empty_segments_and_share_a_colour(clean_scene, dqik):
@@ -414,7 +413,7 @@ def test_batches_leave_out_empty_segments_and_share_a_colour(clean_scene, dqik):
     first; a twist arc of zero range adds no segment."""
     if not offscreen.initialise_gpu():
         pytest.skip("Blender cannot draw on this machine, not even after a render")
-    draw = dqik.panels.overlay_draw
+    draw = dqik.panels.overlay.draw
     point = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], dtype=np.float32)
     segment = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], dtype=np.float32)
     batches = draw.make_batches({"twist": np.concatenate([point, segment]), "swing": point,
@@ -432,7 +431,7 @@ def test_each_armature_keeps_its_lines_across_alternating_draws(clean_scene, dqi
     once, not on every draw; a deleted armature's are dropped."""
     if not offscreen.initialise_gpu():
         pytest.skip("Blender cannot draw on this machine, not even after a render")
-    draw, layers = dqik.panels.overlay_draw, dqik.panels.overlay_layers.LAYERS
+    draw, layers = dqik.panels.overlay.draw, dqik.panels.overlay.layers.LAYERS
     first = rigs.metarig("basic")
     target = sp.add_targets(first, ["hand.L"], chain_count=3)["hand.L"]
     second = bpy.data.objects.new("second", first.data)
@@ -453,7 +452,7 @@ def test_each_armature_keeps_its_lines_across_alternating_draws(clean_scene, dqi
 def test_a_task_line_follows_its_target_bone(clean_scene, dqik):
     """A task whose target is a bone of another armature: posing that bone moves the line's
     end (its pose is part of the change key)."""
-    overlay = dqik.panels.overlay_layers
+    overlay = dqik.panels.overlay.layers
     obj = rigs.metarig("basic")
     bpy.ops.object.mode_set(mode='OBJECT')
     control = bpy.data.objects.new("control", bpy.data.armatures.new("control"))
@@ -480,7 +479,7 @@ def test_a_task_line_follows_its_target_bone(clean_scene, dqik):
 def test_a_renamed_bone_keeps_its_capsule(clean_scene, dqik):
     """After a bone is renamed (in Pose Mode: same addresses), the lines are made with the new
     names: the capsule of a bone the next solve tests by its new name is still drawn."""
-    overlay = dqik.panels.overlay_layers
+    overlay = dqik.panels.overlay.layers
     obj = rigs.metarig("basic")
     obj.dqik.use_self_collision = True
     obj.dqik.show_overlay_all_capsules = True
@@ -491,7 +490,7 @@ def test_a_renamed_bone_keeps_its_capsule(clean_scene, dqik):
     before = len(lines.lines["capsule"])
     obj.pose.bones["hand.L"].name = "paw.L"
     bpy.ops.dqik.solve()                                    # tests "paw.L" now
-    assert "paw.L" in dqik.bridge.session.tested_capsules_of(obj)
+    assert "paw.L" in dqik.dq_ik_addon.blender.solving.sessions.tested_capsules_of(obj)
     assert lines.update(obj, ("capsules",))
     assert len(lines.lines["capsule"]) == before
     assert "paw.L" in lines.rig.model.names
@@ -499,7 +498,7 @@ def test_a_renamed_bone_keeps_its_capsule(clean_scene, dqik):
 
 def test_contacts_follow_the_collisions_toggle(clean_scene, dqik):
     """With Collisions off the last solve's contacts are hidden, as the capsules are."""
-    overlay = dqik.panels.overlay_layers
+    overlay = dqik.panels.overlay.layers
     obj, _wall = _hand_against_a_wall(clean_scene)
     assert len(dqik.api.session_for(obj).last_result.contacts.points)
     lines = overlay.ArmatureLines()
@@ -514,7 +513,7 @@ def test_contacts_follow_the_collisions_toggle(clean_scene, dqik):
 
 
 def test_a_bone_scaled_to_zero_draws_nothing_and_no_warning(clean_scene, dqik):
-    overlay = dqik.panels.overlay_layers
+    overlay = dqik.panels.overlay.layers
     obj = humanoid(dqik=dqik)
     obj.dqik.use_self_collision = True
     obj.dqik.show_overlay_all_capsules = True
@@ -536,7 +535,7 @@ def test_a_library_reload_refreshes_the_task_list_and_the_overlay(clean_scene, d
     """The settings a library reload brings (a new task on a library override) show in the
     task list and the overlay: the reload counts as a settings edit."""
     task_rows = dqik.panels.task_rows
-    overlay = dqik.panels.overlay_layers
+    overlay = dqik.panels.overlay.layers
     rig = rigs.metarig("basic")
     sp.add_targets(rig, ["hand.L"], chain_count=3)
     bpy.ops.object.mode_set(mode='OBJECT')

@@ -11,9 +11,8 @@ import math
 
 import bpy
 import pytest
-from mathutils import Quaternion, Vector
-
 import rigs
+from mathutils import Quaternion, Vector
 
 FORWARD, BACK = Vector((0, -1, 0)), Vector((0, 1, 0))
 UP, DOWN = Vector((0, 0, 1)), Vector((0, 0, -1))
@@ -234,7 +233,7 @@ def test_every_matched_bone_gets_limits_containing_rest(clean_scene, dqik, capfd
     out = capfd.readouterr()
     assert f"limits on {limited} bones" in out.out + out.err
     assert f"{unmatched} bones unmatched" in out.out + out.err
-    presets = dqik.bridge.limit_presets
+    presets = dqik.dq_ik_addon.blender.authoring.limit_presets
     count = 0
     for pb in obj.pose.bones:
         matched = pb.parent is not None and presets.match_joint(pb.name) is not None
@@ -285,20 +284,20 @@ def test_spine_range_is_shared_between_its_bones(clean_scene, dqik):
     ("L_Forearm", 'FOREARM', 'L'), ("Chest", 'SPINE', None),
 ])
 def test_names_are_recognised(dqik, name, joint, side):
-    assert dqik.bridge.limit_presets.match_joint(name) == (joint, side)
+    assert dqik.dq_ik_addon.blender.authoring.limit_presets.match_joint(name) == (joint, side)
 
 
 @pytest.mark.parametrize("name", ["mixamorig:Hips", "mixamorig:LeftToe_End", "mixamorig:HeadTop_End",
                                   "mixamorig:LeftHandIndex4", "thigh_twist_01_l", "ik_foot_l",
                                   "heel.02.L", "breast.R", "pelvis.L", "jaw", "eye.L", "root"])
 def test_other_names_are_not(dqik, name):
-    assert dqik.bridge.limit_presets.match_joint(name) is None
+    assert dqik.dq_ik_addon.blender.authoring.limit_presets.match_joint(name) is None
 
 
 def test_only_selected_and_enable_limits(clean_scene, dqik):
     obj = rigs.metarig("basic")
     for pb in obj.pose.bones:
-        dqik.bridge.armature.is_selected(pb)  # readable on every version
+        dqik.dq_ik_addon.blender.rig.objects.is_selected(pb)  # readable on every version
         if hasattr(pb, "select"):
             pb.select = pb.name == "forearm.L"
         else:

@@ -4,10 +4,9 @@ constraints, MCH/ORG/DEF layers), its limbs in FK mode, solved on its FK control
 import bpy
 import numpy as np
 import pytest
-from mathutils import Quaternion
-
 import rigs
 import solve_problems as sp
+from mathutils import Quaternion
 
 TOL = 1e-5
 REACHED = 1e-4
@@ -66,22 +65,22 @@ def test_fk_parity_with_blenders_evaluated_pose(rigify_blend, dqik):
     (the FK limbs driven from their parents as Blender evaluated them, the rest as evaluated)
     equals ``PoseBone.matrix`` ≤ 1e-5."""
     rig = _open(rigify_blend)
-    armature = dqik.bridge.armature
-    model = armature.read_model(rig)
+    rig_side = dqik.dq_ik_addon.blender.rig
+    model = rig_side.model_reader.read_model(rig)
     assert len(model) == 706
-    chain_model = dqik.ik_engine.chain_model
+    chain_model = dqik.dq_ik_addon.engine.chain_model
     joints = np.array([model.index[name] for name in _limb_bones()])
     involved = model.with_ancestors(joints)
     rng = np.random.default_rng(16)
     for _ in range(5):
         _turn_torso(rig, rng)
         sp.set_pose(rig, {name: (1.0, 0.0, 0.0, 0.0) for name in _limb_bones()})
-        start = armature.PoseArrays(rig)
+        start = rig_side.pose.PoseArrays(rig)
         fk = chain_model.MovingJointsFK(model, joints)
         fk.start(start.rotations(), chain_model.GivenPose(start.location, start.scale,
                                                           start.evaluated))
         _pose_limbs(rig, rng)
-        moved = armature.PoseArrays(rig)
+        moved = rig_side.pose.PoseArrays(rig)
         got = fk(moved.rotations())
         assert np.abs(got[involved] - moved.evaluated[involved]).max() <= TOL
 

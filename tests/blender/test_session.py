@@ -7,10 +7,9 @@ import math
 import bpy
 import numpy as np
 import pytest
-from mathutils import Quaternion
-
 import rigs
 import solve_problems as sp
+from mathutils import Quaternion
 
 REACHED = 1e-4
 
@@ -161,7 +160,7 @@ def test_pose_scale_set_between_ticks_is_solved_with(clean_scene, dqik, scale):
 
 def test_sessions_are_dropped_on_file_load_deletion_and_undo(clean_scene, dqik):
     obj, empty, session = _arm(clean_scene, dqik)
-    count = dqik.bridge.session.session_count
+    count = dqik.dq_ik_addon.blender.solving.sessions.session_count
     session.tick()
     assert count() == 1
     bpy.data.objects.remove(obj)
@@ -237,7 +236,7 @@ def _override_settings(name):
 def test_settings_set_on_a_library_override_survive_save_reload_and_library_reload(
         clean_scene, dqik, tmp_path, library_settings):
     """Blender 5.0 records a whole-group REPLACE, which no reload can apply, where the linked
-    reference has no DQ IK group (``bridge/liboverride.py``); here the library has none, or
+    reference has no DQ IK group (``dq_ik_addon/blender/lifecycle/liboverride.py``); here the library has none, or
     only some (hand.L's stiffness, the armature's iterations)."""
     rig = rigs.metarig("basic")
     bpy.ops.object.mode_set(mode='OBJECT')

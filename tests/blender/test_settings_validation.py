@@ -10,7 +10,6 @@ import re
 import bpy
 import numpy as np
 import pytest
-
 import rigs
 import solve_problems as sp
 

@@ -5,10 +5,9 @@ import math
 import bpy
 import numpy as np
 import pytest
-from mathutils import Euler, Matrix, Quaternion
-
 import rigs
 import solve_problems as sp
+from mathutils import Euler, Matrix, Quaternion
 
 REACHED = 1e-4
 
@@ -428,7 +427,7 @@ def test_a_target_the_view_layer_does_not_evaluate_is_skipped_with_a_warning(cle
             empty.hide_viewport = True
     settings = obj.pose.bones["hand.L"].dqik
     settings.target, settings.use_target = empty, True
-    before = dqik.bridge.live_posing.PoseSnapshot(obj)
+    before = dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj)
     with pytest.raises(RuntimeError, match="does not evaluate"):
         bpy.ops.dqik.solve()
     assert before.changed_bones(obj) == []

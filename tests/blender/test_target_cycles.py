@@ -1,4 +1,4 @@
-"""Targets that the solve itself moves (``bridge/target_dependencies.py``): a target following a
+"""Targets that the solve itself moves (``dq_ik_addon/blender/settings/target_dependencies.py``): a target following a
 bone the solve turns, directly, through other objects, through a constraint, as a subtarget bone
 or through a deformed mesh's vertex, is named in a warning and its task is skipped; the others
 are solved and a second solve changes nothing. A target following a bone the solve leaves alone
@@ -9,7 +9,6 @@ import importlib
 import bpy
 import numpy as np
 import pytest
-
 import rigs
 import solve_problems as sp
 

@@ -13,7 +13,6 @@ import importlib
 
 import bpy
 import pytest
-
 import rigs
 import solve_problems as sp
 
@@ -113,7 +112,7 @@ def test_the_list_filters_by_name_and_orders_every_bone(clean_scene, dqik):
 
 def test_a_row_click_selects_its_bone_only(clean_scene, dqik):
     obj, _ = _rig_with_tasks()
-    armature = importlib.import_module(f"{dqik.__name__}.bridge.armature")
+    armature = importlib.import_module(f"{dqik.__name__}.dq_ik_addon.blender.rig.objects")
     for name in ("hand.L", "foot.R"):
         obj.dqik.active_task_index = obj.pose.bones.find(name)
         assert obj.data.bones.active.name == name

@@ -4,7 +4,6 @@ import has object scale 0.01): the solve works in armature units, the user sees 
 import bpy
 import numpy as np
 import pytest
-
 import rigs
 import solve_problems as sp
 

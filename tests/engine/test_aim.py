@@ -2,14 +2,21 @@
 
 import numpy as np
 import pytest
+from chains import (
+    identity_pose,
+    random_limits,
+    random_pose_in_limits,
+    random_tree,
+    straight_chain,
+    turned_both_ways,
+    uniform_limits,
+)
 
-from chains import (identity_pose, random_limits, random_pose_in_limits, random_tree,
-                    straight_chain, turned_both_ways, uniform_limits)
-from ik_engine.jacobian import JointFrames, column_mask
-from ik_engine.limits import limit_violation
-from ik_engine.quaternion import qexp, qmul
-from ik_engine.solver import Solver
-from ik_engine.tasks import Aim, Position, Task, TaskSet
+from dq_ik_addon.engine.jacobian import JointFrames, column_mask
+from dq_ik_addon.engine.limits import limit_violation
+from dq_ik_addon.engine.quaternion import qexp, qmul
+from dq_ik_addon.engine.solver import Solver
+from dq_ik_addon.engine.tasks import Aim, Position, Task, TaskSet
 
 AXES = {"Y": (0.0, 1.0, 0.0), "-Z": (0.0, 0.0, -1.0), "X": (1.0, 0.0, 0.0)}
 

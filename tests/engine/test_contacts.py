@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-
 from chains import ball, identity_pose, straight_chain, uniform_limits
-from ik_engine.contacts import Capsules, nearest_between, nearest_between_one
-from ik_engine.solver import Solver, SolverSettings
-from ik_engine.tasks import Position, Task
+
+from dq_ik_addon.engine.contacts import Capsules, nearest_between, nearest_between_one
+from dq_ik_addon.engine.solver import Solver, SolverSettings
+from dq_ik_addon.engine.tasks import Position, Task
 
 RADIUS, MARGIN = 0.05, 0.01
 
@@ -58,7 +58,7 @@ def test_held_by_the_wall_the_solve_ends_without_a_blocked_step(monkeypatch):
     """Held by the wall, the solve ends once a step along it did what it predicted and that was
     under ``_SETTLE`` of the error (``acceptance.holds``), instead of computing one more step only to
     find it blocked; solving on until blocked gains no more than that."""
-    import ik_engine.acceptance as solver_module
+    import dq_ik_addon.engine.acceptance as solver_module
     model = straight_chain(4, 0.5)
     goal, query = np.array([1.2, 1.4, 0.0]), wall(0.6)
     settle = solver_module._SETTLE
@@ -120,7 +120,7 @@ def test_small_target_moves_never_tunnel_through_a_thin_plate():
 
 
 def test_segment_closest_points_match_a_dense_search():
-    from ik_engine.contacts import closest_points_of_segments
+    from dq_ik_addon.engine.contacts import closest_points_of_segments
     rng = np.random.default_rng(2)
     p0, p1, q0, q1 = (rng.normal(size=(50, 3)) for _ in range(4))
     q1[:5] = q0[:5]  # degenerate segments
@@ -136,7 +136,7 @@ def test_segment_closest_points_match_a_dense_search():
 
 def _two_arms():
     """A root with two 3-bone arms side by side along +Y, 0.6 apart in X."""
-    from ik_engine import ChainModel
+    from dq_ik_addon.engine import ChainModel
     rest = np.tile(np.eye(4), (7, 1, 1))
     parents = [-1, 0, 1, 2, 0, 4, 5]
     for i, (x, y) in enumerate([(0, 0), (-0.3, 0.2), (-0.3, 0.7), (-0.3, 1.2),
@@ -156,7 +156,7 @@ def test_self_collision_keeps_one_arm_out_of_the_other():
     result = s.solve(identity_pose(7))
     world = model.matrices(result.rotations)
     heads, tails = world[:, :3, 3], model.tails(world)
-    from ik_engine.contacts import closest_points_of_segments
+    from dq_ik_addon.engine.contacts import closest_points_of_segments
     a, b = np.repeat([1, 2, 3], 3), np.tile([4, 5, 6], 3)
     u, v = closest_points_of_segments(heads[a], tails[a], heads[b], tails[b])
     gap = np.linalg.norm(heads[a] + u[:, None] * (tails[a] - heads[a])
@@ -215,7 +215,7 @@ class Pole:
         return (*found, np.full(len(points), -1)) if triangles else found
 
     def segments(self, heads, tails, radii, max_distance, samples=None):
-        from ik_engine.contacts import closest_points_of_segments
+        from dq_ik_addon.engine.contacts import closest_points_of_segments
         ends = np.tile(self.centre - 100.0 * self.axis, (len(heads), 1)), \
             np.tile(self.centre + 100.0 * self.axis, (len(heads), 1))
         s, _ = closest_points_of_segments(heads, tails, *ends)

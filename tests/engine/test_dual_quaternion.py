@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ik_engine.dual_quaternion import (
+from dq_ik_addon.engine.dual_quaternion import (
     dq_conj,
     dq_from_matrix,
     dq_from_rotation_translation,
@@ -12,7 +12,7 @@ from ik_engine.dual_quaternion import (
     dq_to_matrix,
     dq_translation,
 )
-from ik_engine.quaternion import qconj, qmul, qnormalize, qrotate, quat_to_matrix
+from dq_ik_addon.engine.quaternion import qconj, qmul, qnormalize, qrotate, quat_to_matrix
 
 TOL = 1e-12
 DQ_IDENTITY = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])

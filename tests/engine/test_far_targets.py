@@ -4,12 +4,12 @@ reachable task of its level on another chain."""
 
 import numpy as np
 import pytest
-
 from chains import identity_pose, uniform_limits
-from ik_engine import ChainModel
-from ik_engine.quaternion import qexp
-from ik_engine.solver import Solver, SolverSettings
-from ik_engine.tasks import Position, Task
+
+from dq_ik_addon.engine import ChainModel
+from dq_ik_addon.engine.quaternion import qexp
+from dq_ik_addon.engine.solver import Solver, SolverSettings
+from dq_ik_addon.engine.tasks import Position, Task
 
 
 def little_body():

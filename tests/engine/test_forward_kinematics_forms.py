@@ -8,13 +8,18 @@ import sys
 
 import numpy as np
 import pytest
-
 from chains import random_tree
-from ik_engine import ChainModel
-from ik_engine.chain_model import GivenPose, MovingJointsFK
-from ik_engine.dual_quaternion import (dq_from_rotation_translation, dq_mul, dq_times_rotation,
-                                         dq_times_translation, dq_to_matrix)
-from ik_engine.jacobian import JointFrames
+
+from dq_ik_addon.engine import ChainModel
+from dq_ik_addon.engine.chain_model import GivenPose, MovingJointsFK
+from dq_ik_addon.engine.dual_quaternion import (
+    dq_from_rotation_translation,
+    dq_mul,
+    dq_times_rotation,
+    dq_times_translation,
+    dq_to_matrix,
+)
+from dq_ik_addon.engine.jacobian import JointFrames
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "benchmarks"))

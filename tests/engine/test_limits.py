@@ -6,12 +6,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ik_engine.limits import SwingTwistLimits
-from ik_engine.limits.swing_twist_projection import (LOCKED_TOLERANCE, LimitProjection,
-                                                       limit_violation, project_swing,
-                                                       project_to_limits)
-from ik_engine.quaternion import qcanonical, qmul, qnormalize, qrotate, quat_to_rotvec
-from ik_engine.swing_twist import quat_from_swing_twist, swing_twist, swing_twist_params
+from dq_ik_addon.engine.limits import SwingTwistLimits
+from dq_ik_addon.engine.limits.swing_twist_projection import (
+    LOCKED_TOLERANCE,
+    LimitProjection,
+    limit_violation,
+    project_swing,
+    project_to_limits,
+)
+from dq_ik_addon.engine.quaternion import qcanonical, qmul, qnormalize, qrotate, quat_to_rotvec
+from dq_ik_addon.engine.swing_twist import quat_from_swing_twist, swing_twist, swing_twist_params
 
 TOL = 1e-12
 Y = np.array([0.0, 1.0, 0.0])
@@ -366,8 +370,8 @@ def test_retract_brings_parameters_inside(rng):
 def test_swing_twist_jacobian_matches_central_differences(rng):
     """The analytic ∂(s_x, s_z, τ)/∂Δθ of the left update equals central differences of the
     decomposition, also at no swing (the series branch) and with w < 0 (canonicalized)."""
-    from ik_engine.quaternion import qexp, qmul, qnormalize
-    from ik_engine.swing_twist import swing_twist_jacobian
+    from dq_ik_addon.engine.quaternion import qexp, qmul, qnormalize
+    from dq_ik_addon.engine.swing_twist import swing_twist_jacobian
     q = qnormalize(rng.normal(size=(400, 4)))
     q[:4] = qnormalize(np.array([[1.0, 0, 0, 0], [np.cos(0.3), 0, np.sin(0.3), 0],
                                  [0.9, 1e-9, 0.1, 0], [-0.5, 0.3, 0.2, 0.1]]))

@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-
 from chains import random_tree, straight_chain
-from ik_engine import ChainModel
-from ik_engine.chain_model import BoneFlags, GivenPose, MovingJointsFK
+
+from dq_ik_addon.engine import ChainModel
+from dq_ik_addon.engine.chain_model import BoneFlags, GivenPose, MovingJointsFK
 
 
 def random_rotations(rng, n):

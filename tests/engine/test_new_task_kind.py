@@ -8,15 +8,15 @@ the engine knows it: the solver reads its rows through the ``TaskKind`` protocol
 import os
 
 import numpy as np
-
 from chains import identity_pose, random_pose_in_limits, straight_chain, uniform_limits
-from ik_engine.jacobian import task_jacobian
-from ik_engine.limits import limit_violation
-from ik_engine.solver import Solver
-from ik_engine.tasks import Position, Task, TaskKind
+
+from dq_ik_addon.engine.jacobian import task_jacobian
+from dq_ik_addon.engine.limits import limit_violation
+from dq_ik_addon.engine.solver import Solver
+from dq_ik_addon.engine.tasks import Position, Task, TaskKind
 
 ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "ik_engine")
+    os.path.abspath(__file__)))), "dq_ik_addon", "engine")
 
 
 class PointOnPlane(TaskKind):

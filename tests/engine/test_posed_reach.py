@@ -4,14 +4,15 @@ that pose is met, not taken as out of reach and reported converged short of it."
 
 import numpy as np
 import pytest
-
 from chains import random_tree, straight_chain
-from ik_engine import ChainModel
-from ik_engine.bone_parent_transform import NONE
-from ik_engine.chain_model import BoneFlags
-from ik_engine.quaternion import qexp
-from ik_engine.solver import Solver
-from ik_engine.tasks import Position, Task
+
+from dq_ik_addon.engine import ChainModel
+from dq_ik_addon.engine.bone_parent_transform import NONE
+from dq_ik_addon.engine.chain_model import BoneFlags, GivenPose
+from dq_ik_addon.engine import problem as problem_module
+from dq_ik_addon.engine.quaternion import qexp
+from dq_ik_addon.engine.solver import Solver, SolverSettings
+from dq_ik_addon.engine.tasks import Position, Task
 
 
 def bent_pose(rng, n):
@@ -66,16 +67,23 @@ def test_a_target_the_posed_chain_reaches_is_met(name, seed):
 def test_the_reach_bound_follows_the_given_pose():
     """Scaled by 1.5 along its length, the first bone's hop and, inherited, the rest of the
     chain grow by as much (the bound, not the bent start's shorter distance); a new given pose
-    (``retarget``) sets it anew."""
-    model = straight_chain(3, 0.5)
-    solver = Solver(model, [Task(Position, 2, (0.0, 5.0, 0.0))])
-    assert solver.problem.chain_reach == pytest.approx([1.5])
+    (``hang``, what ``Solver.retarget`` calls) sets it anew."""
+    problem = _problem(straight_chain(3, 0.5), [Task(Position, 2, (0.0, 5.0, 0.0))])
+    assert problem.chain_reach == pytest.approx([1.5])
     scales = np.ones((3, 3))
     scales[0] = (1.0, 1.5, 1.0)
-    solver.retarget(scales=scales)
-    assert solver.problem.chain_reach == pytest.approx([2.25])
-    solver.retarget()
-    assert solver.problem.chain_reach == pytest.approx([1.5])
+    problem.hang(GivenPose.of(problem.bones, None, scales, None))
+    assert problem.chain_reach == pytest.approx([2.25])
+    problem.hang(GivenPose.of(problem.bones, None, None, None))
+    assert problem.chain_reach == pytest.approx([1.5])
+
+
+def _problem(model, tasks, locations=None, scales=None):
+    """The ``Problem`` a ``Solver`` of ``tasks`` builds, hung from the given pose."""
+    problem = problem_module.Problem(model, tasks, None, None, SolverSettings(), None, None,
+                                     None, False)
+    problem.hang(GivenPose.of(problem.bones, locations, scales, None))
+    return problem
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -91,8 +99,7 @@ def test_no_pose_of_the_joints_reaches_beyond_the_bound(seed):
     locations = rng.normal(scale=0.2, size=(12, 3))
     tasks = [Task(Position, int(bone), (0.0, 0.0, 0.0), chain_count=int(rng.integers(0, 4)))
              for bone in rng.choice(12, 4, replace=False)]
-    solver = Solver(model, tasks, locations=locations, scales=scales)
-    problem = solver.problem
+    problem = _problem(model, tasks, locations, scales)
     roots, bones = problem.bones[problem.chain_roots], problem.bones[problem.tasks.bones]
     for _ in range(50):
         world = model.matrices(qexp(0.5 * rng.normal(scale=1.5, size=(12, 3))), locations,

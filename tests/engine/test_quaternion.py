@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ik_engine.quaternion import (
+from dq_ik_addon.engine.quaternion import (
     matrix_to_quat,
     qcanonical,
     qconj,

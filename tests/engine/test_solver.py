@@ -2,16 +2,25 @@
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from chains import (
+    ball,
+    identity_pose,
+    random_limits,
+    random_pose_in_limits,
+    random_tree,
+    straight_chain,
+    turned_both_ways,
+    uniform_limits,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from chains import (ball, identity_pose, random_limits, random_pose_in_limits, random_tree,
-                    straight_chain, turned_both_ways, uniform_limits)
-from ik_engine import ChainModel
-from ik_engine.jacobian import JointFrames, column_mask, task_jacobian
-from ik_engine.limits import limit_violation
-from ik_engine.quaternion import qconj, qexp, qlog, qmul, qnormalize
-from ik_engine.solver import Solver, SolverSettings, solve
-from ik_engine.tasks import Aim, Orientation, Position, Task, TaskSet
+from dq_ik_addon.engine import ChainModel
+from dq_ik_addon.engine.jacobian import JointFrames, column_mask, task_jacobian
+from dq_ik_addon.engine.limits import limit_violation
+from dq_ik_addon.engine.quaternion import qconj, qexp, qlog, qmul, qnormalize
+from dq_ik_addon.engine.solver import Solver, SolverSettings, solve
+from dq_ik_addon.engine.tasks import Aim, Orientation, Position, Task, TaskSet
 
 
 def test_jacobian_matches_central_differences():
@@ -45,8 +54,8 @@ def test_second_order_motion_leaves_a_third_order_error():
     chain that stops short of the root: halving the step divides what is left by 8 (by 4 without
     ``s``). The orientation targets are the bones' own orientations: at e ≠ 0 the orientation
     error's linear model (the angular velocity) is itself only first-order exact."""
-    from ik_engine.jacobian import chain_order, second_order_motion
-    from ik_engine.quaternion import matrix_to_quat
+    from dq_ik_addon.engine.jacobian import chain_order, second_order_motion
+    from dq_ik_addon.engine.quaternion import matrix_to_quat
     rng = np.random.default_rng(7)
     model = random_tree(rng, 9)
     q = random_pose_in_limits(rng, uniform_limits(9))
@@ -86,7 +95,7 @@ def test_second_order_motion_leaves_a_third_order_error():
 def test_normal_jacobian_is_the_positional_jacobian_along_the_normals():
     """Contact rows use ``nᵀ J_p`` from triple products; it equals ``task_jacobian``'s rows
     contracted with n, for points on any bones (including ones no joint moves)."""
-    from ik_engine.jacobian import normal_jacobian
+    from dq_ik_addon.engine.jacobian import normal_jacobian
     rng = np.random.default_rng(3)
     model = random_tree(rng, 9)
     q = random_pose_in_limits(rng, uniform_limits(9))
@@ -338,7 +347,7 @@ def test_each_singular_direction_of_a_level_step_is_clamped_alone():
     """``prioritized_step``'s clamp (``max_task_step``, ``max_joint_step``): along each singular
     direction of a level the predicted task motion is at most ``max_motion`` and the joint motion
     at most ``max_turn``; directions within both keep their damped least-squares motion."""
-    from ik_engine.prioritized import prioritized_step
+    from dq_ik_addon.engine.prioritized import prioritized_step
     rng = np.random.default_rng(8)
     jac = rng.normal(size=(6, 12)) * np.array([3.0, 2.0, 1.0, 0.5, 0.2, 0.05])[:, None]
     err = rng.normal(size=6)
@@ -355,7 +364,7 @@ def test_each_singular_direction_of_a_level_step_is_clamped_alone():
 
 
 def test_joint_block_solution_equals_the_full_pseudo_inverse():
-    from ik_engine.constraint_rows import joint_block_solution
+    from dq_ik_addon.engine.constraint_rows import joint_block_solution
     rng = np.random.default_rng(4)
     owner = np.array([2, 0, 2, 3, 2, 0])
     gradient = rng.normal(size=(6, 3))
@@ -374,7 +383,7 @@ def test_joint_block_solution_equals_the_full_pseudo_inverse():
 def test_adding_limit_rows_one_at_a_time_equals_solving_them_together():
     """Greville's rank-one updates (``ConstraintRows.with_rows``) give the same
     ``(C⁺ r, I − C⁺C)`` as solving the rows together, a dependent row included."""
-    from ik_engine.constraint_rows import ConstraintRows, joint_block_solution
+    from dq_ik_addon.engine.constraint_rows import ConstraintRows, joint_block_solution
     rng = np.random.default_rng(5)
     owner = np.array([2, 0, 2, 3, 2, 0])
     gradient = rng.normal(size=(6, 3))
@@ -393,7 +402,7 @@ def test_adding_limit_rows_one_at_a_time_equals_solving_them_together():
 def test_active_rows_that_no_joint_can_move_constrain_nothing():
     """A penetrating contact point on a bone no joint moves gives an all-zero row: the
     constraint level is then empty, not an error."""
-    from ik_engine.constraint_rows import ConstraintRows
+    from dq_ik_addon.engine.constraint_rows import ConstraintRows
     rows = ConstraintRows(2, np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((1, 6)))
     step, projector = rows.solution(np.array([True]), np.array([-0.01]))
     assert np.array_equal(step, np.zeros(6)) and np.array_equal(projector, np.eye(6))
@@ -402,7 +411,7 @@ def test_active_rows_that_no_joint_can_move_constrain_nothing():
 def test_contact_rows_join_the_active_set_by_rank_one_updates():
     """With dense (contact) rows the update spans every column and equals the pseudo-inverse of
     all active rows, up to the contact damping (10⁻⁶ relative for well separated rows)."""
-    from ik_engine.constraint_rows import ConstraintRows
+    from dq_ik_addon.engine.constraint_rows import ConstraintRows
     rng = np.random.default_rng(6)
     owner = np.array([1, 3])
     gradient = rng.normal(size=(2, 3))
@@ -428,7 +437,7 @@ def test_single_axis_joints_stay_on_their_axis_while_the_chain_reaches(free):
     """Joints whose limits lock every swing/twist parameter but one (a knee: side swing and twist
     locked) turn about that parameter's axis alone (``turning_axes``: their other two columns are
     zeroed); the chain still reaches FK targets made inside the limits."""
-    from ik_engine.swing_twist import swing_twist_params
+    from dq_ik_addon.engine.swing_twist import swing_twist_params
     rng = np.random.default_rng(4)
     model = straight_chain(4, 0.5)
     limits = uniform_limits(4, swing=0.8, twist=0.5)
@@ -450,8 +459,8 @@ def test_single_axis_joints_stay_on_their_axis_while_the_chain_reaches(free):
 
 
 def test_turning_axes_zero_the_locked_axes_of_one_parameter_joints():
-    from ik_engine.limits.swing_twist_rows import turning_axes
-    from ik_engine.limits import SwingTwistLimits
+    from dq_ik_addon.engine.limits import SwingTwistLimits
+    from dq_ik_addon.engine.limits.swing_twist_rows import turning_axes
     #            knee (s_x)  s_z only   twist only  locked    two free   disabled knee
     low = np.array([[-0.1, 0.0, 0.0, 0.0, 0.0, -0.1],       # swing_x_min
                     [0.0, -0.5, 0.0, 0.0, 0.0, 0.0],        # swing_z_min
@@ -470,7 +479,7 @@ def test_small_corrections_reuse_the_last_linearization(monkeypatch):
     tolerance reuse the last step's Jacobians instead of a full step (Jacobian, limit rows,
     active set); the solves still meet the tolerance and keep the limits, with fewer full steps
     than without chords."""
-    from ik_engine import steps as steps_module
+    from dq_ik_addon.engine import steps as steps_module
     model = straight_chain(4, 0.5)
     limits = uniform_limits(4, swing=1.0, twist=0.5)
     rng = np.random.default_rng(21)
@@ -559,7 +568,7 @@ def test_a_correction_step_starts_from_the_limits_the_last_step_rested_on(monkey
     within ``_POLISH`` × tolerance) that starts from the rows the last step ended on, when it meets
     the tasks, needs fewer prioritized decompositions (one per active-set pass) than finding those
     rows again pass by pass, and reaches the targets inside the limits all the same."""
-    from ik_engine import steps as steps_module
+    from dq_ik_addon.engine import steps as steps_module
 
     def warm_solves(polish):
         monkeypatch.setattr(steps_module, "_POLISH", polish)
@@ -592,7 +601,7 @@ def test_second_order_corrections_take_fewer_full_steps(monkeypatch):
     enough for a chord step or the tolerance, so the solves take fewer full steps than with
     Newton's first steps (no correction unless the linear model already meets the tolerance);
     they still meet the tolerance and keep the limits."""
-    from ik_engine import steps as steps_module
+    from dq_ik_addon.engine import steps as steps_module
     rng = np.random.default_rng(4)
     model = random_tree(rng, 10)
     limits = random_limits(rng, 10)
@@ -620,7 +629,7 @@ def test_second_order_corrections_take_fewer_full_steps(monkeypatch):
 def test_a_prioritized_basis_gives_the_step_of_any_errors():
     """``PrioritizedBasis.steps`` with new errors (a chord, a correction) is ``prioritized_step``
     of the same Jacobians and constraints with those errors, damping and clamps included."""
-    from ik_engine.prioritized import PrioritizedBasis, prioritized_step
+    from dq_ik_addon.engine.prioritized import PrioritizedBasis, prioritized_step
     rng = np.random.default_rng(8)
     jacobians = [rng.normal(size=(6, 12)), rng.normal(size=(3, 12)), rng.normal(size=(3, 12))]
     rows = rng.normal(size=(2, 12))
@@ -688,7 +697,7 @@ def test_an_escape_that_cannot_beat_the_best_pose_ends_early():
     extrapolation) cannot take the first level unmet in the best pose below its best error ends;
     one that can, one whose gains do not shrink (no extrapolation; no progress at all is a
     stall), one too young to judge, or one after a best pose with every level met, goes on."""
-    from ik_engine.acceptance import hopeless
+    from dq_ik_addon.engine.acceptance import hopeless
     tol = SolverSettings().tolerance
     best = np.array([0.050])
 

@@ -1,0 +1,1 @@
+"""Authoring DQ IK settings: limit presets, importing Blender's IK settings, target Empties."""

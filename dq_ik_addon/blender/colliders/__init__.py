@@ -1,0 +1,1 @@
+"""The scene's colliders as the engine's obstacle query, and the bones' capsule radii."""

@@ -1,0 +1,26 @@
+"""The one error the Blender side raises for the user, and how an operator reports it.
+
+``ArmatureError``'s message is meant for the user; ``run_reported`` turns any failure into an
+ERROR report (``Operator.report``), never a traceback dialog."""
+
+import traceback
+
+
+class ArmatureError(Exception):
+    """An armature the solver cannot work on; the message is meant for the user."""
+
+
+def run_reported(operator, action):
+    """Run ``action()`` and turn any failure into an ERROR report and ``{'CANCELLED'}``.
+
+    Expected problems (``ArmatureError``) are reported as they are; anything else is reported with
+    its type and also printed with the traceback to the system console, for bug reports.
+    """
+    try:
+        return action()
+    except ArmatureError as err:
+        operator.report({'ERROR'}, str(err))
+    except Exception as err:  # an unexpected bug must still not leave a traceback dialog
+        traceback.print_exc()
+        operator.report({'ERROR'}, f"DQ IK internal error ({type(err).__name__}): {err}")
+    return {'CANCELLED'}

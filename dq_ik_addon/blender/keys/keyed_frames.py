@@ -1,0 +1,95 @@
+"""The frames where what drives a bake has keys: the armature itself (its bones' keys, e.g. keyed
+hips the chains hang from), its targets and colliders, and what moves each of them (parents,
+constraint targets, objects read by drivers).
+
+Keys are read from each object's assigned action and slot (``AnimData.action_slot``: layers →
+strips → ``channelbag(slot)``, ``bpy_extras/anim_utils.py``
+``animdata_get_channelbag_for_assigned_slot``) and from the actions of its NLA strips, one
+``foreach_get`` of ``co`` per curve. A strip's keys are placed where the strip plays them
+(``frame_start + (key - action_frame_start) · scale``; repeats are not followed).
+"""
+
+import bpy
+import numpy as np
+
+from ..settings.scene_tasks import collision_settings
+
+
+def driving_objects(obj):
+    """The objects that move ``obj``'s solve: ``obj`` itself (keys on the bones its chains hang
+    from), its tasks' targets and its colliders, and what moves each of those: its parent, the
+    targets of its constraints (and of its bones' constraints) and the objects its drivers
+    read."""
+    found = set()
+    pending = [obj] + [pose_bone.dqik.target for pose_bone in obj.pose.bones
+               if pose_bone.dqik.use_target and pose_bone.dqik.target is not None]
+    colliders = collision_settings(obj)[0]
+    if colliders is not None:
+        pending += list(colliders.all_objects)
+    while pending:
+        thing = pending.pop()
+        if thing is not None and thing not in found:
+            found.add(thing)
+            pending += _movers(thing)
+    return found
+
+
+def _movers(thing):
+    """The objects that can move the object ``thing``: its parent, its constraints' targets
+    (its pose bones' too) and the objects its drivers' variables read."""
+    constraints = list(thing.constraints)
+    if thing.pose is not None:
+        constraints += [c for pose_bone in thing.pose.bones for c in pose_bone.constraints]
+    movers = [thing.parent] + [getattr(c, "target", None) for c in constraints]
+    data = thing.animation_data
+    for driver in () if data is None else data.drivers:
+        movers += [target.id for variable in driver.driver.variables
+                   for target in variable.targets if isinstance(target.id, bpy.types.Object)]
+    return movers
+
+
+def keyed_frames(objects):
+    """The sorted frames (unique) of every key of ``objects``."""
+    frames = [np.empty(0)]
+    for thing in objects:
+        data = thing.animation_data
+        if data is None:
+            continue
+        played = [(data.action, data.action_slot, 0.0, 1.0)]
+        played += [(strip.action, strip.action_slot,
+                    strip.frame_start - strip.action_frame_start * strip.scale, strip.scale)
+                   for track in data.nla_tracks if not track.mute
+                   for strip in track.strips if not strip.mute and strip.action is not None]
+        for action, slot, offset, scale in played:
+            for fcurve in slot_fcurves(action, slot):
+                frames.append(_key_frames(fcurve) * scale + offset)
+    return np.unique(np.concatenate(frames))
+
+
+def played_slots(data):
+    """``(action, slot)`` of the assigned action and of every NLA strip of the ``AnimData``
+    ``data`` (muted or not)."""
+    return [(data.action, data.action_slot)] + [
+        (strip.action, strip.action_slot) for track in data.nla_tracks for strip in track.strips]
+
+
+def slot_fcurves(action, slot):
+    """Every F-curve ``action`` holds for ``slot`` (none for a missing action or slot)."""
+    for bag in channelbags(action, slot):
+        yield from bag.fcurves
+
+
+def channelbags(action, slot):
+    """The channel bags ``action`` holds for ``slot`` (layers → strips; none for a missing
+    action or slot)."""
+    if action is None or slot is None:
+        return []
+    return [bag for layer in action.layers for strip in layer.strips
+            if (bag := strip.channelbag(slot)) is not None]
+
+
+def _key_frames(fcurve):
+    points = fcurve.keyframe_points
+    co = np.empty(len(points) * 2, dtype=np.float32)
+    points.foreach_get("co", co)
+    return co[0::2].astype(np.float64)

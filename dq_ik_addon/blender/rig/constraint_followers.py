@@ -1,0 +1,189 @@
+"""Bones that follow other bones through a constraint, re-parented for the solve.
+
+A production rig's deform and mechanism bones seldom hang from the controls the animator poses.
+On a generated Rigify rig, ``ORG-hand.L`` is a child of ``ORG-forearm.L``, and its constraints
+copy the world transform of ``hand_fk.L`` (or, in IK mode, of the IK chain); the finger bones
+hang below it through ``DEF-hand.L``, which copies ``hand_tweak.L``, and so on. By Blender's
+parenting alone the fingers do not move with the FK arm, so a solve that keeps the arm out of a
+wall would leave them inside it.
+
+A bone *follows* another when the last of its constraints that acts (not muted, influence above
+0) is a Copy Transforms with full influence from a bone of the same armature, owner and target
+in world space, mixing by replacing: Blender then sets the bone's matrix to the target's
+(``copy_transforms_evaluate`` in ``source/blender/blenkernel/intern/constraint.cc``; at a point
+along it with Head/Tail), whatever came before. Such a bone moves rigidly with the bone it
+copies.
+
+``followed_model`` gives the solving session's model: each follower re-parented to the bone it
+copies, it and every bone below it a *rider* (``ChainModel.riders``): the solve carries it on its
+nearest moved ancestor as it stood before the solve, ``M_i = M_a · (M_a⁻¹ M_i)_start``
+(``chain_model.MovingJointsFK``), so its capsule is kept out of colliders with the limb. A
+follower above a bone with a task (or a dragged bone) keeps its own parent: the task's chain and
+forward kinematics follow Blender's parenting. Re-parenting that would close a loop is skipped.
+Of the riders, the bones kept out of colliders (``Session``) are those the user sees: the
+deforming bones (``Bone.use_deform``: what the mesh follows) and the bones shown (not hidden,
+in a visible bone collection or in none: the controls). A Rigify hand carries its fingers four
+times over (controls, mechanism, original and deform bones), all in the same place; the
+mechanism and original layers, hidden, are left out.
+
+What is read: the constraints' influence as last evaluated (drivers included, as Blender copies
+them back to the original data), when the session reads the rig. An IK/FK switch changes which
+constraint acts last on a bone with several (Rigify's ORG limb bones copy the FK control, then
+the IK chain with an influence the IK/FK slider drives): the session compares the muting and
+influence of the driven constraints of bones with a Copy Transforms on every solve
+(``switches_key``: about 0.06 ms on a generated Rigify rig, 19 constraints) and reads the rig again when they changed. A
+constraint added later, or an influence changed by hand, is taken at the next rebuild
+(``Session.invalidate``, a DQ IK setting changed, a rig edit). Bones below a follower ride whatever their own inherit
+flags; a bone below one that does not inherit rotation or scale is carried as if it did (its
+capsule only: no task is on it).
+"""
+
+import re
+
+import bpy
+import numpy as np
+
+from ..settings.target_dependencies import acts
+from .channel_paths import bone_channel
+
+_WORLD = 'WORLD'
+
+
+def followed_model(obj, model, task_bones):
+    """``model`` (Blender's parenting, ``armature.read_model``) with the followers of ``obj``
+    re-parented and ridden (module docstring); ``task_bones``: indices of the bones with tasks,
+    which no rider may be above."""
+    copied = copied_bones(obj, model)
+    parents = model.parents.copy()
+    followers = np.zeros(len(model), dtype=bool)
+    for bone in np.flatnonzero(copied >= 0).tolist():
+        if not _is_below(parents, int(copied[bone]), bone):
+            parents[bone], followers[bone] = copied[bone], True
+    while True:
+        riders = _below(parents, followers)
+        above_tasks = followers & _above(parents, task_bones)
+        if not above_tasks.any():
+            break
+        parents[above_tasks] = model.parents[above_tasks]
+        followers &= ~above_tasks
+    if not followers.any():
+        return model
+    return model.followed(parents, riders)
+
+
+_SWITCH_CHANNEL = re.compile(r'^constraints\["(.+)"\]\.(influence|mute)$')
+
+
+def switch_bones(obj):
+    """``(pose bone index, constraint name)`` of the constraints whose influence or muting a
+    driver sets, on bones with a Copy Transforms: what can switch the bone a bone follows
+    (Rigify's IK/FK slider drives them)."""
+    data, pose_bones = obj.animation_data, obj.pose.bones
+    found = set()
+    for fcurve in () if data is None else data.drivers:
+        name, channel = bone_channel(fcurve.data_path)
+        match = None if name is None else _SWITCH_CHANNEL.match(channel)
+        if match is None:
+            continue
+        bone = pose_bones.find(name)
+        if bone >= 0 and any(c.type == 'COPY_TRANSFORMS' for c in pose_bones[bone].constraints):
+            found.add((bone, match.group(1)))
+    return sorted(found)
+
+
+def switches_key(obj, switches):
+    """The muting and influence of the constraints ``switches`` (``switch_bones``), None for
+    one that is gone."""
+    pose_bones = obj.pose.bones
+    count = len(pose_bones) if switches else 0
+    key = []
+    for bone, name in switches:
+        constraint = pose_bones[bone].constraints.get(name) if bone < count else None
+        key.append(None if constraint is None else (constraint.mute, constraint.influence))
+    return tuple(key)
+
+
+def switched_away(obj, model, switches):
+    """``{bone index: owner name}``: the bones a switching bone (one of ``switches``, e.g.
+    Rigify's ORG-hand.L, with a Copy Transforms from the FK control and one from the IK chain)
+    can copy but copies no longer, and that bone: the controls of a limb whose IK/FK switch is
+    set to the other side (moving them moves no deforming bone)."""
+    pose_bones = obj.pose.bones
+    sources = {}
+    for bone in {bone for bone, _ in switches}:
+        for constraint in pose_bones[bone].constraints:
+            if constraint.type == 'COPY_TRANSFORMS' and constraint.target == obj:
+                sources.setdefault(model.index.get(constraint.subtarget, -1),
+                                   pose_bones[bone].name)
+    copied = set(copied_bones(obj, model).tolist())
+    return {bone: owner for bone, owner in sources.items() if bone >= 0 and bone not in copied}
+
+
+def copied_bones(obj, model):
+    """(n,) int: for each bone of ``model`` (pose-bone order), the index of the bone whose world
+    transform it copies whole (module docstring), or -1."""
+    copied = np.full(len(model), -1, dtype=np.int64)
+    for i, pose_bone in enumerate(obj.pose.bones):
+        constraints = pose_bone.constraints
+        if not constraints:
+            continue
+        acting = [c for c in constraints if acts(c)]
+        if not acting:
+            continue
+        last = acting[-1]
+        if last.type == 'COPY_TRANSFORMS' and last.influence >= 1.0 and last.target == obj \
+                and last.owner_space == _WORLD and last.target_space == _WORLD \
+                and last.mix_mode == 'REPLACE':
+            copied[i] = model.index.get(last.subtarget, -1)
+    return copied
+
+
+def seen_bones(obj):
+    """(n,) bool, pose-bone order: the bones that deform (``Bone.use_deform``) or are shown
+    (not hidden: ``PoseBone.hide`` from Blender 5.0, ``Bone.hide`` before; and in a visible bone
+    collection or in none), read when the solver is built (hiding a bone or a collection is
+    taken at the next rebuild)."""
+    return np.array([_seen(pose_bone) for pose_bone in obj.pose.bones], dtype=bool)
+
+
+_POSE_BONE_HIDE = "hide" in bpy.types.PoseBone.bl_rna.properties   # Blender 5.0 on: H hides it
+
+
+def _seen(pose_bone):
+    bone = pose_bone.bone
+    if bone.use_deform:
+        return True
+    collections = bone.collections
+    hidden = pose_bone.hide if _POSE_BONE_HIDE else bone.hide
+    return not hidden and (not collections or any(c.is_visible_effectively
+                                                  for c in collections))
+
+
+def _is_below(parents, bone, ancestor):
+    """True when ``ancestor`` is ``bone`` or one of its ancestors under ``parents``."""
+    while bone >= 0:
+        if bone == ancestor:
+            return True
+        bone = parents[bone]
+    return False
+
+
+def _below(parents, marked):
+    """(n,) bool: the ``marked`` bones and every bone below one of them."""
+    below = marked.copy()
+    for _ in range(len(parents)):
+        grown = below | ((parents >= 0) & below[np.maximum(parents, 0)])
+        if np.array_equal(grown, below):
+            return below
+        below = grown
+    return below
+
+
+def _above(parents, bones):
+    """(n,) bool: ``bones`` and all their ancestors."""
+    above = np.zeros(len(parents), dtype=bool)
+    for bone in bones:
+        while bone >= 0 and not above[bone]:
+            above[bone] = True
+            bone = parents[bone]
+    return above

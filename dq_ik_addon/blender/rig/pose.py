@@ -1,0 +1,108 @@
+"""Every pose channel of an armature, read and written with ``foreach_get``/``foreach_set`` over
+all bones at once.
+
+Rotations travel as w-first quaternions relative to the rest pose, whatever each bone's
+``rotation_mode`` is (``rotation_modes``); writing converts back to the bone's own mode
+(quaternion with its sign kept, any Euler order kept continuous with the current value, or
+axis-angle)."""
+
+import numpy as np
+
+from ...engine import qnormalize
+from ..errors import ArmatureError
+from .arrays import evaluated_matrices, read_array
+from .rotation_modes import bones_by_mode, channel_of, from_quaternions, to_quaternions
+
+# every pose channel but the rotation mode: (channel, width)
+POSE_CHANNELS = (("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
+                 ("location", 3), ("scale", 3))
+
+
+class PoseSnapshot:
+    """Every pose channel of an armature and its rotation mode, exactly as Blender stores them
+    (float32, the mode as its enum value): what live posing and a bake put back bit for bit,
+    and what a live tick compares to see whether the pose moved."""
+
+    def __init__(self, obj):
+        bones = obj.pose.bones
+        count = len(bones)
+        self.channels = {attr: read_array(bones, attr, width, np.float32, count)
+                         for attr, width in POSE_CHANNELS}
+        self.channels["rotation_mode"] = read_array(bones, "rotation_mode", 1, np.int32, count)
+
+    def key(self):
+        """The snapshot as bytes (to compare by value)."""
+        return tuple(values.tobytes() for values in self.channels.values())
+
+    def restore(self, obj):
+        """Write every channel back (the rotation mode first) and tag the armature."""
+        bones = obj.pose.bones
+        for attr in reversed(self.channels):
+            bones.foreach_set(attr, self.channels[attr].ravel())
+        obj.update_tag(refresh={'OBJECT'})
+
+    def changed_bones(self, obj):
+        """Names of the bones whose channels differ from the snapshot's."""
+        now = PoseSnapshot(obj)
+        differ = np.zeros(len(obj.pose.bones), dtype=bool)
+        for attr, values in self.channels.items():
+            change = now.channels[attr] != values
+            differ |= change.any(axis=1) if change.ndim > 1 else change
+        return [name for name, moved in zip(obj.pose.bones.keys(), differ.tolist()) if moved]
+
+
+class PoseArrays:
+    """A snapshot of every pose channel's rotation, location and scale, exactly as Blender
+    stores them, and of the pose matrices Blender last evaluated (``evaluated``, (n,4,4)
+    armature space: constraints and drivers included)."""
+
+    def __init__(self, obj):
+        pose_bones = obj.pose.bones
+        n = len(pose_bones)
+        self.channels = {attr: read_array(pose_bones, attr, width, count=n)
+                         for attr, width in POSE_CHANNELS}
+        self.quaternion = self.channels["rotation_quaternion"]
+        self.location, self.scale = self.channels["location"], self.channels["scale"]
+        self.evaluated = evaluated_matrices(pose_bones, n)
+        self.modes = bones_by_mode(pose_bones, n)   # each rotation mode in use, with its bones
+        self.changed = set()  # the channels set_rotations changed, the only ones write() writes
+        if not all(np.isfinite(values).all() for values in self.channels.values()):
+            raise ArmatureError(f"'{obj.name}' has NaN or infinite pose values; "
+                                "clear the pose of the affected bones (Alt+R, Alt+G)")
+
+    def rotations(self, rows=None):
+        """(n,4) unit quaternions relative to rest, converted from each bone's rotation mode;
+        with ``rows`` (a mask) only those bones are converted, the others are left as stored
+        quaternions (a solve reads only the bones it models)."""
+        q = qnormalize(self.quaternion)
+        for mode, rows_of_mode in self.modes.items():
+            rows_of_mode = rows_of_mode if rows is None else rows_of_mode & rows
+            if mode != 'QUATERNION' and rows_of_mode.any():
+                q[rows_of_mode] = to_quaternions(mode, self.channels[channel_of(mode)][rows_of_mode])
+        return q
+
+    def set_rotations(self, rotations, rows=None):
+        """Store new rotations in each bone's own mode (only ``rows``, default all), continuous
+        with the values stored (``rotation_modes.from_quaternions``: a quaternion keeps its
+        sign, so keyed curves do not flip)."""
+        q = np.asarray(rotations, dtype=np.float64)
+        for mode, rows_of_mode in self.modes.items():
+            selected = rows_of_mode if rows is None else rows_of_mode & rows
+            if selected.any():
+                channel = self.channels[channel_of(mode)]
+                channel[selected] = from_quaternions(mode, q[selected], channel[selected])
+                self.changed.add(channel_of(mode))
+
+    def write(self, obj):
+        """Write the rotation channels ``set_rotations`` changed with ``foreach_set`` (locations
+        are only read) and tag the armature object for re-evaluation. The values go as float32,
+        what Blender stores (the same rounding, without its per-value conversion).
+
+        The pose channels belong to the object, not to its armature data, so the object alone is
+        tagged (``refresh={'OBJECT'}``): the pose, the meshes it deforms and the objects
+        parented to its bones are evaluated again as with a tag of everything, without copying
+        the armature's bones for evaluation (a third less of Blender's update on the basic
+        metarig; ``tests/blender/test_solve.py`` checks the evaluated result)."""
+        for name in sorted(self.changed):
+            obj.pose.bones.foreach_set(name, self.channels[name].astype(np.float32).ravel())
+        obj.update_tag(refresh={'OBJECT'})

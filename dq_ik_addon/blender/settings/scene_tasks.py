@@ -1,0 +1,224 @@
+"""Read DQ IK's per-bone settings into engine inputs: tasks in armature space, limits, stiffness.
+
+Targets are brought into armature space with ``armature.matrix_world⁻¹ · target.matrix_world``
+(for a bone subtarget: ``· pose_bone.matrix``), so a moved, rotated or uniformly scaled armature
+solves the same as one at the origin. Target orientations drop any scale.
+"""
+
+import operator
+from typing import NamedTuple
+
+import bpy
+import numpy as np
+
+from ...engine import SolverSettings, SwingTwistLimits, Task
+from ..errors import ArmatureError
+from .target_dependencies import without_cycles
+from .task_kinds import enabled_parts, labels
+from .validation import (
+    check_armature_settings,
+    check_armature_transform,
+    check_bone_settings,
+    non_finite_coordinate,
+    within_reach,
+)
+
+_LIMIT_FIELDS = ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max",
+                 "twist_min", "twist_max")
+_TASK_FIELDS = ("weight", "priority", "chain_count")
+
+
+class TaskSource(NamedTuple):
+    """One bone's task as its settings give it, read once per session build: all but where its
+    target is, which ``aimed_tasks`` reads on every solve."""
+
+    bone: int
+    name: str
+    target: object
+    subtarget: str
+    parts: tuple    # ((task_kinds.TaskKindEntry, options), ...): the kinds its settings enable
+    priority: int
+    weight: float
+    chain_count: int
+
+
+def target_matrix(to_armature, source, view_layer=None):
+    """The task's goal in armature space (mathutils Matrix; ``to_armature`` is the armature's
+    ``matrix_world⁻¹``), or None with the reason. With ``view_layer``, a target it does not
+    evaluate (``evaluated_in``) is refused: its ``matrix_world`` is stale, or the identity if it
+    was never evaluated."""
+    target = source.target
+    if target is None:
+        return None, "has no target"
+    try:
+        target_name = target.name
+    except ReferenceError:
+        return None, "targets an object that was deleted"
+    if not isinstance(target, bpy.types.Object):
+        return None, f"targets '{target_name}', which is not an object"
+    if not _in_a_scene(target):
+        return None, f"targets '{target_name}', which is in no scene (deleted?)"
+    if view_layer is not None and not evaluated_in(view_layer, target):
+        return None, (f"targets '{target_name}', which this view layer does not evaluate (an "
+                      "excluded collection, Disable in Viewports, or another scene)")
+    world = target.matrix_world.copy()
+    if target.type == 'ARMATURE' and source.subtarget:
+        bone = target.pose.bones.get(source.subtarget)
+        if bone is None:
+            return None, f"targets bone '{source.subtarget}', which '{target_name}' does not have"
+        world = world @ bone.matrix
+    far = non_finite_coordinate(world.translation)
+    if far:
+        return None, f"target location is not finite ({far})"
+    return to_armature @ world, None
+
+
+def evaluated_in(view_layer, obj):
+    """True when ``view_layer``'s depsgraph evaluates ``obj``'s transform: it is in the view
+    layer (not in an excluded collection, not only in another scene) and neither it nor a
+    collection holding it is disabled in viewports. Hidden with the eye, it still is. (An
+    object that a DQ IK pointer names is in the depsgraph anyway, through the ID property, but
+    with its transform never evaluated: ``is_evaluated`` cannot tell.)"""
+    if obj.visible_get(view_layer=view_layer):     # most targets: no search by name
+        return True
+    return view_layer.objects.get(obj.name) == obj and not obj.hide_viewport and not any(
+        collection.hide_viewport for collection in obj.users_collection)
+
+
+def _in_a_scene(obj):
+    """``obj.users_scene`` is not empty. That property lists every scene's objects in Python,
+    O(objects) per call, so each scene's own lookup by name (in C, compared by pointer) goes first;
+    ``users_scene`` only decides what that misses (a name shared with a linked object)."""
+    name = obj.name
+    return any(scene.objects.get(name) == obj for scene in bpy.data.scenes) \
+        or bool(obj.users_scene)
+
+
+def bone_settings(obj):
+    """Every pose bone's ``PoseBone.dqik`` settings, in pose-bone order: fetched once for the
+    readers below (each fetch costs about as much as reading three of its values)."""
+    return [pose_bone.dqik for pose_bone in obj.pose.bones]
+
+
+def task_sources(model, settings_of_bones):
+    """``(sources, warnings)``: a ``TaskSource`` for every bone with ``use_target`` set and
+    some task kind enabled (``task_kinds``), in pose-bone order (the order of ``model.names``,
+    ``armature.read_model``); ``settings_of_bones`` is ``bone_settings(obj)``. A weight,
+    priority or chain length outside its range is refused (``validation.check_bone_settings``)."""
+    sources, warnings = [], []
+    for i in [i for i, settings in enumerate(settings_of_bones) if settings.use_target]:
+        name, settings = model.names[i], settings_of_bones[i]
+        parts = enabled_parts(settings, name)
+        if not parts:
+            warnings.append(f"{name}: none of {labels()} is enabled; skipped")
+            continue
+        if settings.weight == 0.0:
+            warnings.append(f"{name}: its weight is 0, so it pulls on nothing; skipped")
+            continue
+        sources.append(TaskSource(i, name, settings.target, settings.subtarget, parts,
+                                  settings.priority, settings.weight, settings.chain_count))
+    if sources:     # (a PropertyGroup's ``id_data`` is the armature object owning the bones)
+        check_bone_settings(settings_of_bones[0].id_data, [s.name for s in sources],
+                            _TASK_FIELDS, [(s.weight, s.priority, s.chain_count) for s in sources])
+    return sources, warnings
+
+
+def aimed_tasks(obj, sources):
+    """``(tasks, task_names, warnings)``: the engine ``Task`` of each part of every source whose
+    target can be found (one per kind enabled, ``task_kinds.TASK_KINDS``), at
+    the target's current place in armature space, with its bone's name; the others are named in
+    a warning, and so is a target whose location or transform is not finite (NaN, or at least
+    ``validation.FAR``, which includes Blender's stored inf) or that the view layer does not
+    evaluate. An armature whose world matrix is
+    not finite or is singular is refused (``validation.check_armature_transform``)."""
+    tasks, names, warnings = [], [], []
+    check_armature_transform(obj)
+    to_armature = obj.matrix_world.inverted_safe()
+    view_layer = bpy.context.view_layer
+    if sources:     # its objects synced (a target made just now) and evaluated
+        bpy.context.evaluated_depsgraph_get()
+    found = []      # (source, goal matrix) of the tasks with a target
+    for source in sources:
+        matrix, problem = target_matrix(to_armature, source, view_layer)
+        if matrix is None:
+            warnings.append(f"{source.name} {problem}; skipped")
+        else:
+            found.append((source, matrix))
+    values = np.array([matrix for _, matrix in found], dtype=np.float64).reshape(-1, 4, 4)
+    finite = within_reach(values).all(axis=(1, 2)).tolist()
+    for (source, matrix), goal, is_finite in zip(found, values, finite):
+        if not is_finite:
+            warnings.append(f"{source.name}: target transform is not finite; skipped")
+            continue
+        tasks += [Task(entry.kind, source.bone, entry.target(goal, matrix), source.priority,
+                       source.weight, source.chain_count, options)
+                  for entry, options in source.parts]
+        names += [source.name] * len(source.parts)
+    return tasks, names, warnings
+
+
+def read_tasks(obj, model, settings_of_bones=None):
+    """``(tasks, task_names, warnings)`` for every bone with ``use_target`` set, read at once,
+    but those whose target the solve moves (``target_dependencies``; ``settings_of_bones`` is
+    ``bone_settings(obj)`` if already fetched)."""
+    every = bone_settings(obj) if settings_of_bones is None else settings_of_bones
+    sources, warnings = task_sources(model, every)
+    kept, cycles = without_cycles(obj, model, sources)
+    tasks, names, missing = aimed_tasks(obj, kept)
+    return tasks, names, warnings + cycles + missing
+
+
+def read_joints(obj, model, bones=None, settings_of_bones=None):
+    """``(SwingTwistLimits, stiffness)`` of every bone in pose-bone order, both from one read of
+    each bone's settings: limits disabled where ``use_limits`` is off, ``PoseBone.dqik.stiffness``.
+    With ``bones`` (indices) only those are read, the others are left disabled and at 0;
+    ``settings_of_bones`` is ``bone_settings(obj)`` if already fetched. A stiffness, or an
+    enabled limit, outside its range is refused (``validation.check_bone_settings``)."""
+    values = np.zeros((len(model), len(_JOINT_FIELDS)))
+    every = bone_settings(obj) if settings_of_bones is None else settings_of_bones
+    indices = np.arange(len(model)) if bones is None else np.asarray(bones)
+    if len(indices):
+        values[indices] = [_joint_settings(every[i]) for i in indices.tolist()]
+        limited = indices[values[indices, 0] > 0.5]
+        check_bone_settings(obj, [model.names[i] for i in indices.tolist()], ("stiffness",),
+                            values[indices, -1:])
+        check_bone_settings(obj, [model.names[i] for i in limited.tolist()], _LIMIT_FIELDS,
+                            values[limited, 1:-1])
+    return SwingTwistLimits(*values.T[1:-1], values[:, 0] > 0.5), values[:, -1]
+
+
+_JOINT_FIELDS = ("use_limits", *_LIMIT_FIELDS, "stiffness")
+_joint_settings = operator.attrgetter(*_JOINT_FIELDS)
+
+
+_SOLVER_FIELDS = ("use_collisions", "colliders", "margin", "use_self_collision",
+                  "max_iterations", "tolerance", "damping", "rest_weight")
+_armature_fields = operator.attrgetter(*_SOLVER_FIELDS)
+_NUMERIC_SOLVER_FIELDS = ("margin", "max_iterations", "tolerance", "damping", "rest_weight")
+
+
+def armature_settings(obj):
+    """The ``Object.dqik`` values a solver is built from, as a tuple (to compare by value)."""
+    return _armature_fields(obj.dqik)
+
+
+def collision_settings(obj):
+    """``(collider collection or None, self collision)`` the solve avoids: neither while the
+    armature's Collisions toggle (``Object.dqik.use_collisions``) is off."""
+    settings = obj.dqik
+    if not settings.use_collisions:
+        return None, False
+    colliders = settings.colliders
+    if colliders is not None and not isinstance(colliders, bpy.types.Collection):
+        raise ArmatureError(f"'{obj.name}': Colliders is '{colliders.name}', which is not a "
+                            "collection (written as a raw ID property?); pick a collection")
+    return colliders, settings.use_self_collision
+
+
+def read_settings(obj):
+    """The armature's ``SolverSettings``; a value outside its range is refused
+    (``validation.check_armature_settings``)."""
+    check_armature_settings(obj, _NUMERIC_SOLVER_FIELDS)
+    s = obj.dqik
+    return SolverSettings(max_iterations=s.max_iterations, tolerance=s.tolerance,
+                          damping=s.damping, rest_weight=s.rest_weight, margin=s.margin)

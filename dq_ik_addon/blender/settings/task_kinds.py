@@ -1,0 +1,82 @@
+"""The task kinds a bone's settings switch on, in one table (``TASK_KINDS``): the setting that
+enables each, the engine kind it becomes (a module of the engine's ``tasks``), its target from
+the goal's armature-space matrix, its options, and the error it reports
+(``TaskReport.errors``, keyed by ``report``; kinds that report under one key give that key the
+larger of their errors).
+
+Adding a kind touches the engine's ``tasks`` module, this table and the ``PoseBone.dqik``
+property that enables it (``properties.py``), nothing else: reading the sources, building the
+tasks, reporting and the task list all go through the table.
+"""
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from ...engine import Aim, Orientation, Position
+from ..errors import ArmatureError
+
+# ``PoseBone.dqik.aim_axis`` as a unit vector in the bone's frame
+AIM_AXIS_VECTORS = {'TRACK_X': (1.0, 0.0, 0.0), 'TRACK_Y': (0.0, 1.0, 0.0),
+                    'TRACK_Z': (0.0, 0.0, 1.0), 'TRACK_NEGATIVE_X': (-1.0, 0.0, 0.0),
+                    'TRACK_NEGATIVE_Y': (0.0, -1.0, 0.0), 'TRACK_NEGATIVE_Z': (0.0, 0.0, -1.0)}
+
+
+class TaskKindEntry(NamedTuple):
+    """One row of the table: ``setting``, the ``PoseBone.dqik`` bool that enables the kind;
+    ``label``, how messages name it; ``kind``, the engine's ``TaskKind``; ``target(goal,
+    matrix)``, its target from the goal (``goal``: (4,4) numpy, ``matrix``: the same as a
+    mathutils Matrix); ``options(settings, name)``, its options from the bone's settings;
+    ``report``, the ``TaskReport.errors`` key of its error."""
+
+    setting: str
+    label: str
+    kind: type
+    target: Callable
+    options: Callable
+    report: str
+
+
+def _no_options(_settings, _name):
+    return ()
+
+
+def _aim_axis(settings, name):
+    """The bone's Aim Axis as a unit vector; a raw ID property outside the enum reads as ''."""
+    axis = AIM_AXIS_VECTORS.get(settings.aim_axis, ())
+    if not axis:
+        raise ArmatureError(f"'{settings.id_data.name}' bone '{name}': Aim Axis is not one of "
+                            f"{', '.join(AIM_AXIS_VECTORS)}; pick it again in the Bone panel")
+    return axis
+
+
+TASK_KINDS = (
+    TaskKindEntry("use_position", "position", Position, lambda goal, _: goal[:3, 3],
+                  _no_options, "position"),
+    TaskKindEntry("use_rotation", "rotation", Orientation,     # the goal's scale dropped
+                  lambda _, matrix: np.array(matrix.to_quaternion()), _no_options, "rotation"),
+    TaskKindEntry("use_aim", "aim", Aim, lambda goal, _: goal[:3, 3], _aim_axis, "rotation"),
+)
+
+
+def enabled_parts(settings, name):
+    """``((entry, options), ...)``: the kinds the bone's ``PoseBone.dqik`` ``settings`` enable,
+    in table order, each with its options."""
+    return tuple((entry, entry.options(settings, name)) for entry in TASK_KINDS
+                 if getattr(settings, entry.setting))
+
+
+def labels():
+    """The kinds' labels, for a message: ``position, rotation and aim``."""
+    names = [entry.label for entry in TASK_KINDS]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
+
+def report_of(kind):
+    """The ``TaskReport.errors`` key of the engine kind ``kind`` (a drag is a ``Position``)."""
+    return next(entry.report for entry in TASK_KINDS if entry.kind is kind)
+
+
+def is_angular(report):
+    """True when the errors reported under ``report`` are angles (radians), else lengths."""
+    return next(entry.kind.angular for entry in TASK_KINDS if entry.report == report)

@@ -1,0 +1,144 @@
+"""Solve on frame change: the ``frame_change_post`` handler that solves every armature whose
+``Object.dqik.use_solve_on_frame_change`` is on, through its solving session (``session.py``).
+
+Blender calls ``frame_change_post`` on playback, scrubbing, ``scene.frame_set`` (scripts, and
+Blender's own bake, ``bpy_extras/anim_utils.py``) and for every frame a render evaluates, also in
+background mode (https://docs.blender.org/api/current/bpy.app.handlers.html). The pose it
+writes shows in the same frame: after the handlers, ``BKE_scene_graph_update_for_newframe_ex``
+(``source/blender/blenkernel/intern/scene.cc``) evaluates the tagged armature once more without
+calling the handlers again; a render goes through the same function with its own depsgraph
+(``engine_depsgraph_init``, ``source/blender/render/intern/engine.cc``).
+
+A render evaluates its frames in a depsgraph of its own, which does not write the animated
+values back to the original data the session reads (targets, keyed channels, evaluated pose):
+there the handler first updates the view layer's own depsgraph, which sees that the scene's
+frame moved and evaluates it (``DEG_evaluate_on_refresh``,
+``source/blender/depsgraph/intern/depsgraph_eval.cc``) and writes back to the originals;
+then it solves, and the render's second pass evaluates the written pose.
+
+Where a frame's solve starts, per armature:
+
+- a step of at most one frame from the frame its session last solved here (playback, stepping,
+  a script walking the frames; the same frame again, as a render evaluating it once more): the
+  bones the solve moves go on from the previous frame's result (``Session.last_rotations``), so
+  playback is continuous and each frame needs few iterations. Keys on those bones are not the
+  start then (they are overwritten by the solve in any case); every other bone, e.g. a keyed
+  parent outside the chains, is taken as animated;
+- a jump (scrubbing, ``frame_set`` to a far frame, the first frame, a dropped frame in
+  playback, a session rebuilt after undo or a file load, a bake, live tick or ``dqik.solve``
+  of the armature since the last frame change): from the current pose, as each channel
+  is after the animation evaluated (keyed channels at their keys, the others as last written).
+  On redundant chains, reaching a frame by steps and by a jump can end in different poses.
+
+The pose is written, never keyed (``dqik.bake`` keys it). The handler never re-enters itself
+(a flag; it never calls ``frame_set``) and never raises: an error (``ArmatureError`` with its
+message, or any exception) is printed once to stderr, kept in the session's ``last_result``
+(the sidebar's Last Solve box shows it) and switches the option off on that armature.
+
+Skipped without a word: armatures in Edit Mode and linked ones without a library override
+(neither can be posed), and an armature being baked (``Session.baking``: ``dqik.bake`` sets
+its frames and solves each itself, ``baking.py``). While a render runs as a job in another
+thread (F12 in the interface) with Render > Lock Interface off, the interface may evaluate the
+same data at the same time and Blender warns that changing it can crash (the note on altering
+data in the page above): no armature is solved then, and that is printed once per render. Turning the option on locks the
+interface of the armature's scenes for that reason (``render_lock.py``); renders from a script
+(``bpy.ops.render.render()`` without invoke) and in background mode block and are solved.
+"""
+
+import sys
+import traceback
+import weakref
+
+import bpy
+from bpy.app.handlers import persistent
+
+from ..errors import ArmatureError
+from .sessions import session_for
+from .snapshot import SolveSnapshot
+
+_STEP = 1.0 + 1e-6     # at most one frame (subframes included): a step, else a jump
+_LAST_FRAME = weakref.WeakKeyDictionary()   # Session → (frame it last solved here, its rotations)
+_running = False       # set while the handler runs: it never re-enters itself
+_noted_unlocked = False  # the unlocked-render notice was printed during this render
+
+
+def is_step(session, frame, pose_bones):
+    """True when ``frame`` is at most one frame from the one ``session`` last solved here, the
+    session has solved nothing else since (a bake, a live tick or ``dqik.solve`` leaves other
+    rotations: the next frame is a jump), and that solve's rotations fit the rig (the solve
+    then goes on from them)."""
+    last = _LAST_FRAME.get(session)
+    rotations, result = session.last_rotations, session.last_result
+    return (last is not None and abs(frame - last[0]) <= _STEP and rotations is last[1]
+            and result is not None and not result.error and len(rotations) == len(pose_bones))
+
+
+def forget():
+    """Forget every armature's last solved frame (the next frame of each is a jump) and the
+    unlocked-render notice (file load, undo, redo, disabling the extension)."""
+    global _noted_unlocked
+    _LAST_FRAME.clear()
+    _noted_unlocked = False
+
+
+@persistent
+def frame_change_post(scene, depsgraph=None):
+    """Solve every armature of the evaluated view layer that has Solve on Frame Change on."""
+    global _running, _noted_unlocked
+    if _running:
+        return
+    _running = True
+    try:
+        view_layer = depsgraph.view_layer if depsgraph is not None else bpy.context.view_layer
+        armatures = [obj for obj in view_layer.objects
+                     if obj.type == 'ARMATURE' and obj.dqik.use_solve_on_frame_change]
+        if not armatures:
+            return
+        if bpy.app.is_job_running('RENDER') and not scene.render.use_lock_interface:
+            if not _noted_unlocked:
+                _noted_unlocked = True
+                print("DQ IK: Solve on Frame Change skipped in this render: turn on Render > "
+                      "Lock Interface (RenderSettings.use_lock_interface) to solve while "
+                      "rendering", file=sys.stderr)
+            return
+        _noted_unlocked = False
+        if depsgraph is not None and depsgraph.mode == 'RENDER':
+            depsgraph.view_layer.update()   # the originals at the render's frame (see above)
+        frame = scene.frame_current + scene.frame_subframe
+        for obj in armatures:
+            _solve(obj, frame)
+    except Exception:   # noqa: BLE001  (never raise on every frame: a bug here is shown once)
+        traceback.print_exc()
+    finally:
+        _running = False
+
+
+def _solve(obj, frame):
+    if obj.mode == 'EDIT' or obj.library is not None:
+        return
+    session = None
+    try:
+        session = session_for(obj)
+        if session.baking:      # ``dqik.bake`` sets the frames and solves them (``baking.py``)
+            return
+        start = session.last_rotations if is_step(session, frame, obj.pose.bones) else None
+        session.tick(start=start)
+    except Exception as err:   # noqa: BLE001  (reported once, then the option is off)
+        _switch_off(obj, session, err, frame)
+        return
+    _LAST_FRAME[session] = (frame, session.last_rotations)
+
+
+def _switch_off(obj, session, err, frame):
+    """Report ``err`` once and switch the option off on ``obj``."""
+    expected = isinstance(err, ArmatureError)
+    message = str(err) if expected else f"{type(err).__name__}: {err}"
+    if session is not None:
+        _LAST_FRAME.pop(session, None)
+        if not expected:    # an ArmatureError's snapshot is already kept by ``tick``
+            session.last_result = SolveSnapshot(error=message)
+    print(f"DQ IK: Solve on Frame Change is now off for '{obj.name}' (frame {frame:g}): "
+          f"{message}", file=sys.stderr)
+    if not expected:
+        traceback.print_exception(err, file=sys.stderr)
+    obj.dqik.use_solve_on_frame_change = False

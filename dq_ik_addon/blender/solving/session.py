@@ -1,0 +1,464 @@
+"""One solving session per armature: the seam that ``dqik.solve`` and scripts share (and that live
+posing, solving on frame change, baking and the overlay are to share).
+
+A session owns what is read once from the rig: the ``ChainModel``, each task's settings, the warm
+engine ``Solver`` (with the limits and stiffness of the bones it moves) and the ``ColliderCache``.
+The solve works in the armature's space, whose unit is ``unit`` world metres (``world_unit``:
+0.01 for a Mixamo FBX import): the Tolerance and Margin, set in metres, are divided by it when
+the solver is built, and every distance reported (task errors, contact clearances) is
+multiplied by it, so users see and set world metres; angular errors stay in radians.
+
+``tick()`` reads only what moves between two solves (the target matrices, the pose channels, and
+the colliders' placement and shape, making the obstacle query again only when they changed),
+solves warm from the current pose, writes the pose and keeps a
+``SolveSnapshot`` of the result in ``last_result``.
+
+How a session learns that the rig or its settings changed, without reading them again:
+
+- setting a ``PoseBone.dqik`` or ``Object.dqik`` property (in the panels or from Python) calls
+  its ``update`` callback (``properties.py``), which marks the armature's session for a rebuild;
+- every tick compares ``armature.rig_fingerprint`` (the bones by value, in a few ``foreach_get``
+  calls), the ``Object.dqik`` solver values, the armature's ``world_unit`` and the constraints
+  that may switch which bone a bone follows (``constraint_followers.switches_key``: an IK/FK
+  switch) with those of the last build: this catches rig edits (Edit Mode, bone options), raw
+  writes of armature settings, a change of the armature's scale and IK/FK switches, in the UI
+  and in scripts.
+
+- every tick also compares the values of the DQ IK settings that keys or drivers set
+  (``animated_settings.values``: a task keyed on at frame 20, a driven weight).
+
+What bypasses all of them, so a script must call ``Session.invalidate()`` after it: writing a
+``PoseBone.dqik`` setting as a raw ID property (``pose_bone.dqik["stiffness"] = 0.5``, which calls
+no ``update`` callback). Comparing every bone's settings by value on each tick would cost about
+0.45 ms on 159 bones, most of what the session saves (measured with bpy 5.0.1).
+
+Sessions are dropped on file load, undo and redo (``handlers.py``), when the extension is
+disabled, and when their armature is deleted.
+"""
+
+import math
+import time
+from contextlib import contextmanager
+from dataclasses import replace
+
+import bpy
+import numpy as np
+
+from ...engine import Position, Solver, Task, chain_size, involved_bones
+from ..colliders.obstacles import (
+    ColliderCache,
+    SceneObstacles,
+    capsule_radii,
+    placement,
+)
+from ..errors import ArmatureError
+from ..rig.arrays import evaluated_matrices
+from ..rig.constraint_followers import (
+    followed_model,
+    seen_bones,
+    switch_bones,
+    switched_away,
+    switches_key,
+)
+from ..rig.model_reader import read_model, rig_fingerprint, world_unit
+from ..rig.objects import check_editable
+from ..rig.pose import PoseArrays, PoseSnapshot
+from ..rig.rig_checks import (
+    changed_after_solve,
+    check_chains,
+    locked_bones,
+    shown_as_solved,
+)
+from ..settings import animated_settings
+from ..settings.scene_tasks import (
+    aimed_tasks,
+    armature_settings,
+    bone_settings,
+    collision_settings,
+    read_joints,
+    read_settings,
+    task_sources,
+)
+from ..settings.target_dependencies import without_cycles
+from ..settings.task_kinds import is_angular, report_of
+from ..settings.validation import check_armature_settings
+from .snapshot import SceneContacts, SolveSnapshot, TaskReport, closer, farther
+
+
+class Session:
+    """The solving session of one armature object; get it with ``session_for``. ``unit``: the
+    armature's ``world_unit`` when its solver was built."""
+
+    def __init__(self, obj):
+        self.obj = obj
+        self.last_result = None
+        self.last_rotations = None   # (n,4) of the last result, every bone
+        self.dragged = None          # (bone name, world point) while a bone is dragged
+        self.baking = False          # dqik.bake solves the frames itself: frame changes and live skip it
+        self.unmeasured = False      # the last live tick's errors wait for Blender's evaluation
+        self._seen = None            # ``_moves()`` after the last live tick
+        self._stuck = 0              # live ticks in a row cut short without progress
+        self.colliders = ColliderCache()
+        self.model = None
+        self.solver = None
+        self._dirty = True
+        self._fingerprint = None
+        self._sources, self._warnings, self._solved_names, self._kinds = [], [], [], []
+        self._reports_of = []        # each task's ``TaskReport.errors`` key
+        self._tolerance = 0.0        # metres (radians for angular errors)
+        self.unit = 1.0
+        self._start = None           # (rotations, evaluated matrices) the last solve started from
+        self._switches = []          # bones whose constraints may switch what they follow
+        self._read_for_drag = None   # the dragged bone when the rig was last read, if any
+        self._obstacles, self._placement, self._facing_away = None, None, []
+
+    def invalidate(self):
+        """Read the rig and every setting again on the next tick."""
+        self._dirty = True
+
+    def tick(self, time_budget_ms=None, start=None):
+        """Solve the armature to its targets, write the pose and return the ``SolveSnapshot``
+        (also kept in ``last_result``). The solve starts from the current pose, or, for the
+        bones it moves, from the rotations ``start`` ((n,4), e.g. ``last_rotations``: a frame
+        change that goes on from the previous frame's result; every other bone, e.g. a keyed
+        parent, stays as posed); within ``time_budget_ms`` (None: to the end) it may stop
+        early, ``cut_short``, and the next tick goes on from there. A rig the solver cannot work
+        on raises ``ArmatureError`` with a message for the user, after storing a snapshot whose
+        status is ``'ERROR'``."""
+        begun = time.perf_counter()
+        try:
+            with _in_a_tick():
+                result, names, unsolved, warnings = self._solve(time_budget_ms, start)
+        except ArmatureError as err:
+            self.last_result = SolveSnapshot(error=str(err),
+                                             ms=(time.perf_counter() - begun) * 1e3)
+            raise
+        reports = self._reports(names, result.errors.tolist())
+        reports += [TaskReport(name, status) for name, status in unsolved]
+        contacts = None if result.contacts is None else \
+            SceneContacts.from_engine(result.contacts, self.model, self.obj.matrix_world,
+                                      self.unit)
+        self.last_rotations = result.rotations
+        self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
+                                         (time.perf_counter() - begun) * 1e3, tuple(warnings),
+                                         contacts=contacts, cut_short=result.cut_short)
+        return self.last_result
+
+    def measure_shown(self):
+        """The last snapshot with every solved task's errors measured again on the pose Blender
+        evaluated after it (constraints and drivers included, ``PoseBone.matrix``): what the
+        user sees. Call after the depsgraph has evaluated the written pose
+        (``view_layer.update()``); kept in ``last_result``."""
+        snapshot = self.last_result
+        if snapshot is None or snapshot.error or self.solver is None:
+            return snapshot
+        evaluated = evaluated_matrices(self.obj.pose.bones)
+        errors = self.solver.measure(matrices=evaluated[self.solver.bones]).errors
+        shown = self._reports(self._solved_names, errors.tolist())
+        met = all(task.status == 'MET' for task in shown)
+        solved = {task.name: task for task in snapshot.tasks}
+        moved = [task.name for task in shown if task.name in solved
+                 and farther(task, solved[task.name], self._tolerance)]
+        warnings = snapshot.warnings + (() if not moved else (
+            f"Blender moves {', '.join(moved)} after the solve (a constraint or driver on a "
+            "bone of the chain or above it follows the solved bones): the errors given are "
+            "those of the pose shown",))
+        self.last_result = replace(snapshot, converged=snapshot.converged and met, tasks=tuple(shown) + tuple(
+            task for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED')),
+            warnings=warnings)
+        return self.last_result
+
+    def measure_unmeasured(self):
+        """When the last live tick's errors wait for Blender's evaluation (``unmeasured``), the
+        pose evaluated (no live tick follows that update: ``ticking``) and the snapshot measured
+        on it (``measure_shown``); else None."""
+        if not self.unmeasured:
+            return None
+        self.unmeasured = False
+        with _in_a_tick():
+            bpy.context.evaluated_depsgraph_get()
+        return self.measure_shown()
+
+    def shown_result(self, evaluate):
+        """The last snapshot with the errors of the pose Blender shows after it. When nothing
+        Blender evaluates after the solve moves the bones with tasks (``shown_as_solved``),
+        that is the snapshot itself: the solve's FK is Blender's (``bone_parent_transform``, to
+        1e-5), and measuring again would cost an evaluation of the whole rig (about 2–5 ms on a
+        706-bone Rigify rig; Blender makes it anyway before it draws). Otherwise ``evaluate()``
+        (``view_layer.update``) and ``measure_shown``."""
+        if self.shown_as_solved():
+            return self.last_result
+        evaluate()
+        return self.measure_shown()
+
+    def shown_as_solved(self):
+        """True when the solve's FK of the pose it started from was what Blender had evaluated
+        for it (so no constraint or driver acted then on the bones the solve evaluates from
+        their channels; the start pose must have been evaluated, e.g. by
+        ``evaluated_depsgraph_get``), and the rig's set-up lets nothing move the bones with
+        tasks after it (``rig_checks.shown_as_solved``)."""
+        snapshot, solver = self.last_result, self.solver
+        if snapshot is None or snapshot.error or solver is None or self._start is None:
+            return False
+        rotations, evaluated = self._start
+        shown = evaluated[solver.bones]
+        scale = max(1.0, float(np.abs(shown[:, :3, 3]).max(initial=0.0)))
+        if np.abs(solver.pose_matrices(rotations) - shown).max(initial=0.0) > _SAME_MATRIX * scale:
+            return False
+        return shown_as_solved(self.obj, self.model, self._solved_names, solver.moved_mask,
+                               self._riding_to_tasks())
+
+    def _riding_to_tasks(self):
+        """(n,) mask: the bones from a bone with a task up to the first bone the solve turns
+        above it (the task bones included, the turned one not) that the solve carries rigidly
+        (``MovingJointsFK``'s riders: their offsets are taken from Blender's evaluated start)."""
+        model, solver = self.model, self.solver
+        moved, riding = solver.moved_mask, np.zeros(len(model), dtype=bool)
+        for name in set(self._solved_names):
+            bone, path = model.index[name], []
+            while bone >= 0 and not moved[bone]:
+                path.append(bone)
+                bone = model.parents[bone]
+            if bone >= 0:
+                riding[path] = True
+        riding[solver.computed_mask] = False
+        return riding
+
+    def _reports(self, names, errors):
+        """One ``TaskReport`` per bone with tasks (in task order): the largest error of each
+        report (``task_kinds.report_of``) of its tasks, lengths in metres (``errors`` are in
+        armature units), angles in radians."""
+        found = {}
+        for name, report, error in zip(names, self._reports_of, errors):
+            error = error if is_angular(report) else error * self.unit
+            parts = found.setdefault(name, {})
+            parts[report] = max(error, parts.get(report, 0.0))
+        tolerance = self._tolerance
+        return [TaskReport(name, 'MET' if max(parts.values()) <= tolerance else 'CLOSEST', parts)
+                for name, parts in found.items()]
+
+    def _armature(self):
+        try:
+            obj, kind = self.obj, self.obj.type
+        except ReferenceError:
+            raise ArmatureError("The armature of this DQ IK session was deleted") from None
+        if kind != 'ARMATURE':
+            raise ArmatureError(f"'{obj.name}' is no longer an armature")
+        return obj
+
+    def live_tick(self, time_budget_ms, moved_only=False):
+        """One tick of live posing: None, without solving or writing anything, when no target,
+        collider, setting or pose channel moved since the last tick (``_moves``) and that
+        tick's solve ended; else ``tick(time_budget_ms)``, which goes on warm from the last
+        result. A solve cut short by the budget ends too once ``_STUCK_TICKS`` ticks in a row
+        have brought no task closer by more than the tolerance (a target out of reach, held
+        by an obstacle: each tick is too short to settle, and would go on forever).
+        ``moved_only``: None as well when only a solve cut short is left to go on with (the
+        ticks that follow Blender's updates leave that to the timer, ``live_posing``). None
+        while ``dqik.bake`` solves the armature's frames (``baking``). A tick that raised
+        ``ArmatureError`` (no target yet: the user is about to drag a bone) is not tried again
+        until something moves. When something Blender evaluates after the solve may move the
+        bones with tasks (``shown_as_solved``), ``unmeasured`` is set: the caller measures the
+        errors the user sees (``measure_shown``) once Blender has evaluated the written pose."""
+        if self.baking:
+            return None
+        last, moved = self.last_result, self._moves()
+        finished = last is not None and (last.error or moved_only or not last.cut_short
+                                         or self._stuck >= _STUCK_TICKS)
+        if not self._dirty and finished and moved == self._seen:
+            return None
+        try:
+            check_armature_settings(self._armature(), ("time_budget_ms",))
+            snapshot = self.tick(time_budget_ms)
+        except ArmatureError:   # the same error is not solved again until something moves
+            self._seen = moved
+            raise
+        gained = last is None or moved != self._seen or closer(last, snapshot, self._tolerance)
+        self._stuck = 0 if gained or not snapshot.cut_short else self._stuck + 1
+        self._seen = self._moves()
+        self.unmeasured = not self.shown_as_solved()
+        return snapshot
+
+    def _moves(self):
+        """What a live tick compares with the last one, as bytes: the armature's and every
+        target's and collider's ``matrix_world``, the solver settings, the dragged point and
+        every pose channel
+        (a few ``foreach_get`` calls; a collider's shape is not read: a mesh edited while live
+        runs is taken when something else moves)."""
+        obj = self._armature()
+        colliders = collision_settings(obj)[0]
+        placed = [obj] + [source.target for source in self._sources if source.target is not None] \
+            + ([] if colliders is None else list(colliders.all_objects))
+        dragged = None if self.dragged is None else (self.dragged[0], self.dragged[1].tobytes())
+        return (armature_settings(obj), PoseSnapshot(obj).key(), dragged,
+                tuple(_matrix_bytes(thing) for thing in placed))
+
+    def _solve(self, time_budget_ms, start):
+        obj = self._armature()
+        check_editable(obj)
+        fingerprint = (rig_fingerprint(obj), armature_settings(obj),
+                       animated_settings.values(obj), switches_key(obj, self._switches))
+        rescaled = not math.isclose(world_unit(obj), self.unit, rel_tol=_SAME_UNIT)
+        if self._dirty or fingerprint != self._fingerprint or rescaled:
+            self._read_rig(obj)
+            self._fingerprint = fingerprint[:3] + (switches_key(obj, self._switches),)
+            self._dirty = False
+        pose = PoseArrays(obj)
+        kept, cycles = without_cycles(obj, self.model, self._sources)
+        tasks, names, missing = aimed_tasks(obj, kept)
+        if self.dragged is not None:
+            tasks, names = self._with_drag(obj, tasks, names)
+        warnings = self._warnings + cycles + missing
+        if not tasks:
+            raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
+                                + ("" if not warnings else ": " + "; ".join(warnings)))
+        obstacles = None if collision_settings(obj)[0] is None else \
+            self._scene_obstacles(obj, pose, warnings)
+        kinds = [task.kind for task in tasks]
+        if self.solver is None or names != self._solved_names or kinds != self._kinds:
+            self._build_solver(obj, tasks, names, pose, obstacles, warnings)
+            self._solved_names, self._kinds = names, kinds
+            self._reports_of = [report_of(kind) for kind in kinds]
+        else:
+            self.solver.retarget([task.target for task in tasks], pose.location, obstacles,
+                                 pose.scale, pose.evaluated)
+        self.solver.settings.time_budget_ms = time_budget_ms
+        rotations = pose.rotations(self.solver.modelled_mask)
+        if start is not None:   # only the bones the solve moves go on from ``start``
+            moved = self.solver.moved_mask
+            rotations[moved] = np.asarray(start, dtype=np.float64)[moved]
+        self._start = (rotations, pose.evaluated)
+        result = self.solver.solve(rotations)
+        pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
+        pose.write(obj)
+        solved = set(names)
+        return result, names, [(s.name, 'MISSING' if s in kept else 'SKIPPED')
+                               for s in self._sources if s.name not in solved], warnings
+
+    def drag(self, bone, point):
+        """Pull the tail of ``bone`` (a pose bone name) to ``point`` (world space) on the next
+        ticks, as a temporary position task above every other, its chain running to the root;
+        the bone's own tasks step aside meanwhile. ``drag(None, None)`` releases it: the pose is
+        kept, and the other tasks go on from it."""
+        self.dragged = None if bone is None else (bone, np.asarray(point, dtype=np.float64))
+        model = self.model
+        if bone is None:
+            self._dirty |= self._read_for_drag is not None   # the followers go back to riding
+        elif model is not None and model.riders[model.index.get(bone, 0)]:
+            self._dirty = True   # the followers above it keep their parents for this drag
+
+    def _with_drag(self, obj, tasks, names):
+        """``tasks, names`` with the dragged bone's tasks replaced by the drag task."""
+        bone, point = self.dragged
+        index = self.model.index.get(bone)
+        if index is None:
+            raise ArmatureError(f"'{obj.name}' has no bone '{bone}' to drag")
+        to_armature = np.linalg.inv(np.array(obj.matrix_world))
+        kept = [(task, name) for task, name in zip(tasks, names) if task.bone != index]
+        top = min((task.priority for task, _ in kept), default=1) - 1
+        drag = Task(Position, index, to_armature[:3, :3] @ point + to_armature[:3, 3], top)
+        return [task for task, _ in kept] + [drag], [name for _, name in kept] + [bone]
+
+    def _scene_obstacles(self, obj, pose, warnings):
+        """The obstacle query, made again only when the armature or a collider moved or changed
+        shape (``colliders.placement``)."""
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        where = placement(obj, depsgraph)
+        if where != self._placement:
+            self._obstacles = SceneObstacles(obj, depsgraph, warnings.append, self.colliders)
+            world = pose.evaluated
+            away = self._obstacles.leave_out_facing_away(
+                np.concatenate([world[:, :3, 3], self.model.tails(world)]), chain_size(self.model))
+            self._facing_away = [
+                f"the normals of '{name}' face away from '{obj.name}'; flip them (Edit Mode, "
+                "Mesh > Normals > Flip) or recalculate them outside (Shift N); it is left out "
+                "of the solve until then" for name in away]
+            self._placement = where
+        warnings += self._facing_away
+        return self._obstacles
+
+    def _read_rig(self, obj):
+        """The model (with the bones that follow others through constraints re-parented,
+        ``constraint_followers``) and every task's settings, read again; the solver is built
+        on next use."""
+        self.model, self.solver = None, None
+        self._obstacles, self._placement, self._facing_away = None, None, []
+        model = read_model(obj)
+        self._sources, self._warnings = task_sources(model, bone_settings(obj))
+        self._read_for_drag = None if self.dragged is None else self.dragged[0]
+        dragged = [] if self.dragged is None else [model.index.get(self.dragged[0], -1)]
+        self.model = followed_model(obj, model, [s.bone for s in self._sources]
+                                    + [bone for bone in dragged if bone >= 0])
+        self._switches = switch_bones(obj)
+
+    def _build_solver(self, obj, tasks, names, pose, obstacles, warnings):
+        """A new solver for ``tasks`` (of the bones ``names``): locked bones stay, chains through
+        a bone that does not inherit rotation are refused, and moved bones that Blender changes
+        again after the solve, and tasks whose chain has no bone that can turn, are named in
+        ``warnings`` (``rig_checks``)."""
+        model, self_collision = self.model, collision_settings(obj)[1]
+        radii, collision = None, None
+        if obstacles is not None or self_collision:
+            radii, collision = capsule_radii(obj, model, self.colliders)
+            collision &= ~model.riders | seen_bones(obj)
+        bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
+        limits, stiffness = read_joints(obj, model, bones)
+        stiffness = np.where(locked_bones(obj), 1.0, stiffness)
+        settings, unit = read_settings(obj), world_unit(obj)
+        solver = Solver(model, tasks, limits, stiffness, in_armature_units(settings, unit),
+                        pose.location, obstacles, radii, collision, self_collision, pose.scale,
+                        pose.evaluated)
+        check_chains(obj, model, tasks, solver.moved_mask)
+        changed = changed_after_solve(obj, model, solver.moved_mask)
+        if changed:
+            warnings.append(changed)
+        for name in sorted({names[k] for k in np.flatnonzero(solver.fixed_tasks)}):
+            warnings.append(f"{name}: no bone of its chain can turn (every rotation locked, "
+                            "Stiffness 1, or Chain Length too short); nothing moves it")
+        away = switched_away(obj, model, self._switches) if self._switches else {}
+        for name, bone in sorted({(name, task.bone) for name, task in zip(names, tasks)
+                                  if task.bone in away}):
+            warnings.append(f"{name}: {away[bone]}, which can follow it, follows another bone "
+                            "now (its IK/FK switch is set to the other side), so the mesh will "
+                            f"not follow {name}; switch that limb over")
+        self.solver, self._tolerance, self.unit = solver, settings.tolerance, unit
+
+
+def in_armature_units(settings, unit):
+    """``SolverSettings`` given in metres with the Tolerance and Margin in the units of an
+    armature of ``world_unit`` ``unit``; the tolerance of angular tasks stays the Tolerance's
+    value, in radians."""
+    return replace(settings, tolerance=settings.tolerance / unit, margin=settings.margin / unit,
+                   angular_tolerance=settings.tolerance)
+
+
+_STUCK_TICKS = 3
+_SAME_MATRIX = 1e-5   # Blender's float32 pose against the model's FK (relative to the rig's size)
+_SAME_UNIT = 1e-5     # a turning armature's world unit moves in float32's last digits
+
+
+def _matrix_bytes(obj):
+    """``obj.matrix_world`` as bytes, or None for a deleted object."""
+    try:
+        return np.array(obj.matrix_world, dtype=np.float32).tobytes()
+    except ReferenceError:
+        return None
+
+
+_TICKING = [0]  # ticks under way: a depsgraph update inside one (``_scene_obstacles``) must not
+                # start another (``handlers.py``)
+
+
+def ticking():
+    """True while some session's tick runs."""
+    return _TICKING[0] > 0
+
+
+@contextmanager
+def _in_a_tick():
+    """Count as a tick under way (``ticking``) while the block runs."""
+    _TICKING[0] += 1
+    try:
+        yield
+    finally:
+        _TICKING[0] -= 1

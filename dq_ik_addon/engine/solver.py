@@ -1,0 +1,288 @@
+"""The IK solve: iterate prioritized, joint-limited steps from a warm start until the tasks settle.
+
+Each iteration (Baerlocher Fig. 5.12 and §5.4.2):
+
+1. FK of the current rotations and the task errors (``problem.Problem``).
+2. A step (``steps``): a chord step when a correction is small enough, else a full step: the
+   prioritized damped-least-squares step of every level under the joint limits and contacts of
+   the active set (``active_set``), with the rest pull in the null space, and on the first step
+   of a solve its second-order (Chebyshev) correction.
+3. Acceptance (``acceptance``): a line search keeps a step that does not make the levels worse
+   in priority order; the joints are updated keeping held joints on their limits
+   (``pose_update``).
+4. Stop tests (``acceptance``): every task met; no level can progress (``blocked``); a contact
+   holds the tasks short (``holds``); no progress (``stalled``); each read per group of tasks
+   sharing no moved joint (``Problem._groups``), so that one group out of reach does not end
+   another's descent on its level. A stall short of a reachable
+   target escapes (``escapes``) and goes on; the best state in priority order is returned.
+"""
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from .acceptance import better, blocked, holds, hopeless, line_search, stalled
+from .chain_model import GivenPose
+from .escapes import ATTEMPTS, escape, futile_here
+from .measure import SolveResult, measure, put_back, state_of
+from .pose_update import PoseUpdate
+from .problem import Problem, SolverSettings, involved_bones
+from .quaternion import all_true, qcanonical, qnormalize
+from .steps import Steps
+
+_SAME_POSE = 1e-6  # quaternion components: a start this close to a remembered result is that result
+
+__all__ = ["Solver", "SolverSettings", "involved_bones", "solve"]
+
+
+class Solver:
+    """Solves one set of tasks on one model, warm from its last result; reusable across solves
+    with new targets (``retarget``). ``reset`` forgets the warm-start memory; ``warm_start`` and
+    ``resume`` save and restore it."""
+
+    def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None,
+                 obstacles=None, radii=None, collision=None, self_collision=False, scales=None,
+                 evaluated=None):
+        """Solver of ``tasks`` (``tasks.Task``) on the part of ``model`` they depend on.
+
+        ``limits``: per-bone settings of a limit kind (a module of ``limits``);
+        ``stiffness`` (n,) in [0, 1]; ``locations`` and ``scales`` (n,3) the pose locations and
+        scales, ``evaluated`` (n,4,4) Blender's evaluated pose matrices, which the bones the
+        solve does not move keep and its chains hang from (``GivenPose``). ``obstacles(points,
+        max_distance) -> (signed distance, outward normal)`` in armature space (for points inside
+        an obstacle or within ``max_distance`` outside it, else ``inf``) turns on contacts for
+        the bones with ``collision`` and ``radii`` > 0 (see ``contacts``); ``self_collision``
+        keeps those capsules apart from each other too."""
+        self.settings = settings or SolverSettings()
+        self.problem = Problem(model, tasks, limits, stiffness, self.settings, obstacles, radii,
+                               collision, self_collision)
+        self.bones, self.moved_mask = self.problem.bones, self.problem.moved_mask
+        self.modelled_mask = np.zeros(len(model), dtype=bool)    # the bones the solve reads
+        self.modelled_mask[self.bones] = True
+        self.computed_mask = np.zeros(len(model), dtype=bool)   # posed by the solve's own FK
+        self.computed_mask[self.bones[self.problem.fk.moving]] = True
+        contacts = self.problem.contacts    # the bones whose capsules are tested (None: no contacts)
+        self.capsule_bones = None if contacts is None else self.bones[contacts.capsule_bones()]
+        self.fixed_tasks = ~self.problem.tasks.joint_masks[:, self.problem.joints].any(axis=1)
+        # each task's error to distance units: an angular one at the chain's size, as weighed
+        self.error_scale = np.where(self.problem.tasks.angular, self.problem.size, 1.0)
+        self.given = GivenPose.of(self.bones, locations, scales, evaluated)
+        self.problem.hang(self.given)
+        self.update = PoseUpdate(self.problem.joints, self.problem.limits)
+        self.steps = Steps(self.problem, self.update)
+        self._measured = None   # the ``SolveState`` ``measure`` put back last
+        self.reset()
+
+    def reset(self):
+        """Forget the last result: the next solve starts from the rotations it is given."""
+        self._memo = None  # (targets, given pose, obstacles; the result's rotations; the result)
+        self._last = None  # (the last result's rotations, its FK, the given pose it had)
+        self._futile = None  # each task's error at a stall whose escapes found nothing better
+        self.update.terms = None
+
+    def warm_start(self):
+        """The warm-start memory (opaque), to ``resume`` later: a benchmark repeats one warm
+        solve that way."""
+        return self._memo, self._last, self._futile, self.update.terms
+
+    def resume(self, memory):
+        """Go back to the warm-start memory ``memory`` (``warm_start``)."""
+        self._memo, self._last, self._futile, self.update.terms = memory
+
+    def retarget(self, targets=None, locations=None, obstacles=None, scales=None, evaluated=None):
+        """New ``targets`` (one per task, in the order the tasks were given), given pose
+        (``locations``, ``scales``, ``evaluated``: see ``__init__``) and ``obstacles`` query for
+        the same tasks, keeping everything built from the rig; the chains' reach follows the
+        given pose (``Problem.hang``)."""
+        if targets is not None:
+            self.problem.tasks.set_targets(targets)
+        self.given = GivenPose.of(self.bones, locations, scales, evaluated)
+        self.problem.hang(self.given)
+        if obstacles is not None:
+            self.problem.contacts.obstacles = obstacles
+        if targets is not None or obstacles is not None:
+            self.problem.seat_targets()
+        self._measured = None
+
+    def state(self):
+        """What the next solve sees (targets, given pose, obstacles): a ``SolveState``."""
+        return state_of(self.problem, self.given)
+
+    def measure(self, rotations=None, matrices=None, state=None):
+        """The ``Measure`` (task errors, contact penetration) of the modelled bones (``bones``)
+        posed by ``rotations`` (b,4), hung from the given pose, or by their pose ``matrices``
+        (b,4,4); with ``state`` (a ``SolveState``), as that solve saw it: its targets and
+        obstacles are kept for the next solve too, until ``retarget``."""
+        if state is not None and state is not self._measured:
+            put_back(self.problem, state)
+            self._measured = state
+        return measure(self.problem, self.given if state is None else state.given, rotations,
+                       matrices)
+
+    def pose_matrices(self, rotations):
+        """Armature-space pose matrices (m,4,4) of the modelled bones (``bones``) for the (n,4)
+        ``rotations``, hung from the given pose of the last solve (``GivenPose``), as the solve
+        computes them (``chain_model.MovingJointsFK``)."""
+        return self.problem.fk(np.asarray(rotations, dtype=np.float64)[self.bones])
+
+    def solve(self, rotations, preferred=None):
+        """Iterate from ``rotations`` (n,4); on a stall short of a reachable target, escape and go
+        on, the rest pull then aiming at the escaped pose. The best state seen, in priority order,
+        is returned, so escapes never make it worse.
+
+        ``max_iterations`` bounds each descent: the first, and each one after an escape.
+
+        A solve that settled short of its targets (not one cut short by ``max_iterations`` or the
+        time budget) is remembered: solving again from its result (within ``_SAME_POSE``, e.g.
+        after a round trip through float32 pose channels) with the same targets, given pose and
+        obstacles returns it at once, with 0 iterations. A start within ``_SAME_POSE`` of the last
+        result, with the same given pose, continues from that result exactly; such a warm solve
+        does not escape again while the last escapes found nothing better and its targets stay as
+        far (``escapes.futile_here``)."""
+        problem, settings, steps = self.problem, self.settings, self.steps
+        tol = settings.tolerance
+        started = time.perf_counter()
+        full = np.array(rotations, dtype=np.float64)
+        last = self._continued(full[self.bones])
+        if last is not None:
+            q, world = last
+        else:
+            q = qcanonical(qnormalize(full[self.bones]))
+            if problem.limits is not None:
+                q[problem.joints] = problem.limits.project(q[problem.joints])
+            world = problem.fk.start(q, self.given)
+        memo_key = (problem.tasks.target_key(), self.given.key(problem.fk.still),
+                    None if problem.contacts is None else problem.contacts.obstacles)
+        if preferred is None and self._memo is not None and self._memo[0] == memo_key \
+                and _same_pose(q, self._memo[1]):
+            full[self.bones] = self._memo[1]
+            return replace(self._memo[2], rotations=full, iterations=0,
+                           steps=dict.fromkeys(self._memo[2].steps, 0))
+        unremembered, settled, finite = preferred is None, False, True
+        preferred = q if preferred is None else qnormalize(np.asarray(preferred, float)[self.bones])
+        state = best = self._measure(q, world)
+        history = [state[3]]
+        groups = [self._groups(state)]   # the group errors of each iteration (stop tests)
+        iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
+        steps.begin()
+        while descent < settings.max_iterations and len(problem.joints):
+            q, world, errors, current = state
+            if problem.converged(errors, current):
+                best = state    # (the priority comparison's "met" is half the tolerance)
+                break
+            if self._out_of_time(started, iterations):
+                break
+            polish = steps.is_correction(current)
+            chorded = steps.chord(q, errors, current, self._measure) if polish else None
+            if chorded is not None:
+                iterations, descent = iterations + 1, descent + 1
+                state = chorded
+                history.append(state[3])
+                groups.append(self._groups(state))
+                best = state if better(state[3], best[3], tol) else best
+                continue
+            step_list, predicted, corrected = steps.full(world, q, errors, preferred, polish)
+            if not all_true(np.isfinite(step_list[-1])):
+                finite = False
+                break
+            iterations, descent = iterations + 1, descent + 1
+            predicted_groups = predicted if steps.predicted_groups is None else \
+                steps.predicted_groups
+            stop = blocked(groups[-1], predicted_groups, tol)
+            trial = None if stop else line_search(
+                lambda step, scale: self._measure(self.update(q, step, scale)), self._step_scale,
+                step_list, current, predicted, corrected, tol)
+            if trial is not None:
+                state = trial
+                history.append(state[3])
+                groups.append(self._groups(state))
+                stop = holds(groups, groups[-2], groups[-1], predicted_groups, steps.touched, tol)
+                best = state if better(state[3], best[3], tol) else best
+            if stop or trial is None or stalled(groups, tol) or (
+                    escapes and hopeless(history, best[3], tol)):
+                if stall is None:
+                    stall = (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
+                escaped = escape(problem, *state[:3], escapes) if escapes < ATTEMPTS and not (
+                    last is not None and futile_here(self._futile, stall[1], tol)) else None
+                if escaped is None:
+                    settled = True  # nothing left to try: the closest reachable pose
+                    break
+                escapes, descent = escapes + 1, 0
+                preferred = escaped
+                steps.restart()
+                state = self._measure(escaped)
+                history = [state[3]]
+                groups = [self._groups(state)]
+        return self._result(full, best, iterations, escapes, stall, history, memo_key,
+                            unremembered and settled,
+                            finite and not settled and len(problem.joints) > 0)
+
+    def _measure(self, q, world=None):
+        """``(q, world, errors, level errors)`` of the rotations ``q``."""
+        world, errors = self.problem.errors(q, world)
+        return q, world, errors, self.problem.level_errors(world, errors)
+
+    def _groups(self, state):
+        """The group errors (``Problem.group_errors``) of ``state``."""
+        return self.problem.group_errors(state[1], state[2]) if self.problem.split else state[3]
+
+    def _result(self, full, best, iterations, escapes, stall, history, memo_key, remember,
+                cut_short):
+        """The ``SolveResult`` of ``best``, with the warm-start memory updated."""
+        problem, tol = self.problem, self.settings.tolerance
+        q, world, errors, current = best
+        converged = problem.converged(errors, current)
+        if converged:
+            self._futile = None
+        elif escapes:   # futile when they found nothing better than the first stall
+            self._futile = None if better(current, stall[0], tol) else stall[1]
+        self._last = (q, world, self.given.key(self.problem.fk.still))
+        full[self.bones] = q
+        result = SolveResult(full, iterations, problem.tasks.norms(problem.tasks.true_errors(world)),
+                             converged, history,
+                             None if problem.contacts is None else
+                             problem.contacts.contacts(world, self.bones),
+                             dict(self.steps.counts, escapes=escapes),
+                             cut_short and not converged)
+        self._memo = (memo_key, q, result) if remember else None
+        return result
+
+    def _out_of_time(self, started, iterations):
+        """True when another iteration, as long as the mean of those done so far, would end past
+        ``time_budget_ms``: a tick keeps to its budget instead of overrunning it by one
+        iteration. The first iteration always runs, so every tick makes progress."""
+        budget = self.settings.time_budget_ms
+        if budget is None or iterations == 0:
+            return False
+        elapsed = (time.perf_counter() - started) * 1e3
+        return elapsed * (iterations + 1) / iterations >= budget
+
+    def _step_scale(self, step):
+        """The factor that shortens ``step`` to at most ``max_joint_step`` per component."""
+        longest = np.abs(step).max(initial=0.0)
+        limit = self.settings.max_joint_step
+        return 1.0 if longest <= limit else limit / longest
+
+    def _continued(self, start):
+        """``(rotations, FK)`` of the last result when ``start`` (the involved bones' rotations)
+        is that result within ``_SAME_POSE`` and the given pose is unchanged: a warm solve
+        then goes on from the exact result, already inside the limits, with its FK (and
+        ``MovingJointsFK``'s offsets, taken from a start whose other bones it shares). Else None."""
+        if self._last is None:
+            return None
+        q, world, given = self._last
+        if given != self.given.key(self.problem.fk.still) or not _same_pose(start, q):
+            return None
+        return q, world
+
+
+def _same_pose(a, b):
+    """Rotations ``a`` and ``b`` agree within ``_SAME_POSE`` in every quaternion component."""
+    return bool(np.abs(a - b).max(initial=0.0) <= _SAME_POSE)
+
+
+def solve(model, rotations, tasks, limits=None, stiffness=None, settings=None, locations=None,
+          preferred=None):
+    """Solve ``tasks`` from ``rotations`` (n,4) and return a ``SolveResult``."""
+    return Solver(model, tasks, limits, stiffness, settings, locations).solve(rotations, preferred)
