@@ -101,8 +101,8 @@ def rig_size_costs(b):
     on every solve (the rig fingerprint that notices rig edits, and every pose channel and
     evaluated matrix), and Blender's update of the rig after a pose write (the one a redraw
     makes), each the fastest of ``common.REPEATS``."""
-    armature, obj = b.dqik.dq_ik_addon.blender.rig, b.obj
-    reads = common.fastest_ms(lambda: (armature.rig_fingerprint(obj), armature.PoseArrays(obj)))[0]
+    rig, obj = b.dqik.dq_ik_addon.blender.rig, b.obj
+    reads = common.fastest_ms(lambda: (rig.model_reader.rig_fingerprint(obj), rig.pose.PoseArrays(obj)))[0]
     evaluation = common.fastest_ms(b.bpy.context.view_layer.update,
                                    lambda: obj.update_tag(refresh={'OBJECT'}))[0]
     return reads, evaluation

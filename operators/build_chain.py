@@ -4,10 +4,10 @@ import bpy
 
 from ..dq_ik_addon.blender.colliders.obstacles import SceneObstacles
 from ..dq_ik_addon.blender.errors import run_reported
-from ..dq_ik_addon.blender.rig.model_reader import read_model
 from ..dq_ik_addon.blender.rig.objects import active_armature
 from ..dq_ik_addon.blender.rig.pose import PoseArrays
-from ..dq_ik_addon.blender.settings.scene_tasks import read_tasks
+from ..dq_ik_addon.blender.rig.reader import read_rig
+from ..dq_ik_addon.blender.settings.scene_tasks import solved_tasks
 from ..dq_ik_addon.blender.solving.scene_summary import rotational_dofs
 from ..dq_ik_addon.blender.solving.sessions import session_for
 from .poll import editable_armature
@@ -27,10 +27,11 @@ class DQIK_OT_build_chain(bpy.types.Operator):
 
     def _build(self, context):
         obj = active_armature(context)
-        model = read_model(obj)
+        model, sources, warnings = read_rig(obj)     # the model the solve uses
         PoseArrays(obj)  # validates the pose values
         pose_bones = obj.pose.bones
-        tasks, _names, warnings = read_tasks(obj, model)
+        tasks, _names, _kept, left_out = solved_tasks(obj, model, sources)
+        warnings += left_out
         if obj.dqik.use_collisions:
             colliders = SceneObstacles(obj, context.evaluated_depsgraph_get(), warnings.append,
                                        session_for(obj).colliders)

@@ -36,7 +36,8 @@ from mathutils import Matrix
 
 from ...dq_ik_addon.blender.colliders.obstacles import ColliderCache, capsule_radii
 from ...dq_ik_addon.blender.rig.arrays import evaluated_matrices, read_array
-from ...dq_ik_addon.blender.rig.model_reader import read_model
+from ...dq_ik_addon.blender.rig.model_reader import rig_key
+from ...dq_ik_addon.blender.rig.reader import last_model
 from ...dq_ik_addon.blender.settings.scene_tasks import (
     collision_settings,
     target_matrix,
@@ -165,23 +166,9 @@ def _bone_order(obj):
     return slice(None) if bones.keys() == names else [bones.find(name) for name in names]
 
 
-def rig_key(obj):
-    """Which rig ``obj`` is, cheaply: its armature data, its bones' names (a bone renamed in
-    Pose or Object Mode keeps its address) and the addresses of its first bone and pose bone
-    (leaving Edit Mode re-allocates both, ``armature.rig_fingerprint``); what else the overlay
-    reads of the model (lengths, rest frames) changes only in Edit Mode. Read when the lines
-    are made again (a renamed bone's lines are right until then): about 12 µs for 159 bones,
-    nearly all ``pose.bones.keys()`` (``len`` of a bone collection counts it: avoided)."""
-    bones, pose_bones = obj.data.bones, obj.pose.bones
-    try:
-        first = (bones[0].as_pointer(), pose_bones[0].as_pointer())
-    except IndexError:      # no bones
-        first = ()
-    return (obj.data.as_pointer(), tuple(pose_bones.keys())) + first
-
-
 class RigCache:
-    """What the overlay reads once per rig change: the ``ChainModel`` and its size
+    """What the overlay reads once per rig change: the ``ChainModel`` (the one the session
+    solves with, ``rig.reader.last_model``) and its size
     (``problem.chain_size``), for the ``rig_key`` ``fingerprint``; and once per rig change or
     settings edit (``properties.settings_edits``): the ``BoneSettings`` and the capsule radii
     (``colliders.capsule_radii``). ``refresh`` checks the rig; the readers below assume it
@@ -196,7 +183,7 @@ class RigCache:
     def refresh(self, obj, fingerprint):
         """Read ``obj``'s model again if its ``rig_key`` ``fingerprint`` changed."""
         if fingerprint != self.fingerprint:
-            self.model, self.fingerprint = read_model(obj), fingerprint
+            self.model, self.fingerprint = last_model(obj, fingerprint), fingerprint
             self.settings_key = self.radii_key = None
             self.size = chain_size(self.model)
 

@@ -26,6 +26,7 @@ import bpy
 from bpy.app.handlers import persistent
 
 from ..keys import baking
+from ..rig import reader
 from ..solving import frame_change as frame_solving
 from ..solving import live_posing, session, sessions
 from . import liboverride, render_lock
@@ -35,6 +36,7 @@ from . import liboverride, render_lock
 def _drop_sessions(*_args):
     live_posing.stop_all()
     sessions.drop_sessions()
+    reader.forget()
     frame_solving.forget()
 
 
@@ -67,4 +69,5 @@ def unregister():
     live_posing.stop_all()
     baking.cancel_running()
     sessions.drop_sessions()
+    reader.forget()
     frame_solving.forget()

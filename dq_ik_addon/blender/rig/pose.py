@@ -56,19 +56,28 @@ class PoseArrays:
     stores them, and of the pose matrices Blender last evaluated (``evaluated``, (n,4,4)
     armature space: constraints and drivers included)."""
 
-    def __init__(self, obj):
+    def __init__(self, obj, snapshot=None):
+        """Read from ``obj``, its channels taken from ``snapshot`` (its ``PoseSnapshot`` now,
+        when one was just read: a tick reads the channels once) or read here."""
         pose_bones = obj.pose.bones
-        n = len(pose_bones)
-        self.channels = {attr: read_array(pose_bones, attr, width, count=n)
-                         for attr, width in POSE_CHANNELS}
+        snapshot = PoseSnapshot(obj) if snapshot is None else snapshot
+        self.channels = {attr: snapshot.channels[attr].astype(np.float64)
+                         for attr, _ in POSE_CHANNELS}
+        self.mode_values = snapshot.channels["rotation_mode"]
         self.quaternion = self.channels["rotation_quaternion"]
         self.location, self.scale = self.channels["location"], self.channels["scale"]
-        self.evaluated = evaluated_matrices(pose_bones, n)
-        self.modes = bones_by_mode(pose_bones, n)   # each rotation mode in use, with its bones
+        self.evaluated = evaluated_matrices(pose_bones, len(self.quaternion))
+        self.modes = bones_by_mode(self.mode_values)   # each rotation mode in use, its bones
         self.changed = set()  # the channels set_rotations changed, the only ones write() writes
         if not all(np.isfinite(values).all() for values in self.channels.values()):
             raise ArmatureError(f"'{obj.name}' has NaN or infinite pose values; "
                                 "clear the pose of the affected bones (Alt+R, Alt+G)")
+
+    def key(self):
+        """``PoseSnapshot.key`` of the pose as ``write`` leaves it (the values as float32, as
+        Blender stores them)."""
+        return tuple(self.channels[attr].astype(np.float32).tobytes()
+                     for attr, _ in POSE_CHANNELS) + (self.mode_values.tobytes(),)
 
     def rotations(self, rows=None):
         """(n,4) unit quaternions relative to rest, converted from each bone's rotation mode;

@@ -22,7 +22,6 @@ import bpy
 import numpy as np
 
 from ...engine import euler_to_quat, qnormalize, quat_from_axis_angle, quat_to_euler
-from .arrays import read_array
 
 CHANNEL = {'QUATERNION': "rotation_quaternion", 'AXIS_ANGLE': "rotation_axis_angle"}
 
@@ -32,17 +31,15 @@ def channel_of(mode):
     return CHANNEL.get(mode, "rotation_euler")
 
 
-def bones_by_mode(pose_bones, count):
+def bones_by_mode(modes):
     """``{rotation_mode identifier: (n,) mask of its bones}`` for every mode in use (quaternion
-    first, then by name), read with
-    one ``foreach_get`` of the enum values (a Python loop over the bones' ``rotation_mode``
-    costs ~0.6 µs a bone); the identifiers (``QUATERNION``, ``XYZ`` …, ``AXIS_ANGLE``) are read
-    from RNA once."""
+    first, then by name), from the bones' ``rotation_mode`` enum values ``modes`` (n,), read
+    with one ``foreach_get`` (a Python loop over the bones' ``rotation_mode`` costs ~0.6 µs a
+    bone); the identifiers (``QUATERNION``, ``XYZ`` …, ``AXIS_ANGLE``) are read from RNA once."""
     if not _MODE_IDENTIFIERS:
         _MODE_IDENTIFIERS.update(
             (item.value, item.identifier)
             for item in bpy.types.PoseBone.bl_rna.properties["rotation_mode"].enum_items)
-    modes = read_array(pose_bones, "rotation_mode", 1, dtype=np.int32, count=count)
     in_use = {_MODE_IDENTIFIERS[value]: value for value in set(modes.tolist())}
     return {mode: modes == in_use[mode]
             for mode in sorted(in_use, key=lambda mode: (mode != 'QUATERNION', mode))}

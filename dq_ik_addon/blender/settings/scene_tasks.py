@@ -163,9 +163,17 @@ def read_tasks(obj, model, settings_of_bones=None):
     ``bone_settings(obj)`` if already fetched)."""
     every = bone_settings(obj) if settings_of_bones is None else settings_of_bones
     sources, warnings = task_sources(model, every)
+    tasks, names, _, more = solved_tasks(obj, model, sources)
+    return tasks, names, warnings + more
+
+
+def solved_tasks(obj, model, sources):
+    """``(tasks, task_names, kept, warnings)``: the tasks of the ``sources`` whose targets the
+    solve does not move (``kept``, ``target_dependencies.without_cycles``) at their targets'
+    places now (``aimed_tasks``), and a warning for each source left out."""
     kept, cycles = without_cycles(obj, model, sources)
     tasks, names, missing = aimed_tasks(obj, kept)
-    return tasks, names, warnings + cycles + missing
+    return tasks, names, kept, cycles + missing
 
 
 def read_joints(obj, model, bones=None, settings_of_bones=None):

@@ -54,15 +54,14 @@ from ..colliders.obstacles import (
 from ..errors import ArmatureError
 from ..rig.arrays import evaluated_matrices
 from ..rig.constraint_followers import (
-    followed_model,
     seen_bones,
     switch_bones,
     switched_away,
     switches_key,
 )
-from ..rig.model_reader import read_model, rig_fingerprint, world_unit
+from ..rig.model_reader import rig_fingerprint
 from ..rig.objects import check_editable
-from ..rig.pose import PoseArrays, PoseSnapshot
+from ..rig.reader import read_rig
 from ..rig.rig_checks import (
     changed_after_solve,
     check_chains,
@@ -71,18 +70,14 @@ from ..rig.rig_checks import (
 )
 from ..settings import animated_settings
 from ..settings.scene_tasks import (
-    aimed_tasks,
-    armature_settings,
-    bone_settings,
-    collision_settings,
     read_joints,
     read_settings,
-    task_sources,
+    solved_tasks,
 )
-from ..settings.target_dependencies import without_cycles
 from ..settings.task_kinds import is_angular, report_of
 from ..settings.validation import check_armature_settings
 from .snapshot import SceneContacts, SolveSnapshot, TaskReport, closer, farther
+from .tick_inputs import TickInputs, matrix_bytes
 
 
 class Session:
@@ -111,6 +106,7 @@ class Session:
         self._switches = []          # bones whose constraints may switch what they follow
         self._read_for_drag = None   # the dragged bone when the rig was last read, if any
         self._obstacles, self._placement, self._facing_away = None, None, []
+        self._written = None         # ``PoseArrays.key`` of the pose the last tick wrote
 
     def invalidate(self):
         """Read the rig and every setting again on the next tick."""
@@ -125,10 +121,14 @@ class Session:
         early, ``cut_short``, and the next tick goes on from there. A rig the solver cannot work
         on raises ``ArmatureError`` with a message for the user, after storing a snapshot whose
         status is ``'ERROR'``."""
+        return self._tick(time_budget_ms, start)
+
+    def _tick(self, time_budget_ms, start, inputs=None):
+        """``tick``, on the ``TickInputs`` ``inputs`` when a live tick has read them."""
         begun = time.perf_counter()
         try:
             with _in_a_tick():
-                result, names, unsolved, warnings = self._solve(time_budget_ms, start)
+                result, names, unsolved, warnings = self._solve(time_budget_ms, start, inputs)
         except ArmatureError as err:
             self.last_result = SolveSnapshot(error=str(err),
                                              ms=(time.perf_counter() - begun) * 1e3)
@@ -262,61 +262,60 @@ class Session:
         errors the user sees (``measure_shown``) once Blender has evaluated the written pose."""
         if self.baking:
             return None
-        last, moved = self.last_result, self._moves()
+        inputs = TickInputs.read(self._armature())
+        last, moved = self.last_result, self._moves(inputs)
         finished = last is not None and (last.error or moved_only or not last.cut_short
                                          or self._stuck >= _STUCK_TICKS)
         if not self._dirty and finished and moved == self._seen:
             return None
         try:
-            check_armature_settings(self._armature(), ("time_budget_ms",))
-            snapshot = self.tick(time_budget_ms)
+            check_armature_settings(inputs.obj, ("time_budget_ms",))
+            snapshot = self._tick(time_budget_ms, None, inputs)
         except ArmatureError:   # the same error is not solved again until something moves
             self._seen = moved
             raise
         gained = last is None or moved != self._seen or closer(last, snapshot, self._tolerance)
         self._stuck = 0 if gained or not snapshot.cut_short else self._stuck + 1
-        self._seen = self._moves()
+        self._seen = self._moves(inputs, self._written)
         self.unmeasured = not self.shown_as_solved()
         return snapshot
 
-    def _moves(self):
-        """What a live tick compares with the last one, as bytes: the armature's and every
-        target's and collider's ``matrix_world``, the solver settings, the dragged point and
-        every pose channel
-        (a few ``foreach_get`` calls; a collider's shape is not read: a mesh edited while live
-        runs is taken when something else moves)."""
-        obj = self._armature()
-        colliders = collision_settings(obj)[0]
-        placed = [obj] + [source.target for source in self._sources if source.target is not None] \
-            + ([] if colliders is None else list(colliders.all_objects))
+    def _moves(self, inputs, pose_key=None):
+        """What a live tick compares with the last one, as bytes, from the tick's ``inputs``:
+        the armature's and every target's and collider's ``matrix_world``, the solver settings,
+        the dragged point and every pose channel (``pose_key``: the key of the pose the tick
+        wrote, else the one read; a collider's shape is not read: a mesh edited while live runs
+        is taken when something else moves)."""
         dragged = None if self.dragged is None else (self.dragged[0], self.dragged[1].tobytes())
-        return (armature_settings(obj), PoseSnapshot(obj).key(), dragged,
-                tuple(_matrix_bytes(thing) for thing in placed))
+        return (inputs.settings, inputs.snapshot.key() if pose_key is None else pose_key,
+                dragged, tuple(matrix_bytes(thing) for thing in inputs.placed(self._sources)))
 
-    def _solve(self, time_budget_ms, start):
+    def _solve(self, time_budget_ms, start, inputs):
         obj = self._armature()
         check_editable(obj)
-        fingerprint = (rig_fingerprint(obj), armature_settings(obj),
-                       animated_settings.values(obj), switches_key(obj, self._switches))
-        rescaled = not math.isclose(world_unit(obj), self.unit, rel_tol=_SAME_UNIT)
+        inputs = TickInputs.read(obj) if inputs is None else inputs
+        fingerprint = (rig_fingerprint(obj), inputs.settings, animated_settings.values(obj),
+                       switches_key(obj, self._switches))
+        rescaled = not math.isclose(inputs.unit, self.unit, rel_tol=_SAME_UNIT)
         if self._dirty or fingerprint != self._fingerprint or rescaled:
+            switches = self._switches
             self._read_rig(obj)
-            self._fingerprint = fingerprint[:3] + (switches_key(obj, self._switches),)
+            self._fingerprint = fingerprint if switches == self._switches else \
+                fingerprint[:3] + (switches_key(obj, self._switches),)
             self._dirty = False
-        pose = PoseArrays(obj)
-        kept, cycles = without_cycles(obj, self.model, self._sources)
-        tasks, names, missing = aimed_tasks(obj, kept)
+        pose = inputs.pose()
+        tasks, names, kept, warnings = solved_tasks(obj, self.model, self._sources)
         if self.dragged is not None:
             tasks, names = self._with_drag(obj, tasks, names)
-        warnings = self._warnings + cycles + missing
+        warnings = self._warnings + warnings
         if not tasks:
             raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
                                 + ("" if not warnings else ": " + "; ".join(warnings)))
-        obstacles = None if collision_settings(obj)[0] is None else \
+        obstacles = None if inputs.colliders is None else \
             self._scene_obstacles(obj, pose, warnings)
         kinds = [task.kind for task in tasks]
         if self.solver is None or names != self._solved_names or kinds != self._kinds:
-            self._build_solver(obj, tasks, names, pose, obstacles, warnings)
+            self._build_solver(inputs, tasks, names, pose, obstacles, warnings)
             self._solved_names, self._kinds = names, kinds
             self._reports_of = [report_of(kind) for kind in kinds]
         else:
@@ -331,6 +330,7 @@ class Session:
         result = self.solver.solve(rotations)
         pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
         pose.write(obj)
+        self._written = pose.key()
         solved = set(names)
         return result, names, [(s.name, 'MISSING' if s in kept else 'SKIPPED')
                                for s in self._sources if s.name not in solved], warnings
@@ -383,20 +383,18 @@ class Session:
         on next use."""
         self.model, self.solver = None, None
         self._obstacles, self._placement, self._facing_away = None, None, []
-        model = read_model(obj)
-        self._sources, self._warnings = task_sources(model, bone_settings(obj))
         self._read_for_drag = None if self.dragged is None else self.dragged[0]
-        dragged = [] if self.dragged is None else [model.index.get(self.dragged[0], -1)]
-        self.model = followed_model(obj, model, [s.bone for s in self._sources]
-                                    + [bone for bone in dragged if bone >= 0])
+        dragged = [] if self.dragged is None else [obj.pose.bones.find(self.dragged[0])]
+        self.model, self._sources, self._warnings = read_rig(
+            obj, [bone for bone in dragged if bone >= 0])
         self._switches = switch_bones(obj)
 
-    def _build_solver(self, obj, tasks, names, pose, obstacles, warnings):
+    def _build_solver(self, inputs, tasks, names, pose, obstacles, warnings):
         """A new solver for ``tasks`` (of the bones ``names``): locked bones stay, chains through
         a bone that does not inherit rotation are refused, and moved bones that Blender changes
         again after the solve, and tasks whose chain has no bone that can turn, are named in
         ``warnings`` (``rig_checks``)."""
-        model, self_collision = self.model, collision_settings(obj)[1]
+        obj, model, self_collision = inputs.obj, self.model, inputs.self_collision
         radii, collision = None, None
         if obstacles is not None or self_collision:
             radii, collision = capsule_radii(obj, model, self.colliders)
@@ -404,7 +402,7 @@ class Session:
         bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
         limits, stiffness = read_joints(obj, model, bones)
         stiffness = np.where(locked_bones(obj), 1.0, stiffness)
-        settings, unit = read_settings(obj), world_unit(obj)
+        settings, unit = read_settings(obj), inputs.unit
         solver = Solver(model, tasks, limits, stiffness, in_armature_units(settings, unit),
                         pose.location, obstacles, radii, collision, self_collision, pose.scale,
                         pose.evaluated)
@@ -435,14 +433,6 @@ def in_armature_units(settings, unit):
 _STUCK_TICKS = 3
 _SAME_MATRIX = 1e-5   # Blender's float32 pose against the model's FK (relative to the rig's size)
 _SAME_UNIT = 1e-5     # a turning armature's world unit moves in float32's last digits
-
-
-def _matrix_bytes(obj):
-    """``obj.matrix_world`` as bytes, or None for a deleted object."""
-    try:
-        return np.array(obj.matrix_world, dtype=np.float32).tobytes()
-    except ReferenceError:
-        return None
 
 
 _TICKING = [0]  # ticks under way: a depsgraph update inside one (``_scene_obstacles``) must not
