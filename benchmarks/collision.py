@@ -92,7 +92,7 @@ def run(kind, dqik, with_collider):
         if with_collider:   # the deepest capsule sample past the margin
             depth = max(depth, -float(result.contacts.clearances.min(initial=0.0)))
     bpy.context.view_layer.update()
-    return times, iterations, depth, triangles, session.colliders.tree_builds
+    return times, iterations, depth, triangles, session.obstacles.cache.tree_builds
 
 
 def main():

@@ -34,7 +34,7 @@ class DQIK_OT_build_chain(bpy.types.Operator):
         warnings += left_out
         if obj.dqik.use_collisions:
             colliders = SceneObstacles(obj, context.evaluated_depsgraph_get(), warnings.append,
-                                       session_for(obj).colliders)
+                                       session_for(obj).obstacles.cache)
             obstacles = f"{colliders.count} colliders ({colliders.triangles()} triangles)"
         else:
             obstacles = "collisions off"

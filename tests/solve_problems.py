@@ -146,8 +146,8 @@ def limit_violation(obj, names, dqik):
 
 def capsule_radii(obj, dqik, model):
     """Every bone's capsule radius and the collision mask, as a new solving session measures them."""
-    colliders = dqik.dq_ik_addon.blender.colliders.obstacles
-    return colliders.capsule_radii(obj, model, colliders.ColliderCache())
+    colliders = dqik.dq_ik_addon.blender.colliders
+    return colliders.capsules.capsule_radii(obj, model, colliders.geometry.ColliderCache())
 
 
 def obstacle_distance(obj, dqik, point):

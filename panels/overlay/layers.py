@@ -34,7 +34,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ...dq_ik_addon.blender.colliders.obstacles import ColliderCache, capsule_radii
+from ...dq_ik_addon.blender.colliders.capsules import capsule_radii
+from ...dq_ik_addon.blender.colliders.geometry import ColliderCache
 from ...dq_ik_addon.blender.rig.arrays import evaluated_matrices, read_array
 from ...dq_ik_addon.blender.rig.model_reader import rig_key
 from ...dq_ik_addon.blender.rig.reader import last_model
@@ -171,7 +172,7 @@ class RigCache:
     solves with, ``rig.reader.last_model``) and its size
     (``problem.chain_size``), for the ``rig_key`` ``fingerprint``; and once per rig change or
     settings edit (``properties.settings_edits``): the ``BoneSettings`` and the capsule radii
-    (``colliders.capsule_radii``). ``refresh`` checks the rig; the readers below assume it
+    (``colliders.capsules.capsule_radii``). ``refresh`` checks the rig; the readers below assume it
     was called for the object they are given."""
 
     def __init__(self):

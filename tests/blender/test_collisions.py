@@ -120,7 +120,7 @@ def test_a_static_collider_builds_its_tree_once_over_100_solves(clean_scene, dqi
         sphere.location.x = 0.6 + 0.001 * k  # rigid motion: no rebuild
         bpy.context.view_layer.update()
         assert bpy.ops.dqik.solve() == {'FINISHED'}
-    assert dqik.api.session_for(obj).colliders.tree_builds == 1
+    assert dqik.api.session_for(obj).obstacles.cache.tree_builds == 1
 
 
 def test_collider_problems_are_clear_messages(clean_scene, dqik):

@@ -175,7 +175,8 @@ def test_capsule_wires_lie_at_the_radius_from_the_bone_segment(clean_scene, dqik
     geometry = dqik.panels.overlay.geometry
     lines = lines_of(obj, dqik, ("capsules",))
     assert set(lines) == {"capsule"}
-    radii, enabled = sp.capsule_radii(obj, dqik, dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj))
+    model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
+    radii, enabled = sp.capsule_radii(obj, dqik, model)
     bones = [pb for pb, on, r in zip(obj.pose.bones, enabled, radii)
              if on and r >= dqik.dq_ik_addon.engine.contacts.MIN_RADIUS]
     wires = lines["capsule"].astype(np.float64).reshape(len(bones), geometry.CAPSULE_VERTICES, 3)

@@ -44,39 +44,28 @@ from dataclasses import replace
 import bpy
 import numpy as np
 
-from ...engine import Position, Solver, Task, chain_size, involved_bones
-from ..colliders.obstacles import (
-    ColliderCache,
-    SceneObstacles,
-    capsule_radii,
-    placement,
-)
+from ...engine import Position, Task
+from ..colliders.scene_query import ObstacleQuery
 from ..errors import ArmatureError
 from ..rig.arrays import evaluated_matrices
 from ..rig.constraint_followers import (
-    seen_bones,
     switch_bones,
-    switched_away,
     switches_key,
 )
 from ..rig.model_reader import rig_fingerprint
 from ..rig.objects import check_editable
 from ..rig.reader import read_rig
 from ..rig.rig_checks import (
-    changed_after_solve,
-    check_chains,
-    locked_bones,
     shown_as_solved,
 )
 from ..settings import animated_settings
 from ..settings.scene_tasks import (
-    read_joints,
-    read_settings,
     solved_tasks,
 )
 from ..settings.task_kinds import is_angular, report_of
 from ..settings.validation import check_armature_settings
 from .snapshot import SceneContacts, SolveSnapshot, TaskReport, closer, farther
+from .solver_build import build_solver
 from .tick_inputs import TickInputs, matrix_bytes
 
 
@@ -93,7 +82,6 @@ class Session:
         self.unmeasured = False      # the last live tick's errors wait for Blender's evaluation
         self._seen = None            # ``_moves()`` after the last live tick
         self._stuck = 0              # live ticks in a row cut short without progress
-        self.colliders = ColliderCache()
         self.model = None
         self.solver = None
         self._dirty = True
@@ -105,7 +93,7 @@ class Session:
         self._start = None           # (rotations, evaluated matrices) the last solve started from
         self._switches = []          # bones whose constraints may switch what they follow
         self._read_for_drag = None   # the dragged bone when the rig was last read, if any
-        self._obstacles, self._placement, self._facing_away = None, None, []
+        self.obstacles = ObstacleQuery()
         self._written = None         # ``PoseArrays.key`` of the pose the last tick wrote
 
     def invalidate(self):
@@ -312,10 +300,13 @@ class Session:
             raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
                                 + ("" if not warnings else ": " + "; ".join(warnings)))
         obstacles = None if inputs.colliders is None else \
-            self._scene_obstacles(obj, pose, warnings)
+            self.obstacles.query(obj, self.model, pose.evaluated, warnings)
         kinds = [task.kind for task in tasks]
         if self.solver is None or names != self._solved_names or kinds != self._kinds:
-            self._build_solver(inputs, tasks, names, pose, obstacles, warnings)
+            self.solver, self._tolerance = build_solver(inputs, self.model, tasks, names, pose,
+                                                        obstacles, self.obstacles.cache,
+                                                        self._switches, warnings)
+            self.unit = inputs.unit
             self._solved_names, self._kinds = names, kinds
             self._reports_of = [report_of(kind) for kind in kinds]
         else:
@@ -359,75 +350,17 @@ class Session:
         drag = Task(Position, index, to_armature[:3, :3] @ point + to_armature[:3, 3], top)
         return [task for task, _ in kept] + [drag], [name for _, name in kept] + [bone]
 
-    def _scene_obstacles(self, obj, pose, warnings):
-        """The obstacle query, made again only when the armature or a collider moved or changed
-        shape (``colliders.placement``)."""
-        depsgraph = bpy.context.evaluated_depsgraph_get()
-        where = placement(obj, depsgraph)
-        if where != self._placement:
-            self._obstacles = SceneObstacles(obj, depsgraph, warnings.append, self.colliders)
-            world = pose.evaluated
-            away = self._obstacles.leave_out_facing_away(
-                np.concatenate([world[:, :3, 3], self.model.tails(world)]), chain_size(self.model))
-            self._facing_away = [
-                f"the normals of '{name}' face away from '{obj.name}'; flip them (Edit Mode, "
-                "Mesh > Normals > Flip) or recalculate them outside (Shift N); it is left out "
-                "of the solve until then" for name in away]
-            self._placement = where
-        warnings += self._facing_away
-        return self._obstacles
-
     def _read_rig(self, obj):
         """The model (with the bones that follow others through constraints re-parented,
         ``constraint_followers``) and every task's settings, read again; the solver is built
         on next use."""
         self.model, self.solver = None, None
-        self._obstacles, self._placement, self._facing_away = None, None, []
+        self.obstacles.forget()
         self._read_for_drag = None if self.dragged is None else self.dragged[0]
         dragged = [] if self.dragged is None else [obj.pose.bones.find(self.dragged[0])]
         self.model, self._sources, self._warnings = read_rig(
             obj, [bone for bone in dragged if bone >= 0])
         self._switches = switch_bones(obj)
-
-    def _build_solver(self, inputs, tasks, names, pose, obstacles, warnings):
-        """A new solver for ``tasks`` (of the bones ``names``): locked bones stay, chains through
-        a bone that does not inherit rotation are refused, and moved bones that Blender changes
-        again after the solve, and tasks whose chain has no bone that can turn, are named in
-        ``warnings`` (``rig_checks``)."""
-        obj, model, self_collision = inputs.obj, self.model, inputs.self_collision
-        radii, collision = None, None
-        if obstacles is not None or self_collision:
-            radii, collision = capsule_radii(obj, model, self.colliders)
-            collision &= ~model.riders | seen_bones(obj)
-        bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
-        limits, stiffness = read_joints(obj, model, bones)
-        stiffness = np.where(locked_bones(obj), 1.0, stiffness)
-        settings, unit = read_settings(obj), inputs.unit
-        solver = Solver(model, tasks, limits, stiffness, in_armature_units(settings, unit),
-                        pose.location, obstacles, radii, collision, self_collision, pose.scale,
-                        pose.evaluated)
-        check_chains(obj, model, tasks, solver.moved_mask)
-        changed = changed_after_solve(obj, model, solver.moved_mask)
-        if changed:
-            warnings.append(changed)
-        for name in sorted({names[k] for k in np.flatnonzero(solver.fixed_tasks)}):
-            warnings.append(f"{name}: no bone of its chain can turn (every rotation locked, "
-                            "Stiffness 1, or Chain Length too short); nothing moves it")
-        away = switched_away(obj, model, self._switches) if self._switches else {}
-        for name, bone in sorted({(name, task.bone) for name, task in zip(names, tasks)
-                                  if task.bone in away}):
-            warnings.append(f"{name}: {away[bone]}, which can follow it, follows another bone "
-                            "now (its IK/FK switch is set to the other side), so the mesh will "
-                            f"not follow {name}; switch that limb over")
-        self.solver, self._tolerance, self.unit = solver, settings.tolerance, unit
-
-
-def in_armature_units(settings, unit):
-    """``SolverSettings`` given in metres with the Tolerance and Margin in the units of an
-    armature of ``world_unit`` ``unit``; the tolerance of angular tasks stays the Tolerance's
-    value, in radians."""
-    return replace(settings, tolerance=settings.tolerance / unit, margin=settings.margin / unit,
-                   angular_tolerance=settings.tolerance)
 
 
 _STUCK_TICKS = 3
