@@ -159,9 +159,8 @@ class DQIK_OT_live(bpy.types.Operator):
         if snapshot is None or snapshot is self.shown:
             return
         self.shown = snapshot
-        errors = [task.position_error for task in snapshot.tasks
-                  if task.position_error is not None and task.position_error == task.position_error]
-        worst = f"{max(errors) * 1e3:.3g} mm" if errors else "–"
+        largest = snapshot.largest_distance()
+        worst = "–" if largest is None else f"{largest * 1e3:.3g} mm"
         warned = "" if not snapshot.warnings else \
             f" | {len(snapshot.warnings)} warnings: {snapshot.warnings[0]}"
         _header(

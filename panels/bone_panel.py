@@ -2,6 +2,8 @@
 
 import bpy
 
+from ..dq_ik_addon.blender.settings import task_kinds
+
 
 def _active_pose_bone(context):
     obj = context.object
@@ -22,12 +24,13 @@ def draw_task_settings(col, settings):
     col.prop(settings, "weight")
     col.prop(settings, "chain_count")
     row = col.row(heading="Match")
-    row.prop(settings, "use_position", toggle=True)
-    row.prop(settings, "use_rotation", toggle=True)
-    row.prop(settings, "use_aim", toggle=True)
-    sub = col.row()
-    sub.active = settings.use_aim
-    sub.prop(settings, "aim_axis", expand=True)
+    for entry in task_kinds.TASK_KINDS:
+        row.prop(settings, entry.setting, toggle=True)
+    for entry in task_kinds.TASK_KINDS:
+        if entry.option_setting is not None:
+            sub = col.row()
+            sub.active = getattr(settings, entry.setting)
+            sub.prop(settings, entry.option_setting, expand=True)
 
 
 class DQIK_PT_bone(bpy.types.Panel):

@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..dq_ik_addon.blender.solving.sessions import last_result_of
+from ..dq_ik_addon.blender.solving.snapshot import format_error
 from ..dq_ik_addon.properties import settings_edits
 
 # Blender's sequencer strip colours read as traffic lights (present in 4.5 and 5.0)
@@ -59,13 +60,10 @@ def reports_by_name(snapshot):
 
 
 def error_text(report):
-    """A report's error for a row: ``0.0123 mm``, ``1.2°`` or both."""
-    parts = []
-    if report.position_error is not None and math.isfinite(report.position_error):
-        parts.append(f"{report.position_error * 1e3:.3g} mm")
-    if report.rotation_error is not None and math.isfinite(report.rotation_error):
-        parts.append(f"{math.degrees(report.rotation_error):.3g}°")
-    return " ".join(parts)
+    """A report's errors for a row, each kind's as it reads (``snapshot.format_error``):
+    ``0.0123 mm``, ``1.2°`` or both."""
+    return " ".join(format_error(kind, value) for kind, value in report.errors.items()
+                    if math.isfinite(value))
 
 
 def row_status(name, settings, snapshot, reports):

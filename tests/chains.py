@@ -3,9 +3,11 @@
 import numpy as np
 
 from dq_ik_addon.engine import ChainModel
+from dq_ik_addon.engine.jacobian import task_jacobian
 from dq_ik_addon.engine.limits import SwingTwistLimits
 from dq_ik_addon.engine.quaternion import qexp, qmul, quat_to_matrix
 from dq_ik_addon.engine.swing_twist import quat_from_swing_twist
+from dq_ik_addon.engine.tasks import TaskKind
 
 
 def straight_chain(n, length=1.0):
@@ -83,3 +85,20 @@ def ball(centre, radius):
         normal = offset / np.maximum(length, 1e-12)[:, None]
         return np.where(distance <= max_distance, distance, np.inf), normal
     return query
+
+
+class PointOnPlane(TaskKind):
+    """A task kind of the tests alone: a bone's tail anywhere on a plane ``n · p = d`` (targets
+    (k,4): unit normal n and offset d), ``e = n (d − n · p)`` and ``J = n nᵀ J_p``, ``J_p`` the
+    tail's positional Jacobian."""
+
+    target_width = 4
+
+    def errors(self, effectors):
+        normals, offsets = self.targets[:, :3], self.targets[:, 3]
+        return normals * (offsets - np.einsum('ki,ki->k', normals, effectors.tails))[:, None]
+
+    def jacobian(self, frame, effectors, mask):
+        normals = self.targets[:, :3]
+        along = task_jacobian(*frame, effectors.tails, mask, False)[0]
+        return normals[:, :, None] * np.einsum('ki,kic->kc', normals, along)[:, None, :]

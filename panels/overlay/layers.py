@@ -43,6 +43,7 @@ from ...dq_ik_addon.blender.settings.scene_tasks import (
     collision_settings,
     target_matrix,
 )
+from ...dq_ik_addon.blender.settings.task_kinds import enabled_entries
 from ...dq_ik_addon.blender.solving.sessions import last_result_of, tested_capsules_of
 from ...dq_ik_addon.engine import (
     MIN_RADIUS,
@@ -273,7 +274,8 @@ def task_lines(obj, pose, snapshot, size, tasks):
         settings = pose_bone.dqik
         status = row_status(pose_bone.name, settings, snapshot, reports)[0]
         matrix, _problem = target_matrix(Matrix.Identity(4), settings)
-        aim_only = settings.use_aim and not (settings.use_position or settings.use_rotation)
+        enabled = enabled_entries(settings)
+        aim_only = bool(enabled) and all(entry.from_head for entry in enabled)
         goal, target = (None, None) if matrix is None else (np.array(matrix.translation),
                                                             placement(settings))
         found.append((TaskLine(i, TASK_STYLES[status], aim_only, target), goal))

@@ -1,37 +1,21 @@
-"""The task-kind seam: a kind defined here alone, in this file, solves with the others.
-
-``PointOnPlane`` puts a bone's tail anywhere on a plane ``n · p = d`` (target: ``(n, d)``):
-``e = n (d − n · p)`` and ``J = n nᵀ J_p``, ``J_p`` the tail's positional Jacobian. Nothing in
-the engine knows it: the solver reads its rows through the ``TaskKind`` protocol.
+"""The task-kind seam: a kind defined outside the engine, in the tests alone
+(``chains.PointOnPlane``), solves with the others. Nothing in the engine knows it: the solver
+reads its rows through the ``TaskKind`` protocol. (``tests/blender/test_new_task_kind.py`` adds
+it to the Blender side's table as well.)
 """
 
 import os
 
 import numpy as np
-from chains import identity_pose, random_pose_in_limits, straight_chain, uniform_limits
+from chains import (PointOnPlane, identity_pose, random_pose_in_limits, straight_chain,
+                    uniform_limits)
 
-from dq_ik_addon.engine.jacobian import task_jacobian
 from dq_ik_addon.engine.limits import limit_violation
 from dq_ik_addon.engine.solver import Solver
-from dq_ik_addon.engine.tasks import Position, Task, TaskKind
+from dq_ik_addon.engine.tasks import Position, Task
 
 ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "dq_ik_addon", "engine")
-
-
-class PointOnPlane(TaskKind):
-    """Tails onto planes, targets (k,4): unit normal n and offset d."""
-
-    target_width = 4
-
-    def errors(self, effectors):
-        normals, offsets = self.targets[:, :3], self.targets[:, 3]
-        return normals * (offsets - np.einsum('ki,ki->k', normals, effectors.tails))[:, None]
-
-    def jacobian(self, frame, effectors, mask):
-        normals = self.targets[:, :3]
-        along = task_jacobian(*frame, effectors.tails, mask, False)[0]
-        return normals[:, :, None] * np.einsum('ki,kic->kc', normals, along)[:, None, :]
 
 
 def test_a_kind_defined_outside_the_engine_is_solved_under_priorities_and_limits():

@@ -233,9 +233,7 @@ class FrameBake:
             bones = self.obj.pose.bones
             self.others.append({channel: read_array(bones, channel, width)[self.other_rows]
                                 for channel, width in POSE_CHANNELS})
-        errors = [task.position_error for task in snapshot.tasks
-                  if task.position_error is not None and task.position_error == task.position_error]
-        self.worst_error = max([self.worst_error, *errors])
+        self.worst_error = max(self.worst_error, snapshot.largest_distance() or 0.0)
         self.warnings.update(snapshot.warnings)
 
     def _choose_bones(self):

@@ -27,7 +27,9 @@ class TaskKindEntry(NamedTuple):
     ``label``, how messages name it; ``kind``, the engine's ``TaskKind``; ``target(goal,
     matrix)``, its target from the goal (``goal``: (4,4) numpy, ``matrix``: the same as a
     mathutils Matrix); ``options(settings, name)``, its options from the bone's settings;
-    ``report``, the ``TaskReport.errors`` key of its error."""
+    ``report``, the ``TaskReport.errors`` key of its error; ``option_setting``, the
+    ``PoseBone.dqik`` property the Bone panel shows for its options (None: none);
+    ``from_head``: the overlay draws its line from the bone's head, not its tail."""
 
     setting: str
     label: str
@@ -35,6 +37,8 @@ class TaskKindEntry(NamedTuple):
     target: Callable
     options: Callable
     report: str
+    option_setting: object = None
+    from_head: bool = False
 
 
 def _no_options(_settings, _name):
@@ -55,15 +59,20 @@ TASK_KINDS = (
                   _no_options, "position"),
     TaskKindEntry("use_rotation", "rotation", Orientation,     # the goal's scale dropped
                   lambda _, matrix: np.array(matrix.to_quaternion()), _no_options, "rotation"),
-    TaskKindEntry("use_aim", "aim", Aim, lambda goal, _: goal[:3, 3], _aim_axis, "rotation"),
+    TaskKindEntry("use_aim", "aim", Aim, lambda goal, _: goal[:3, 3], _aim_axis, "rotation",
+                  option_setting="aim_axis", from_head=True),
 )
 
 
 def enabled_parts(settings, name):
     """``((entry, options), ...)``: the kinds the bone's ``PoseBone.dqik`` ``settings`` enable,
     in table order, each with its options."""
-    return tuple((entry, entry.options(settings, name)) for entry in TASK_KINDS
-                 if getattr(settings, entry.setting))
+    return tuple((entry, entry.options(settings, name)) for entry in enabled_entries(settings))
+
+
+def enabled_entries(settings):
+    """The table's entries of the kinds the bone's ``PoseBone.dqik`` ``settings`` enable."""
+    return [entry for entry in TASK_KINDS if getattr(settings, entry.setting)]
 
 
 def labels():

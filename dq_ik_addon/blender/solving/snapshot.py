@@ -99,6 +99,12 @@ class SolveSnapshot:
     def status(self):
         return 'ERROR' if self.error else ('MET' if self.converged else 'CLOSEST')
 
+    def largest_distance(self):
+        """The largest finite error in metres of any task's length kinds (None without one)."""
+        distances = [value for task in self.tasks for kind, value in task.errors.items()
+                     if not is_angular(kind) and math.isfinite(value)]
+        return max(distances, default=None)
+
     def describe(self):
         """One line for a report: how the solve ended and each task's error."""
         if self.error:
