@@ -35,9 +35,9 @@ sys.path[:0] = [os.path.dirname(os.path.abspath(__file__))]
 import replay  # noqa: E402  (puts the repository on sys.path)
 
 from dq_ik_addon.engine import ChainModel  # noqa: E402
-from dq_ik_addon.engine.chain_model import GivenPose, MovingJointsFK  # noqa: E402
 from dq_ik_addon.engine.dual_quaternion import dq_conj, dq_mul, dq_to_matrix, dq_translation  # noqa: E402
 from dq_ik_addon.engine.jacobian import JointFrames  # noqa: E402
+from dq_ik_addon.engine.moving_joints_fk import GivenPose, MovingJointsFK  # noqa: E402
 from dq_ik_addon.engine.quaternion import qmul, quat_to_matrix  # noqa: E402
 from dq_ik_addon.engine import solver as solver_module  # noqa: E402
 from dq_ik_addon.engine import problem as problem_module  # noqa: E402

@@ -31,6 +31,7 @@ from .dual_quaternion import (
     dq_times_rotation,
     dq_times_translation,
 )
+from .moving_joints_fk import GivenPose, MovingJointsFK  # noqa: F401  (read here by test_rigify)
 from .quaternion import all_true, qnormalize, quat_to_matrix
 
 
@@ -58,7 +59,7 @@ class ChainModel:
         """``riders`` (n,) bool: bones that a constraint places as a fixed transform of their
         parent here (the bone it copies, ``dq_ik_addon/blender/rig/constraint_followers.py``) and the bones below
         them: rigid whatever their flags, so the solve carries them on their parent as they
-        stood (``MovingJointsFK``) and never evaluates their channels."""
+        stood (``moving_joints_fk``) and never evaluates their channels."""
         self.names = tuple(names)
         self.parents = np.asarray(parents, dtype=np.int64)
         self.rest_matrices = np.asarray(rest_matrices, dtype=np.float64)
@@ -279,105 +280,3 @@ class ChainModel:
             mask.flags.writeable = False
             self._descendants = mask
         return self._descendants
-
-
-class GivenPose(NamedTuple):
-    """What a solve takes as it is: every bone's pose ``locations`` and ``scales`` (n,3) and
-    Blender's ``evaluated`` pose matrices (n,4,4, constraints and drivers included; None: the
-    model's FK of the channels). None where all locations are 0 or all scales 1."""
-
-    locations: np.ndarray = None
-    scales: np.ndarray = None
-    evaluated: np.ndarray = None
-
-    @classmethod
-    def of(cls, bones, locations=None, scales=None, evaluated=None):
-        """The given pose of the sub-model ``bones`` from whole-model arrays."""
-        def part(values, neutral=None):
-            if values is None:
-                return None
-            values = np.asarray(values, dtype=np.float64).take(bones, axis=0)
-            return None if neutral is not None and all_true(values == neutral) else values
-        return cls(part(locations, 0.0), part(scales, 1.0), part(evaluated))
-
-    def key(self, still):
-        """The pose as bytes, of the evaluated pose only the rows ``still`` (the bones the solve
-        does not move: the others Blender evaluates again after each solve)."""
-        evaluated = None if self.evaluated is None else self.evaluated[still]
-        return tuple(None if values is None else values.tobytes()
-                     for values in (self.locations, self.scales, evaluated))
-
-
-class MovingJointsFK:
-    """Forward kinematics of ``model`` while only ``joints`` rotate (one solve).
-
-    The joints, the bones between them and those below them that Blender does not pose rigidly
-    on their parents (``ChainModel.rigid``) are *driven*: they go through
-    ``ChainModel.matrices`` of their own sub-model, which hangs from the parents they have
-    outside it, whose pose matrices are given (Blender's evaluated pose, ``GivenPose``), so a
-    chain under a constrained parent follows that parent as Blender placed it. Every other bone
-    is rigidly attached to its nearest ancestor ``a`` in that part, ``M_i = M_a · (M_a⁻¹ M_i)``,
-    with the bracket taken once per solve from the start pose (``start``), or fixed where it
-    has none. A 159-bone rig moved by its 18 limb and spine joints then runs FK on about 25 bones
-    plus one batched product per call; a 706-bone Rigify rig's four FK limbs on 16.
-    """
-
-    def __init__(self, model, joints):
-        self.model = model
-        n = len(model)
-        joints = np.asarray(joints, dtype=np.int64)
-        below = model.descendants_mask()[joints].any(axis=0)    # what the joints move
-        self.still = ~below
-        driven = model.with_ancestors(np.concatenate([joints, np.flatnonzero(below & ~model.rigid)]))
-        driven = driven[below[driven]]
-        parents = model.parents[driven]
-        hung = np.unique(parents[(parents >= 0) & ~below[np.maximum(parents, 0)]])
-        self.moving = np.union1d(driven, hung).astype(np.int64)
-        self.hung, self.hung_rows = hung, np.searchsorted(self.moving, hung)
-        in_moving = np.zeros(n, dtype=bool)
-        in_moving[self.moving] = True
-        self.rigid = np.nonzero(~in_moving)[0]
-        self.part = model.subset(self.moving, roots=hung)
-        anchor = np.where(in_moving, np.arange(n), -1)
-        for idx, parent_idx in model.levels:       # parents first: inherit the nearest anchor
-            anchor[idx] = np.where(in_moving[idx], idx, anchor[parent_idx])
-        anchor = anchor[self.rigid]
-        attached = anchor >= 0
-        # rigid bones with an anchor (ride on it) and without (roots of their own: fixed)
-        self.riding, self.anchors = self.rigid[attached], anchor[attached]
-        self.fixed = self.rigid[~attached]
-        self.given, self.frames, self.plain = GivenPose(), None, None
-        self.riding_offsets = self.fixed_matrices = None
-
-    def _part_of(self, values):
-        """The rows of the driven part (and its hung parents) of per-bone ``values``, or None."""
-        return None if values is None else values.take(self.moving, axis=0)
-
-    def start(self, rotations, given=None):
-        """Take the start pose: the ``GivenPose`` (default: none) and, from its evaluated pose
-        (or the model's FK), the parents the driven part hangs from, each rigid bone's offset
-        from its anchor and the fixed bones. Returns the FK of ``rotations``."""
-        self.given = given = GivenPose() if given is None else given
-        world = given.evaluated
-        if world is None:
-            world = self.model.matrices(rotations, given.locations, given.scales)
-        self.frames = (self.hung_rows, world[self.hung])
-        part_of = self._part_of
-        self.plain = self.part.plain_for(part_of(given.locations), part_of(given.scales),
-                                         self.frames)
-        self.riding_offsets = np.linalg.inv(world[self.anchors]) @ world[self.riding]
-        self.fixed_matrices = world[self.fixed].copy()
-        return self(rotations)
-
-    def __call__(self, rotations):
-        """Armature-space pose matrices (n,4,4) for ``rotations`` that differ from the start pose
-        only at the joints."""
-        given, part_of = self.given, self._part_of
-        world = np.empty((len(self.model), 4, 4))
-        world[self.moving] = self.part.matrices(
-            part_of(rotations), part_of(given.locations), part_of(given.scales),
-            self.frames if self.hung.size else None, self.plain)
-        if self.fixed.size:
-            world[self.fixed] = self.fixed_matrices
-        world[self.riding] = world.take(self.anchors, axis=0) @ self.riding_offsets
-        return world

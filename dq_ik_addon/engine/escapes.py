@@ -72,7 +72,7 @@ def futile_here(futile, errors, tolerance):
     """True when the escapes of an earlier stall found nothing better (``futile``: each task's
     error then, kept until a solve converges) and every task unmet now (``errors``) was unmet
     then and is no closer than ``_FUTILE_CLOSER`` (half) its error of then: a target dragged on
-    beyond what the chain can reach under its limits (inside the bound of ``Problem.hang``,
+    beyond what the chain can reach under its limits (inside the bound of ``reach_bound``,
     which only a straight chain attains), where escaping again at every warm
     step would only repeat them. A task met then but not now, or one that came much closer, may
     be in a new local minimum: escapes run."""

@@ -5,7 +5,7 @@
   chains hang from, the obstacle query), kept per frame by a bake so that its clean-up can
   measure that frame again later.
 - ``measure``: each task's error and the contacts' penetration of a pose given by rotations
-  (FK hung from a given pose, ``chain_model.MovingJointsFK``) or by pose matrices (the pose
+  (FK hung from a given pose, ``moving_joints_fk.MovingJointsFK``) or by pose matrices (the pose
   Blender evaluated, constraints included). Errors are the tasks' true errors
   (``TaskSet.true_errors``: metres, radians for angular kinds); the penetration is the total
   depth by which the capsules sink past their clearance (``ContactSet.penetration``).

@@ -13,12 +13,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .acceptance import predicted_errors
-from .bone_parent_transform import NONE, NONE_LEGACY
-from .chain_model import MovingJointsFK
 from .contact_set import ContactSet
 from .contacts import MIN_RADIUS
 from .jacobian import JointFrames, chain_order, column_mask
+from .moving_joints_fk import MovingJointsFK
 from .quaternion import row_dots
+from .reach_bound import chain_roots, reach_bounds
 from .tasks import TaskSet
 
 
@@ -107,7 +107,7 @@ class Problem:
         self.column_scale = (weights[:, None] * np.ones(3) if limits is None
                              else self.limits.column_scale).ravel()
         self.moves = self.model.descendants_mask()
-        self.chain_roots, self._inner = self._chains()
+        self.chain_roots, self._inner = chain_roots(self.tasks.joint_masks)
         self._given_key = self.chain_reach = None    # (``hang``: the given pose sets the reach)
         tasks = self.tasks
         self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.joints))
@@ -151,68 +151,17 @@ class Problem:
             tasks = self.tasks
             self.contacts.seat(tasks.bones[tasks.reaches_point], tasks.goals()[tasks.reaches_point])
 
-    def _chains(self):
-        """Per task: the root joint of its chain, and the chain's bones below that root
-        ((T, n) 0/1)."""
-        tasks = self.tasks
-        roots = np.array([np.nonzero(mask)[0][0] for mask in tasks.joint_masks], dtype=np.int64)
-        inner = tasks.joint_masks.copy()
-        inner[np.arange(len(tasks)), roots] = False
-        return roots, inner.astype(float)
-
     def hang(self, given):
-        """Take the given pose ``given`` (``chain_model.GivenPose``) the chains hang from, and
-        with it each task's upper bound R of its reach from its chain root's head over every
-        rotation of the joints (``TaskSet.set_reach``; escapes), taken again only when the
-        given pose changes:
-
-            R = Σ_j c_p(j) ‖h_j − h_p(j) + B l_j‖ + c_e ℓ_e
-
-        over the chain's bones j below its root, with p(j) the parent, h the rest heads, l the
-        pose location (0 for connected bones) in B, the bone's rest axes (its parent's without
-        local location), e the task's bone and ℓ_e its length. A head is its parent's plus
-        ``P[:3,:3] v`` with v fixed by the rest offset and location, ``B_p[:3,:3] v`` the bracket
-        (``bone_parent_transform``: ``L = P · O``, or ``[P[:3,:3] | P · O_head]``), and a tail its
-        head plus ``M[:3,:3] (0, ℓ, 0)``, so by the triangle inequality and ‖A x‖ ≤ σ_max(A) ‖x‖
-        it suffices that c_k ≥ σ_max(M_k[:3,:3]) in every pose. With the pose scale s_k,
-        ``c_k = max|s_k| · c_p`` (σ_max(AB) ≤ σ_max(A) σ_max(B); rotations and rest axes keep
-        norms; every inherit-scale mode but the two below, with or without inherited rotation,
-        takes at most σ_max(P): axis lengths, orthogonalized or averaged); ``max|s_k|`` for a
-        root or a bone inheriting no scale (``NONE``: P orthonormalized), ``√3 max|s_k|`` for
-        ``NONE_LEGACY`` (P's columns normalized: σ_max ≤ the Frobenius norm, 1 without
-        non-uniform scale); a bone the joints do not move, its evaluated pose's σ_max when one
-        is given. Unscaled, R is the rest distance between successive heads plus ℓ_e."""
+        """Take the given pose ``given`` (``moving_joints_fk.GivenPose``) the chains hang from,
+        and with it each task's upper bound of its reach from its chain root's head over every
+        rotation of the joints (``reach_bound``; ``TaskSet.set_reach``; escapes), taken again
+        only when the given pose changes."""
         key = given.key(self.fk.still)
         if key == self._given_key:
             return
         self._given_key = key
-        model = self.model
-        scales = np.ones((len(model), 3)) if given.scales is None else np.abs(given.scales)
-        stretch = scales.max(axis=1)
-        uneven = bool(np.any(scales.min(axis=1) < stretch))
-        measured = np.zeros(len(model), dtype=bool) if given.evaluated is None else self.fk.still
-        if measured.any():
-            singular = np.linalg.svd(given.evaluated[measured, :3, :3], compute_uv=False)
-            stretch[measured] = singular[:, 0]
-            uneven |= bool(np.any(singular[:, 2] < singular[:, 0] * (1.0 - 1e-6)))
-        inherit = model.flags.inherit_scale
-        dropped = np.where(inherit == NONE_LEGACY, np.sqrt(3.0) if uneven else 1.0, 1.0)
-        keeps = (inherit != NONE) & (inherit != NONE_LEGACY)
-        for idx, parent_idx in model.levels:
-            stretch[idx] = np.where(measured[idx], stretch[idx], stretch[idx] * np.where(
-                keeps[idx], stretch[parent_idx], dropped[idx]))
-        child = model.parents >= 0
-        parents, rest = model.parents[child], model.rest_matrices
-        offsets = rest[child, :3, 3] - rest[parents, :3, 3]
-        if given.locations is not None:
-            axes = np.where(model.flags.local_location[child, None, None], rest[child, :3, :3],
-                            rest[parents, :3, :3])
-            offsets = offsets + np.einsum('kij,kj->ki', axes, (
-                given.locations * model.uses_location[:, None])[child])
-        hop = np.zeros(len(model))
-        hop[child] = stretch[parents] * np.linalg.norm(offsets, axis=1)
-        bones = self.tasks.bones
-        self.chain_reach = self._inner @ hop + stretch[bones] * model.lengths[bones]
+        self.chain_reach = reach_bounds(self.model, self.tasks.bones, self._inner, given,
+                                        self.fk.still)
         self.tasks.set_reach(self.chain_roots, self.chain_reach)
 
     def _groups(self):

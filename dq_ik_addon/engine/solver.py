@@ -23,9 +23,9 @@ from dataclasses import replace
 import numpy as np
 
 from .acceptance import better, blocked, holds, hopeless, line_search, stalled
-from .chain_model import GivenPose
 from .escapes import ATTEMPTS, escape, futile_here
 from .measure import SolveResult, measure, put_back, state_of
+from .moving_joints_fk import GivenPose
 from .pose_update import PoseUpdate
 from .problem import Problem, SolverSettings, involved_bones
 from .quaternion import all_true, qcanonical, qnormalize
@@ -123,7 +123,7 @@ class Solver:
     def pose_matrices(self, rotations):
         """Armature-space pose matrices (m,4,4) of the modelled bones (``bones``) for the (n,4)
         ``rotations``, hung from the given pose of the last solve (``GivenPose``), as the solve
-        computes them (``chain_model.MovingJointsFK``)."""
+        computes them (``moving_joints_fk.MovingJointsFK``)."""
         return self.problem.fk(np.asarray(rotations, dtype=np.float64)[self.bones])
 
     def solve(self, rotations, preferred=None):

@@ -11,7 +11,6 @@ import pytest
 from chains import random_tree
 
 from dq_ik_addon.engine import ChainModel
-from dq_ik_addon.engine.chain_model import GivenPose, MovingJointsFK
 from dq_ik_addon.engine.dual_quaternion import (
     dq_from_rotation_translation,
     dq_mul,
@@ -20,6 +19,7 @@ from dq_ik_addon.engine.dual_quaternion import (
     dq_to_matrix,
 )
 from dq_ik_addon.engine.jacobian import JointFrames
+from dq_ik_addon.engine.moving_joints_fk import GivenPose, MovingJointsFK
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "benchmarks"))

@@ -5,7 +5,8 @@ import pytest
 from chains import random_tree, straight_chain
 
 from dq_ik_addon.engine import ChainModel
-from dq_ik_addon.engine.chain_model import BoneFlags, GivenPose, MovingJointsFK
+from dq_ik_addon.engine.chain_model import BoneFlags
+from dq_ik_addon.engine.moving_joints_fk import GivenPose, MovingJointsFK
 
 
 def random_rotations(rng, n):

@@ -5,7 +5,7 @@ head c_j is ``a_jk × (p − c_j)`` (Baerlocher Table 4.1; ``jacobian.task_jacob
 second-order change under a step is ``jacobian.second_order_motion``'s positional term.
 
 A target farther from its chain's root head o than the chain's reach R (``Effectors.reach``, an
-upper bound in the given pose, pose scale and bone locations included: ``Problem.hang``) is
+upper bound in the given pose, pose scale and bone locations included: ``reach_bound``) is
 solved for as the point ``o + R (t − o)/‖t − o‖`` instead: the clamped error of Buss and Kim
 (Selectively damped least squares, 2005, §3) and Baerlocher's clamp of the task increment
 (§4.4, §5.2), taken on the target's distance from the chain, so that a target out of reach pulls

@@ -1,0 +1,42 @@
+"""``acceptance``: a step is kept only when it does not make the levels worse, so an unreachable
+target settles without oscillation; a descent after an escape that cannot beat the best pose
+ends early (``hopeless``)."""
+
+import numpy as np
+import pytest
+from chains import random_pose_in_limits, straight_chain, uniform_limits
+
+from dq_ik_addon.engine.acceptance import hopeless
+from dq_ik_addon.engine.solver import SolverSettings, solve
+from dq_ik_addon.engine.tasks import Position, Task
+
+
+def test_unreachable_target_settles_without_oscillation():
+    model = straight_chain(4)
+    goal = np.array([3.0, 4.0, 2.0])
+    start = random_pose_in_limits(np.random.default_rng(5), uniform_limits(4))
+    result = solve(model, start, [Task(Position, 3, goal)],
+                   settings=SolverSettings(max_iterations=100))
+    history = np.array([h[0] for h in result.level_errors])
+    assert np.isfinite(history).all()
+    assert np.all(np.diff(history[10:]) <= 1e-6)
+    assert result.errors[0] == pytest.approx(np.linalg.norm(goal) - 4.0, abs=1e-3)
+    assert history[-1] == pytest.approx(0.1 * 4.0, abs=1e-3)     # solved for 1.1 × the reach
+
+
+def test_an_escape_that_cannot_beat_the_best_pose_ends_early():
+    """``acceptance.hopeless``: after an escape, a descent whose shrinking gains (Aitken's
+    extrapolation) cannot take the first level unmet in the best pose below its best error ends;
+    one that can, one whose gains do not shrink (no extrapolation; no progress at all is a
+    stall), one too young to judge, or one after a best pose with every level met, goes on."""
+    tol = SolverSettings().tolerance
+    best = np.array([0.050])
+
+    def descent(*errors):
+        return [np.array([0.3]), np.array([0.2])] + [np.array([error]) for error in errors]
+    history = descent(0.100, 0.090, 0.085)          # heads for 0.080
+    assert hopeless(history, best, tol)
+    assert not hopeless(history[2:], best, tol)     # three iterations in: too early to tell
+    assert not hopeless(descent(0.100, 0.060, 0.040), best, tol)     # heads for 0.020
+    assert not hopeless(descent(0.100, 0.095, 0.085), best, tol)     # gains not shrinking
+    assert not hopeless(history, np.array([1e-6]), tol)

@@ -1,0 +1,65 @@
+"""``escapes``: a level with a target out of reach settles at its compromise without escapes, and
+escapes that found nothing are not repeated while the target stays out of reach."""
+
+import numpy as np
+from chains import (
+    identity_pose,
+    random_limits,
+    random_pose_in_limits,
+    random_tree,
+    straight_chain,
+    uniform_limits,
+)
+
+from dq_ik_addon.engine.limits import limit_violation
+from dq_ik_addon.engine.solver import Solver
+from dq_ik_addon.engine.tasks import Position, Task
+
+
+def test_a_level_with_a_target_out_of_reach_settles_at_its_compromise_without_escapes():
+    """A target dragged beyond reach with a reachable task on its level (a shared root): every
+    warm solve settles at the weighted compromise, stretched towards the far target, without
+    escaping (an escape restarts from the middle of the ranges: the pose would jump between
+    compromises at every step, each costing all the escapes)."""
+    rng = np.random.default_rng(11)
+    model = random_tree(rng, 9)
+    limits = random_limits(rng, 9)
+    leaves = [i for i in range(9) if i not in set(model.parents.tolist())][:2]
+    reachable = model.tails(model.matrices(random_pose_in_limits(rng, limits)))[leaves[1]]
+    far = 20.0 * np.array([1.0, 0.5, 0.2])
+    solver = Solver(model, [Task(Position, leaves[0], far), Task(Position, leaves[1], reachable)],
+                    limits)
+    first = solver.solve(identity_pose(9))
+    q, escapes, iterations = first.rotations, [first.steps["escapes"]], []
+    for step in range(8):
+        solver.retarget([far * (1.0 + 0.01 * step), reachable])
+        result = solver.solve(q)
+        q = result.rotations
+        iterations.append(result.iterations)
+        escapes.append(result.steps["escapes"])
+        assert np.isfinite(result.rotations).all()
+        assert limit_violation(q, limits).max() <= 1e-6
+    assert not any(escapes)
+    assert max(iterations) <= 20
+
+
+def test_escapes_that_found_nothing_are_not_repeated_while_the_target_stays_out_of_reach():
+    """A target inside the chain's rest-length reach but out of reach under its limits: the
+    first solve escapes and finds nothing better; dragged on, the warm solves settle at once
+    instead of repeating the escapes at every step. Once a solve converges they are forgotten:
+    the same target out of reach again escapes again."""
+    model = straight_chain(3)
+    limits = uniform_limits(3, swing=0.3, twist=0.1)
+    solver = Solver(model, [Task(Position, 2, np.zeros(3))], limits)
+    q, iterations, escapes = identity_pose(3), [], []
+    goals = [[1.8 + 0.05 * k, 1.5, 0.0] for k in range(5)] + [[0.3, 2.95, 0.0], [1.8, 1.5, 0.0]]
+    for goal in goals:
+        solver.retarget([goal])
+        result = solver.solve(q)
+        q = result.rotations
+        iterations.append(result.iterations)
+        escapes.append(result.steps["escapes"])
+        assert limit_violation(q, limits).max() <= 1e-6
+    assert escapes[0] > 0 and escapes[1:5] == [0, 0, 0, 0] and max(iterations[1:5]) <= 3
+    assert escapes[5] == 0 and iterations[5] > 0      # reachable again: converges
+    assert escapes[6] > 0
