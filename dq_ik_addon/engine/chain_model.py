@@ -31,7 +31,6 @@ from .dual_quaternion import (
     dq_times_rotation,
     dq_times_translation,
 )
-from .moving_joints_fk import GivenPose, MovingJointsFK  # noqa: F401  (read here by test_rigify)
 from .quaternion import all_true, qnormalize, quat_to_matrix
 
 

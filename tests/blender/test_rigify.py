@@ -68,7 +68,7 @@ def test_fk_parity_with_blenders_evaluated_pose(rigify_blend, dqik):
     rig_side = dqik.dq_ik_addon.blender.rig
     model = rig_side.model_reader.read_model(rig)
     assert len(model) == 706
-    chain_model = dqik.dq_ik_addon.engine.chain_model
+    moving_joints_fk = dqik.dq_ik_addon.engine.moving_joints_fk
     joints = np.array([model.index[name] for name in _limb_bones()])
     involved = model.with_ancestors(joints)
     rng = np.random.default_rng(16)
@@ -76,8 +76,8 @@ def test_fk_parity_with_blenders_evaluated_pose(rigify_blend, dqik):
         _turn_torso(rig, rng)
         sp.set_pose(rig, {name: (1.0, 0.0, 0.0, 0.0) for name in _limb_bones()})
         start = rig_side.pose.PoseArrays(rig)
-        fk = chain_model.MovingJointsFK(model, joints)
-        fk.start(start.rotations(), chain_model.GivenPose(start.location, start.scale,
+        fk = moving_joints_fk.MovingJointsFK(model, joints)
+        fk.start(start.rotations(), moving_joints_fk.GivenPose(start.location, start.scale,
                                                           start.evaluated))
         _pose_limbs(rig, rng)
         moved = rig_side.pose.PoseArrays(rig)

@@ -17,7 +17,7 @@ copies.
 ``followed_model`` gives the solving session's model: each follower re-parented to the bone it
 copies, it and every bone below it a *rider* (``ChainModel.riders``): the solve carries it on its
 nearest moved ancestor as it stood before the solve, ``M_i = M_a · (M_a⁻¹ M_i)_start``
-(``chain_model.MovingJointsFK``), so its capsule is kept out of colliders with the limb. A
+(``engine.moving_joints_fk.MovingJointsFK``), so its capsule is kept out of colliders with the limb. A
 follower above a bone with a task (or a dragged bone) keeps its own parent: the task's chain and
 forward kinematics follow Blender's parenting. Re-parenting that would close a loop is skipped.
 Of the riders, the bones kept out of colliders (``Session``) are those the user sees: the
