@@ -165,10 +165,7 @@ def import_ik_task(pb, con, mute, notes):
         notes.lost.append(f"pole target on {pb.name}")
     if con.influence < 1.0:
         notes.lost.append(f"influence {con.influence:g} of the IK constraint on {pb.name}")
-    notes.tasks.append(pb.name)
-    if mute:
-        con.mute = True
-        notes.muted.append(pb.name)
+    _imported(pb, con, mute, notes)
 
 
 def import_aim_task(pb, con, mute, notes):
@@ -192,6 +189,11 @@ def import_aim_task(pb, con, mute, notes):
         notes.lost.append(f"head/tail offset of {label}")
     if con.influence < 1.0:
         notes.lost.append(f"influence of {label}")
+    _imported(pb, con, mute, notes)
+
+
+def _imported(pb, con, mute, notes):
+    """Note ``pb``'s task as imported from ``con``, muting ``con`` if asked."""
     notes.tasks.append(pb.name)
     if mute:
         con.mute = True
