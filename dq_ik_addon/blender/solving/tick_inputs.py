@@ -5,6 +5,7 @@ build, the pose the solve starts from) all read this record, never the rig again
 after the tick comes from the pose it wrote (``PoseArrays.key``)."""
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -17,20 +18,23 @@ from ..settings.scene_tasks import armature_settings, collision_settings
 class TickInputs:
     """``settings``: the ``Object.dqik`` values a solver is built from (``armature_settings``);
     ``colliders`` (a collection or None) and ``self_collision`` (``collision_settings``);
-    ``unit``: the armature's ``world_unit``; ``snapshot``: every pose channel."""
+    ``snapshot``: every pose channel; ``unit``: the armature's ``world_unit``, read when first
+    asked (a live tick that finds nothing moved never asks)."""
 
     obj: object
     settings: tuple
     colliders: object
     self_collision: bool
-    unit: float
     snapshot: PoseSnapshot
 
     @classmethod
     def read(cls, obj):
         """The inputs of a tick of the armature ``obj``, read now."""
-        return cls(obj, armature_settings(obj), *collision_settings(obj), world_unit(obj),
-                   PoseSnapshot(obj))
+        return cls(obj, armature_settings(obj), *collision_settings(obj), PoseSnapshot(obj))
+
+    @cached_property
+    def unit(self):
+        return world_unit(self.obj)
 
     def pose(self):
         """The ``PoseArrays`` the solve starts from: the channels read, with the matrices
