@@ -117,7 +117,7 @@ def bake_blender(dqik, frames, seed):
 
 def _fcurves(dqik, obj):
     data = obj.animation_data
-    return dqik.dq_ik_addon.blender.keys.keyed_frames.slot_fcurves(data.action, data.action_slot)
+    return dqik.dq_ik_addon.blender.keys.action_slots.slot_fcurves(data.action, data.action_slot)
 
 
 def main():

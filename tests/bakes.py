@@ -37,7 +37,7 @@ def fcurves(dqik, obj):
 def fcurves_of(dqik, action, obj):
     """Every F-curve of ``action`` in the slot with the identifier of the armature's."""
     slot = action.slots.get(obj.animation_data.action_slot.identifier)
-    return dqik.dq_ik_addon.blender.keys.keyed_frames.slot_fcurves(action, slot)
+    return dqik.dq_ik_addon.blender.keys.action_slots.slot_fcurves(action, slot)
 
 
 def baker(dqik, obj, **options):

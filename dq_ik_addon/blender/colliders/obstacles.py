@@ -1,4 +1,4 @@
-"""Scene obstacles for the solver: the colliders' BVH trees (``collider_geometry``) as the
+"""Scene obstacles for the solver: the colliders' BVH trees (``geometry``) as the
 solver's obstacle query, in armature space.
 
 Signed distance of a point: the nearest surface point ``c`` with normal ``n`` gives
@@ -48,7 +48,7 @@ def placement(obj, depsgraph):
 
 class SceneObstacles:
     """The obstacle query of the solver, in armature space, over every collider piece of the
-    armature (``collider_geometry.collider_pieces``).
+    armature (``geometry.collider_pieces``).
 
     Points farther than their distance bound from a piece's bounding box or from its bounding
     sphere skip its tree."""

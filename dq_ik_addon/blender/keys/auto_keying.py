@@ -16,7 +16,7 @@
 
 from ..rig.channel_paths import bone_channel
 from ..rig.rotation_modes import channel_of
-from .keyed_frames import slot_fcurves
+from .action_slots import slot_fcurves
 
 
 def auto_key(context, obj, names):

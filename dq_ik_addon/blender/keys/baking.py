@@ -7,7 +7,7 @@ chains move with it, as in Blender's own bake, ``bpy_extras/anim_utils.py``
 ``dqik.solve`` does (limits, priorities, collisions), the first frame from the current pose and
 every later one warm from the previous frame's result (``Session.tick(start=last_rotations)``),
 and records the rotations. That is what playback with Solve on Frame Change shows when it steps
-through the frames one by one (``frame_solving.py``); while a bake runs the session's
+through the frames one by one (``solving/frame_change.py``); while a bake runs the session's
 ``baking`` flag makes that handler leave the armature alone, so no frame is solved twice. With
 ``step`` > 1 or only keyed frames, each solved frame goes on from the previous solved one.
 
@@ -32,9 +32,10 @@ from ..rig.objects import check_editable, is_selected
 from ..rig.pose import POSE_CHANNELS, PoseArrays, PoseSnapshot
 from ..rig.rotation_modes import channel_of, channel_values, to_quaternions
 from ..solving.sessions import session_for
+from .action_slots import played_slots, slot_fcurves
 from .curve_cleanup import TaskTolerance, kept_keys
 from .key_writer import curve_warnings, prepare_action, refuse_unkeyable, write_curves
-from .keyed_frames import driving_objects, keyed_frames, played_slots, slot_fcurves
+from .keyed_frames import driving_objects, keyed_frames
 
 BONE_SETS = ('TASK_CHAINS', 'SELECTED', 'ALL')
 MAX_FRAME = 1048574     # MAXFRAME, source/blender/makesdna/DNA_scene_types.h (MINAFRAME is −MAXFRAME)

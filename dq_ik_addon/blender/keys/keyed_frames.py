@@ -13,6 +13,7 @@ import bpy
 import numpy as np
 
 from ..settings.scene_tasks import collision_settings
+from .action_slots import slot_fcurves
 
 
 def driving_objects(obj):
@@ -64,28 +65,6 @@ def keyed_frames(objects):
             for fcurve in slot_fcurves(action, slot):
                 frames.append(_key_frames(fcurve) * scale + offset)
     return np.unique(np.concatenate(frames))
-
-
-def played_slots(data):
-    """``(action, slot)`` of the assigned action and of every NLA strip of the ``AnimData``
-    ``data`` (muted or not)."""
-    return [(data.action, data.action_slot)] + [
-        (strip.action, strip.action_slot) for track in data.nla_tracks for strip in track.strips]
-
-
-def slot_fcurves(action, slot):
-    """Every F-curve ``action`` holds for ``slot`` (none for a missing action or slot)."""
-    for bag in channelbags(action, slot):
-        yield from bag.fcurves
-
-
-def channelbags(action, slot):
-    """The channel bags ``action`` holds for ``slot`` (layers → strips; none for a missing
-    action or slot)."""
-    if action is None or slot is None:
-        return []
-    return [bag for layer in action.layers for strip in layer.strips
-            if (bag := strip.channelbag(slot)) is not None]
 
 
 def _key_frames(fcurve):

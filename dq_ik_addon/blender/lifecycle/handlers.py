@@ -1,16 +1,16 @@
-"""Application handlers that keep the solving sessions (``session.py``) true to the file.
+"""Application handlers that keep the solving sessions (``solving/session.py``) true to the file.
 
 - ``load_post``, ``undo_post``, ``redo_post``: a loaded file, undo or redo re-allocates the
   objects and their pose bones, so every session is dropped (and with them the frame each last
   solved on frame change) and live posing stops;
-- ``frame_change_post``: Solve on Frame Change (``frame_solving.py``);
+- ``frame_change_post``: Solve on Frame Change (``solving/frame_change.py``);
 - ``depsgraph_update_post``: the sessions of deleted armatures are dropped, and a running live
   posing follows what moved (``LivePosing.follow``; not for a render's depsgraph, nor while a
   render job runs, nor from inside a tick: a tick that evaluates the depsgraph for its colliders
   must not start another). Rig edits are not
   taken from it: posing a bone through RNA also reports its armature data as updated (measured
   with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
-  bones by value instead (``armature.rig_fingerprint``). It also keeps Render > Lock
+  bones by value instead (``rig.model_reader.rig_fingerprint``). It also keeps Render > Lock
   Interface where armatures that solve on frame change need it (``render_lock.py``), and, when
   objects were added (making a library override adds some), gives every library override and
   its reference their DQ IK settings groups (``liboverride.py``);
@@ -27,8 +27,7 @@ from bpy.app.handlers import persistent
 
 from ..keys import baking
 from ..rig import reader
-from ..solving import frame_change as frame_solving
-from ..solving import live_posing, session, sessions
+from ..solving import frame_change, live_posing, session, sessions
 from . import liboverride, render_lock
 
 
@@ -37,7 +36,7 @@ def _drop_sessions(*_args):
     live_posing.stop_all()
     sessions.drop_sessions()
     reader.forget()
-    frame_solving.forget()
+    frame_change.forget()
 
 
 @persistent
@@ -52,7 +51,7 @@ def _depsgraph_updated(_scene, depsgraph=None):
 
 _HANDLERS = (("load_post", _drop_sessions), ("undo_post", _drop_sessions),
              ("redo_post", _drop_sessions), ("depsgraph_update_post", _depsgraph_updated),
-             ("frame_change_post", frame_solving.frame_change_post),
+             ("frame_change_post", frame_change.frame_change_post),
              *((name, liboverride.pair_override_settings) for name in liboverride.HANDLERS))
 
 
@@ -70,4 +69,4 @@ def unregister():
     baking.cancel_running()
     sessions.drop_sessions()
     reader.forget()
-    frame_solving.forget()
+    frame_change.forget()

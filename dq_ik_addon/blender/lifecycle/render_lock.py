@@ -3,7 +3,7 @@ nothing needs it any more, and never taken back from the user.
 
 A render that runs as a job (F12 in the interface) evaluates its frames in another thread, and
 changing data from a ``frame_change_post`` handler then needs the interface locked (the note on
-altering data in https://docs.blender.org/api/current/bpy.app.handlers.html; ``frame_solving``
+altering data in https://docs.blender.org/api/current/bpy.app.handlers.html; ``solving.frame_change``
 skips such renders otherwise). So a scene with an armature that has
 ``Object.dqik.use_solve_on_frame_change`` on gets its interface locked, and a note (a hidden
 scene ID property) says whose lock it is: ``True`` DQ IK took it; ``False`` the user's (the

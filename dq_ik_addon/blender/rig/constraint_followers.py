@@ -50,7 +50,7 @@ _WORLD = 'WORLD'
 
 
 def followed_model(obj, model, task_bones):
-    """``model`` (Blender's parenting, ``armature.read_model``) with the followers of ``obj``
+    """``model`` (Blender's parenting, ``rig.model_reader.read_model``) with the followers of ``obj``
     re-parented and ridden (module docstring); ``task_bones``: indices of the bones with tasks,
     which no rider may be above."""
     copied = copied_bones(obj, model)

@@ -11,7 +11,7 @@ costs a few length reads. A path edited in place in the Graph Editor is taken at
 those changes.
 """
 
-from ..keys.keyed_frames import channelbags, played_slots
+from ..keys.action_slots import channelbags, played_slots
 
 _PATHS = {}     # Object.session_uid → (shape of its animation, the animated DQ IK paths)
 

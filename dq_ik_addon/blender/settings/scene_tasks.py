@@ -103,7 +103,7 @@ def bone_settings(obj):
 def task_sources(model, settings_of_bones):
     """``(sources, warnings)``: a ``TaskSource`` for every bone with ``use_target`` set and
     some task kind enabled (``task_kinds``), in pose-bone order (the order of ``model.names``,
-    ``armature.read_model``); ``settings_of_bones`` is ``bone_settings(obj)``. A weight,
+    ``rig.model_reader.read_model``); ``settings_of_bones`` is ``bone_settings(obj)``. A weight,
     priority or chain length outside its range is refused (``validation.check_bone_settings``)."""
     sources, warnings = [], []
     for i in [i for i, settings in enumerate(settings_of_bones) if settings.use_target]:

@@ -37,7 +37,7 @@ message, or any exception) is printed once to stderr, kept in the session's ``la
 
 Skipped without a word: armatures in Edit Mode and linked ones without a library override
 (neither can be posed), and an armature being baked (``Session.baking``: ``dqik.bake`` sets
-its frames and solves each itself, ``baking.py``). While a render runs as a job in another
+its frames and solves each itself, ``keys/baking.py``). While a render runs as a job in another
 thread (F12 in the interface) with Render > Lock Interface off, the interface may evaluate the
 same data at the same time and Blender warns that changing it can crash (the note on altering
 data in the page above): no armature is solved then, and that is printed once per render. Turning the option on locks the
@@ -47,7 +47,6 @@ interface of the armature's scenes for that reason (``render_lock.py``); renders
 
 import sys
 import traceback
-import weakref
 
 import bpy
 from bpy.app.handlers import persistent
@@ -57,7 +56,6 @@ from .sessions import session_for
 from .snapshot import SolveSnapshot
 
 _STEP = 1.0 + 1e-6     # at most one frame (subframes included): a step, else a jump
-_LAST_FRAME = weakref.WeakKeyDictionary()   # Session → (frame it last solved here, its rotations)
 _running = False       # set while the handler runs: it never re-enters itself
 _noted_unlocked = False  # the unlocked-render notice was printed during this render
 
@@ -67,17 +65,16 @@ def is_step(session, frame, pose_bones):
     session has solved nothing else since (a bake, a live tick or ``dqik.solve`` leaves other
     rotations: the next frame is a jump), and that solve's rotations fit the rig (the solve
     then goes on from them)."""
-    last = _LAST_FRAME.get(session)
+    last = session.frame_solved
     rotations, result = session.last_rotations, session.last_result
     return (last is not None and abs(frame - last[0]) <= _STEP and rotations is last[1]
             and result is not None and not result.error and len(rotations) == len(pose_bones))
 
 
 def forget():
-    """Forget every armature's last solved frame (the next frame of each is a jump) and the
-    unlocked-render notice (file load, undo, redo, disabling the extension)."""
+    """Forget the unlocked-render notice (file load, undo, redo, disabling the extension; the
+    sessions, and with them each armature's last solved frame, are dropped then too)."""
     global _noted_unlocked
-    _LAST_FRAME.clear()
     _noted_unlocked = False
 
 
@@ -119,14 +116,14 @@ def _solve(obj, frame):
     session = None
     try:
         session = session_for(obj)
-        if session.baking:      # ``dqik.bake`` sets the frames and solves them (``baking.py``)
+        if session.baking:      # ``dqik.bake`` sets the frames and solves them (``keys/baking.py``)
             return
         start = session.last_rotations if is_step(session, frame, obj.pose.bones) else None
         session.tick(start=start)
     except Exception as err:   # noqa: BLE001  (reported once, then the option is off)
         _switch_off(obj, session, err, frame)
         return
-    _LAST_FRAME[session] = (frame, session.last_rotations)
+    session.frame_solved = (frame, session.last_rotations)
 
 
 def _switch_off(obj, session, err, frame):
@@ -134,7 +131,7 @@ def _switch_off(obj, session, err, frame):
     expected = isinstance(err, ArmatureError)
     message = str(err) if expected else f"{type(err).__name__}: {err}"
     if session is not None:
-        _LAST_FRAME.pop(session, None)
+        session.frame_solved = None
         if not expected:    # an ArmatureError's snapshot is already kept by ``tick``
             session.last_result = SolveSnapshot(error=message)
     print(f"DQ IK: Solve on Frame Change is now off for '{obj.name}' (frame {frame:g}): "

@@ -17,7 +17,7 @@ How a session learns that the rig or its settings changed, without reading them 
 
 - setting a ``PoseBone.dqik`` or ``Object.dqik`` property (in the panels or from Python) calls
   its ``update`` callback (``properties.py``), which marks the armature's session for a rebuild;
-- every tick compares ``armature.rig_fingerprint`` (the bones by value, in a few ``foreach_get``
+- every tick compares ``rig.model_reader.rig_fingerprint`` (the bones by value, in a few ``foreach_get``
   calls), the ``Object.dqik`` solver values, the armature's ``world_unit`` and the constraints
   that may switch which bone a bone follows (``constraint_followers.switches_key``: an IK/FK
   switch) with those of the last build: this catches rig edits (Edit Mode, bone options), raw
@@ -80,6 +80,7 @@ class Session:
         self.dragged = None          # (bone name, world point) while a bone is dragged
         self.baking = False          # dqik.bake solves the frames itself: frame changes and live skip it
         self.unmeasured = False      # the last live tick's errors wait for Blender's evaluation
+        self.frame_solved = None     # (frame, rotations) Solve on Frame Change last solved
         self._seen = None            # ``_moves()`` after the last live tick
         self._stuck = 0              # live ticks in a row cut short without progress
         self.model = None
