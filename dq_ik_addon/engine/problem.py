@@ -108,6 +108,10 @@ class Problem:
                              else self.limits.column_scale).ravel()
         self.moves = self.model.descendants_mask()
         self.chain_roots, self._inner = chain_roots(self.tasks.joint_masks)
+        free = np.zeros(len(self.model), dtype=bool)     # joints free to turn every way
+        free[self.joints] = True if self.limits is None else ~self.limits.limited
+        # tasks whose chain's every bone turns freely: its reach bound is reached, straight
+        self.free_chains = ~(self.tasks.joint_masks & ~free).any(axis=1)
         self._given_key = self.chain_reach = None    # (``hang``: the given pose sets the reach)
         tasks = self.tasks
         self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.joints))
@@ -162,7 +166,7 @@ class Problem:
         self._given_key = key
         self.chain_reach = reach_bounds(self.model, self.tasks.bones, self._inner, given,
                                         self.fk.still)
-        self.tasks.set_reach(self.chain_roots, self.chain_reach)
+        self.tasks.set_reach(self.chain_roots, self.chain_reach, self.free_chains)
 
     def _groups(self):
         """The tasks of each level split into groups that share no moved joint, even through
@@ -277,6 +281,14 @@ class Problem:
             if row_dots(e, e).max(initial=0.0) >= tol * tol:
                 return False
         return True
+
+    def met(self, norms):
+        """True when every task's error norm (T,), as reported (towards its target as it is),
+        is within its tolerance: a target beyond reach, solved for at the chain's reach, is
+        not met."""
+        settings = self.settings
+        tolerance = np.where(self.tasks.angular, settings.task_tolerance(True), settings.tolerance)
+        return bool((norms < tolerance).all())
 
     def task_levels(self):
         """How many of the level errors are task levels (the rest, first, are contacts)."""

@@ -232,19 +232,20 @@ class Solver:
         """The ``SolveResult`` of ``best``, with the warm-start memory updated."""
         problem, tol = self.problem, self.settings.tolerance
         q, world, errors, current = best
-        converged = problem.converged(errors, current)
+        true_errors = problem.tasks.norms(problem.tasks.true_errors(world))
+        solved = problem.converged(errors, current)   # targets beyond reach at the reach
+        converged = solved and problem.met(true_errors)
         if converged:
             self._futile = None
         elif escapes:   # futile when they found nothing better than the first stall
             self._futile = None if better(current, stall[0], tol) else stall[1]
         self._last = (q, world, self.given.key(self.problem.fk.still))
         full[self.bones] = q
-        result = SolveResult(full, iterations, problem.tasks.norms(problem.tasks.true_errors(world)),
-                             converged, history,
+        result = SolveResult(full, iterations, true_errors, converged, history,
                              None if problem.contacts is None else
                              problem.contacts.contacts(world, self.bones),
                              dict(self.steps.counts, escapes=escapes),
-                             cut_short and not converged)
+                             cut_short and not solved)
         self._memo = (memo_key, q, result) if remember else None
         return result
 

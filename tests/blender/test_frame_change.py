@@ -1,6 +1,7 @@
 """Solve on frame change (``Object.dqik.use_solve_on_frame_change``, ``dq_ik_addon/blender/solving/frame_change.py``):
-animated targets met on every frame of ``scene.frame_set``, steps warm and jumps from the pose,
-errors reported once and the option switched off, the option saved with the file, no
+animated targets met on every frame of ``scene.frame_set``, every frame solved from its animated
+pose (``solving/animated_start.py``; ``test_animation_layering.py`` checks what that keeps), errors
+reported once and the option switched off, the option saved with the file, no
 re-entrance, and a Workbench render of an animation that shows the solved pose."""
 
 import importlib
@@ -73,13 +74,14 @@ def _errors(obj, empties):
 
 @pytest.fixture
 def starts(dqik, monkeypatch):
-    """Records, for every tick, whether it started warm (``start`` given) or from the pose."""
+    """Records, for every tick, its frame and whether it started from the frame's animated pose
+    (``animated``) or from the pose on screen."""
     session_class = _module(dqik, "dq_ik_addon.blender.solving.session").Session
     tick, seen = session_class.tick, []
 
-    def recording(self, time_budget_ms=None, start=None):
-        seen.append((bpy.context.scene.frame_current, start is not None))
-        return tick(self, time_budget_ms, start)
+    def recording(self, time_budget_ms=None, animated=False):
+        seen.append((bpy.context.scene.frame_current, animated))
+        return tick(self, time_budget_ms, animated)
     monkeypatch.setattr(session_class, "tick", recording)
     return seen
 
@@ -95,28 +97,28 @@ def test_animated_targets_are_met_on_every_frame(clean_scene, dqik, starts):
         scene.frame_set(frame)
         worst.append(_errors(obj, empties).max())
     assert max(worst) <= REACHED, f"frame {int(np.argmax(worst)) + 1}: {max(worst)} m"
-    # the first frame starts from the pose, every step of one frame from the last result
-    assert starts == [(1, False)] + [(frame, True) for frame in range(2, FRAMES + 1)]
+    # every frame starts from its animated pose
+    assert starts == [(frame, True) for frame in range(1, FRAMES + 1)]
     assert obj.animation_data is None or obj.animation_data.action is None  # no keys
     snapshot = _module(dqik, "api").session_for(obj).last_result
     assert snapshot.status == 'MET'
 
 
-def test_a_jump_starts_from_the_pose_and_meets_the_targets(clean_scene, dqik, starts):
+def test_jumps_and_steps_alike_start_from_the_animated_pose_and_meet_the_targets(
+        clean_scene, dqik, starts):
     obj, empties = _animated_rig(dqik)
     obj.dqik.use_solve_on_frame_change = True
     scene = clean_scene
     for frame in (5, 6, 50, 12, 13, 13, 60):
         scene.frame_set(frame)
         assert _errors(obj, empties).max() <= REACHED, frame
-    # the same frame again is a step of zero frames
-    assert [warm for _, warm in starts] == [False, True, False, False, True, True, False]
+    assert [animated for _, animated in starts] == [True] * 7
 
 
-def test_a_keyed_bone_the_solve_does_not_move_is_followed_in_warm_steps(clean_scene, dqik):
+def test_a_keyed_bone_the_solve_does_not_move_is_followed_on_every_frame(clean_scene, dqik):
     """The left forearm is locked (stiffness 1) and keyed: it bends further over the frames,
-    and the hand target (chain of 3) is FK of that bend with the upper arm raised. A warm step
-    takes the locked bone as keyed, not from the previous frame's result."""
+    and the hand target (chain of 3) is FK of that bend with the upper arm raised. Each frame
+    takes the locked bone as keyed."""
     obj = rigs.metarig("basic")
     (empty,) = sp.add_targets(obj, ["hand.L"], chain_count=3).values()
     upper, forearm = obj.pose.bones["upper_arm.L"], obj.pose.bones["forearm.L"]
@@ -159,7 +161,7 @@ def test_an_unexpected_exception_is_reported_once_and_switches_the_option_off(
     obj, empties = _animated_rig(dqik, frames=10)
     obj.dqik.use_solve_on_frame_change = True
 
-    def broken(self, time_budget_ms=None, start=None):
+    def broken(self, time_budget_ms=None, animated=False):
         raise RuntimeError("something went wrong")
     monkeypatch.setattr(_module(dqik, "dq_ik_addon.blender.solving.session").Session, "tick", broken)
     capfd.readouterr()
@@ -218,13 +220,13 @@ def test_the_handler_never_reenters_itself(clean_scene, dqik, monkeypatch):
     session_class = _module(dqik, "dq_ik_addon.blender.solving.session").Session
     tick, depth, calls = session_class.tick, [0], []
 
-    def reentering(self, time_budget_ms=None, start=None):
+    def reentering(self, time_budget_ms=None, animated=False):
         calls.append(depth[0])
         depth[0] += 1
         try:
             scene = bpy.context.scene
             scene.frame_set(scene.frame_current)
-            return tick(self, time_budget_ms, start)
+            return tick(self, time_budget_ms, animated)
         finally:
             depth[0] -= 1
     monkeypatch.setattr(session_class, "tick", reentering)

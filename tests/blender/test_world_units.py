@@ -46,7 +46,9 @@ def test_an_unreachable_target_is_reported_at_its_world_distance(clean_scene, dq
     shown = sp.effector_errors(obj, {"hand.L": empty})[0]
     assert report.status == 'CLOSEST'
     assert report.position_error == pytest.approx(shown, rel=1e-6)
-    assert report.position_error == pytest.approx(beyond, rel=1e-4)
+    # the arm is solved straight to within 1e-4 of its reach (``TaskSet.set_reach``) and the
+    # Tolerance (world metres)
+    assert report.position_error == pytest.approx(beyond, abs=2e-4 * reach + obj.dqik.tolerance)
 
 
 @pytest.mark.parametrize("scale, tolerance", [(0.01, 1e-7), (100.0, 1e-3)])

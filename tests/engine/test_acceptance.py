@@ -21,7 +21,8 @@ def test_unreachable_target_settles_without_oscillation():
     assert np.isfinite(history).all()
     assert np.all(np.diff(history[10:]) <= 1e-6)
     assert result.errors[0] == pytest.approx(np.linalg.norm(goal) - 4.0, abs=1e-3)
-    assert history[-1] == pytest.approx(0.1 * 4.0, abs=1e-3)     # solved for 1.1 × the reach
+    assert history[-1] <= 1e-5     # solved for the point at the reach (1 − 1e-4 of it): met
+    assert not result.converged and result.iterations <= 20
 
 
 def test_an_escape_that_cannot_beat_the_best_pose_ends_early():

@@ -4,15 +4,14 @@ A ``FrameBake`` walks the frames in order. Each ``step()`` sets the scene to the
 (``scene.frame_set``: animated targets, deforming colliders and the evaluated parents of the
 chains move with it, as in Blender's own bake, ``bpy_extras/anim_utils.py``
 ``bake_action_objects_iter``), solves it through the armature's solving session exactly as
-``dqik.solve`` does (limits, priorities, collisions), the first frame from the current pose and
-every later one warm from the previous frame's result (``Session.tick(start=last_rotations)``),
-and records the rotations. That is what playback with Solve on Frame Change shows when it steps
-through the frames one by one (``solving/frame_change.py``); while a bake runs the session's
-``baking`` flag makes that handler leave the armature alone, so no frame is solved twice. With
-``step`` > 1 or only keyed frames, each solved frame goes on from the previous solved one.
+``dqik.solve`` does (limits, priorities, collisions), each from that frame's animated pose
+(``Session.tick(animated=True)``, ``solving/animated_start.py``), and records the rotations.
+That is the pose Solve on Frame Change shows on that frame however it is reached
+(``solving/frame_change.py``); while a bake runs the session's ``baking`` flag makes that
+handler leave the armature alone, so no frame is solved twice.
 
 ``finish()`` puts every pose channel back as it was, turns the recorded rotations into keys in
-each bone's rotation mode, continuous (``rotation_keys.py``), optionally drops keys that the
+each bone's rotation mode, continuous (``rig/rotation_modes.py``), optionally drops keys that the
 targets do not need (``curve_cleanup.py``), writes them (``key_writer.py``) and returns to the
 frame the bake started on. ``cancel()`` (Esc in the operator) puts everything back; an error in
 a frame (a target deleted, the rig changed) cancels and raises ``ArmatureError``. Nothing is
@@ -197,8 +196,7 @@ class FrameBake:
             if self.index == 0:
                 self.reference = {channel: read_array(self.obj.pose.bones, channel, width)
                                   for channel, width in POSE_CHANNELS}
-            start = None if self.index == 0 else self.session.last_rotations
-            snapshot = self.session.tick(start=start)
+            snapshot = self.session.tick(animated=True)
             self._record(frame, snapshot)
         except ArmatureError as err:
             self.cancel()

@@ -5,15 +5,12 @@ frame 20, a weight that fades) changes the setting as Blender evaluates the anim
 calls no ``update`` callback, so the session would keep solving with the old value. The session
 compares ``values(obj)`` on every tick (``session.py``): the animated settings' current values,
 read by path. Which paths are animated is read again only when the shape of the armature's
-animation changes (its actions and slots, NLA strips, the number of F-curves in each channel bag,
-the number of drivers), or when a path stops resolving (a bone renamed): on other ticks that
-costs a few length reads. A path edited in place in the Graph Editor is taken at the next of
-those changes.
+animation changes (``keys.animated_paths``) or when a path stops resolving (a bone renamed).
 """
 
-from ..keys.action_slots import channelbags, played_slots
+from ..keys.animated_paths import animated_paths
 
-_PATHS = {}     # Object.session_uid → (shape of its animation, the animated DQ IK paths)
+_SETTINGS = {}  # Object.session_uid → (shape of its animation, the animated DQ IK paths)
 
 
 def values(obj):
@@ -22,10 +19,10 @@ def values(obj):
     Paths that do not resolve (a bone deleted with its curve left behind) are left out when
     the paths are read; one that stops resolving (its bone renamed) has them read again."""
     try:
-        return tuple(obj.path_resolve(path) for path in animated_paths(obj))
+        return tuple(obj.path_resolve(path) for path in settings_paths(obj))
     except ValueError:
-        _PATHS.pop(obj.session_uid, None)
-    return tuple(obj.path_resolve(path) for path in animated_paths(obj))
+        _SETTINGS.pop(obj.session_uid, None)
+    return tuple(obj.path_resolve(path) for path in settings_paths(obj))
 
 
 def _resolves(obj, path):
@@ -36,22 +33,14 @@ def _resolves(obj, path):
     return True
 
 
-def animated_paths(obj):
+def settings_paths(obj):
     """The data paths of ``obj``'s DQ IK settings that an F-curve of its action or of an NLA
-    strip, or a driver, sets."""
-    data = obj.animation_data
-    if data is None:
-        return ()
-    bags = [bag for action, slot in played_slots(data) for bag in channelbags(action, slot)]
-    shape = (tuple(bag.as_pointer() for bag in bags), tuple(len(bag.fcurves) for bag in bags),
-             len(data.drivers))
-    known = _PATHS.get(obj.session_uid)
+    strip, or a driver, sets (``keys.animated_paths``)."""
+    shape, paths = animated_paths(obj)
+    known = _SETTINGS.get(obj.session_uid)
     if known is not None and known[0] == shape:
         return known[1]
-    curves = [fcurve for bag in bags for fcurve in bag.fcurves] + list(data.drivers)
-    paths = tuple(sorted({fcurve.data_path for fcurve in curves
-                          if (fcurve.data_path.startswith("dqik.") or ".dqik." in fcurve.data_path)
-                          and _resolves(obj, fcurve.data_path)}))
-    _PATHS[obj.session_uid] = (shape, paths)
-    return paths
-
+    found = tuple(sorted(path for path in paths if (path.startswith("dqik.") or ".dqik." in path)
+                         and _resolves(obj, path)))
+    _SETTINGS[obj.session_uid] = (shape, found)
+    return found

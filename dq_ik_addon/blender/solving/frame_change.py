@@ -16,19 +16,12 @@ frame moved and evaluates it (``DEG_evaluate_on_refresh``,
 ``source/blender/depsgraph/intern/depsgraph_eval.cc``) and writes back to the originals;
 then it solves, and the render's second pass evaluates the written pose.
 
-Where a frame's solve starts, per armature:
-
-- a step of at most one frame from the frame its session last solved here (playback, stepping,
-  a script walking the frames; the same frame again, as a render evaluating it once more): the
-  bones the solve moves go on from the previous frame's result (``Session.last_rotations``), so
-  playback is continuous and each frame needs few iterations. Keys on those bones are not the
-  start then (they are overwritten by the solve in any case); every other bone, e.g. a keyed
-  parent outside the chains, is taken as animated;
-- a jump (scrubbing, ``frame_set`` to a far frame, the first frame, a dropped frame in
-  playback, a session rebuilt after undo or a file load, a bake, live tick or ``dqik.solve``
-  of the armature since the last frame change): from the current pose, as each channel
-  is after the animation evaluated (keyed channels at their keys, the others as last written).
-  On redundant chains, reaching a frame by steps and by a jump can end in different poses.
+Every frame's solve starts from that frame's animated pose and prefers it
+(``animated_start``): the keyed and driven channels as Blender evaluated them, the other
+channels of the moved bones at their base. So a frame's pose depends on that frame alone, not
+on how it was reached (playback, stepping, scrubbing, a jump, a render of single frames in any
+order, a bake give one pose), and the animation under the IK is kept where the targets do not
+ask otherwise.
 
 The pose is written, never keyed (``dqik.bake`` keys it). The handler never re-enters itself
 (a flag; it never calls ``frame_set``) and never raises: an error (``ArmatureError`` with its
@@ -55,25 +48,12 @@ from ..errors import ArmatureError
 from .sessions import session_for
 from .snapshot import SolveSnapshot
 
-_STEP = 1.0 + 1e-6     # at most one frame (subframes included): a step, else a jump
 _running = False       # set while the handler runs: it never re-enters itself
 _noted_unlocked = False  # the unlocked-render notice was printed during this render
 
 
-def is_step(session, frame, pose_bones):
-    """True when ``frame`` is at most one frame from the one ``session`` last solved here, the
-    session has solved nothing else since (a bake, a live tick or ``dqik.solve`` leaves other
-    rotations: the next frame is a jump), and that solve's rotations fit the rig (the solve
-    then goes on from them)."""
-    last = session.frame_solved
-    rotations, result = session.last_rotations, session.last_result
-    return (last is not None and abs(frame - last[0]) <= _STEP and rotations is last[1]
-            and result is not None and not result.error and len(rotations) == len(pose_bones))
-
-
 def forget():
-    """Forget the unlocked-render notice (file load, undo, redo, disabling the extension; the
-    sessions, and with them each armature's last solved frame, are dropped then too)."""
+    """Forget the unlocked-render notice (file load, undo, redo, disabling the extension)."""
     global _noted_unlocked
     _noted_unlocked = False
 
@@ -118,22 +98,17 @@ def _solve(obj, frame):
         session = session_for(obj)
         if session.baking:      # ``dqik.bake`` sets the frames and solves them (``keys/baking.py``)
             return
-        start = session.last_rotations if is_step(session, frame, obj.pose.bones) else None
-        session.tick(start=start)
+        session.tick(animated=True)
     except Exception as err:   # noqa: BLE001  (reported once, then the option is off)
         _switch_off(obj, session, err, frame)
-        return
-    session.frame_solved = (frame, session.last_rotations)
 
 
 def _switch_off(obj, session, err, frame):
     """Report ``err`` once and switch the option off on ``obj``."""
     expected = isinstance(err, ArmatureError)
     message = str(err) if expected else f"{type(err).__name__}: {err}"
-    if session is not None:
-        session.frame_solved = None
-        if not expected:    # an ArmatureError's snapshot is already kept by ``tick``
-            session.last_result = SolveSnapshot(error=message)
+    if session is not None and not expected:   # an ArmatureError's snapshot is kept by ``tick``
+        session.last_result = SolveSnapshot(error=message)
     print(f"DQ IK: Solve on Frame Change is now off for '{obj.name}' (frame {frame:g}): "
           f"{message}", file=sys.stderr)
     if not expected:

@@ -64,6 +64,7 @@ from ..settings.scene_tasks import (
 )
 from ..settings.task_kinds import is_angular, report_of
 from ..settings.validation import check_armature_settings
+from .animated_start import AnimatedStart
 from .snapshot import SceneContacts, SolveSnapshot, TaskReport, closer, farther
 from .solver_build import build_solver
 from .tick_inputs import TickInputs, matrix_bytes
@@ -80,7 +81,7 @@ class Session:
         self.dragged = None          # (bone name, world point) while a bone is dragged
         self.baking = False          # dqik.bake solves the frames itself: frame changes and live skip it
         self.unmeasured = False      # the last live tick's errors wait for Blender's evaluation
-        self.frame_solved = None     # (frame, rotations) Solve on Frame Change last solved
+        self.animated = AnimatedStart()   # the frame's animated pose (frame change, bake)
         self._seen = None            # ``_moves()`` after the last live tick
         self._stuck = 0              # live ticks in a row cut short without progress
         self.model = None
@@ -101,23 +102,22 @@ class Session:
         """Read the rig and every setting again on the next tick."""
         self._dirty = True
 
-    def tick(self, time_budget_ms=None, start=None):
+    def tick(self, time_budget_ms=None, animated=False):
         """Solve the armature to its targets, write the pose and return the ``SolveSnapshot``
-        (also kept in ``last_result``). The solve starts from the current pose, or, for the
-        bones it moves, from the rotations ``start`` ((n,4), e.g. ``last_rotations``: a frame
-        change that goes on from the previous frame's result; every other bone, e.g. a keyed
-        parent, stays as posed); within ``time_budget_ms`` (None: to the end) it may stop
-        early, ``cut_short``, and the next tick goes on from there. A rig the solver cannot work
-        on raises ``ArmatureError`` with a message for the user, after storing a snapshot whose
-        status is ``'ERROR'``."""
-        return self._tick(time_budget_ms, start)
+        (also kept in ``last_result``). The solve starts from the current pose, or, with
+        ``animated`` (a frame change, a bake), from the frame's animated pose
+        (``animated_start``), which it prefers too, with no memory of other frames; within
+        ``time_budget_ms`` (None: to the end) it may stop early, ``cut_short``, and the next
+        tick goes on from there. A rig the solver cannot work on raises ``ArmatureError`` with
+        a message for the user, after storing a snapshot whose status is ``'ERROR'``."""
+        return self._tick(time_budget_ms, animated)
 
-    def _tick(self, time_budget_ms, start, inputs=None):
+    def _tick(self, time_budget_ms, animated, inputs=None):
         """``tick``, on the ``TickInputs`` ``inputs`` when a live tick has read them."""
         begun = time.perf_counter()
         try:
             with _in_a_tick():
-                result, names, unsolved, warnings = self._solve(time_budget_ms, start, inputs)
+                result, names, unsolved, warnings = self._solve(time_budget_ms, animated, inputs)
         except ArmatureError as err:
             self.last_result = SolveSnapshot(error=str(err),
                                              ms=(time.perf_counter() - begun) * 1e3)
@@ -259,7 +259,7 @@ class Session:
             return None
         try:
             check_armature_settings(inputs.obj, ("time_budget_ms",))
-            snapshot = self._tick(time_budget_ms, None, inputs)
+            snapshot = self._tick(time_budget_ms, False, inputs)
         except ArmatureError:   # the same error is not solved again until something moves
             self._seen = moved
             raise
@@ -279,7 +279,7 @@ class Session:
         return (inputs.settings, inputs.snapshot.key() if pose_key is None else pose_key,
                 dragged, tuple(matrix_bytes(thing) for thing in inputs.placed(self._sources)))
 
-    def _solve(self, time_budget_ms, start, inputs):
+    def _solve(self, time_budget_ms, animated, inputs):
         obj = self._armature()
         check_editable(obj)
         inputs = TickInputs.read(obj) if inputs is None else inputs
@@ -315,13 +315,15 @@ class Session:
                                  pose.scale, pose.evaluated)
         self.solver.settings.time_budget_ms = time_budget_ms
         rotations = pose.rotations(self.solver.modelled_mask)
-        if start is not None:   # only the bones the solve moves go on from ``start``
-            moved = self.solver.moved_mask
-            rotations[moved] = np.asarray(start, dtype=np.float64)[moved]
+        if animated:
+            rotations = self.animated.start(obj, pose, rotations, self.solver.moved_mask)
+            self.solver.reset()
         self._start = (rotations, pose.evaluated)
         result = self.solver.solve(rotations)
         pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
         pose.write(obj)
+        if animated:
+            self.animated.wrote(pose)
         self._written = pose.key()
         solved = set(names)
         return result, names, [(s.name, 'MISSING' if s in kept else 'SKIPPED')

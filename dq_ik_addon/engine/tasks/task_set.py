@@ -7,8 +7,13 @@ import numpy as np
 from ..quaternion import row_dots
 from .kind import Effectors, StepMotion
 
-# A far target is solved for at this fraction beyond its chain's reach (``set_reach``): just out
-# of reach, so that the chain stretches towards it as it does for any target out of reach
+# A target beyond its chain's reach is solved for at a point along its direction (``set_reach``):
+# where every joint of the chain turns freely, the reach bound is exact (the chain reaches it
+# straight), and the point is ``_SHORT`` short of it: the closest point the chain reaches, met
+# in as few iterations as a reachable target. Elsewhere (limits, bones that do not turn), the
+# bound may be out of reach, and the point is ``_BEYOND`` past it, so that the chain stretches
+# towards it as for any target out of reach.
+_SHORT = 1e-4
 _BEYOND = 0.1
 
 
@@ -72,12 +77,13 @@ class TaskSet:
         self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
         self._effectors_of = (None, None)  # (pose matrices, each batch's ``Effectors``)
 
-    def set_reach(self, roots, reach):
+    def set_reach(self, roots, reach, free):
         """Each task's chain root (bone index) and an upper bound of its reach from that root's
-        head: the solve takes a target point farther than ``(1 + _BEYOND)`` times that as that
-        far along its direction (``Effectors``, ``Position``)."""
+        head, and whether its chain turns freely (``free``, (T,)): the solve takes a target point
+        farther than ``(1 − _SHORT)`` (free) or ``(1 + _BEYOND)`` times that as that far along
+        its direction (``Effectors``, ``Position``)."""
         self.origins = np.asarray(roots, dtype=np.int64)
-        self.reach = (1.0 + _BEYOND) * np.asarray(reach, dtype=np.float64)
+        self.reach = np.where(free, 1.0 - _SHORT, 1.0 + _BEYOND) * np.asarray(reach, float)
 
     def set_targets(self, targets):
         """New targets for the same tasks: one per task, in the order the tasks were given."""
