@@ -292,9 +292,16 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     rest_weight: FloatProperty(
         override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
         name="Rest Pull",
-        description="Weight of the lowest-priority pull towards the starting pose in the "
-        "remaining freedom",
+        description="Weight of the lowest-priority pull towards the starting pose (on a frame "
+        "change or in a bake, the frame's animated pose) in the remaining freedom",
         default=0.1, min=0.0, soft_max=1.0,
+    )
+    soft_reach: FloatProperty(
+        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        name="Soft Reach",
+        description="Fraction of a freely turning limb's reach over which a target near or "
+        "beyond it is eased in (soft IK): no knee or elbow snap as a target crosses the reach",
+        default=0.0, min=0.0, max=0.5, subtype='FACTOR',
     )
     time_budget_ms: FloatProperty(
         override=_OVERRIDABLE, update=_settings_changed, **_FINITE,

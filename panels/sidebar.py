@@ -178,6 +178,7 @@ class DQIK_PT_sidebar_solver(_ArmaturePanel, bpy.types.Panel):
         col.prop(settings, "tolerance")
         col.prop(settings, "damping")
         col.prop(settings, "rest_weight")
+        col.prop(settings, "soft_reach")
 
 
 class DQIK_PT_sidebar_collision(_ArmaturePanel, bpy.types.Panel):
@@ -227,6 +228,19 @@ class DQIK_PT_sidebar_frame_change(_ArmaturePanel, bpy.types.Panel):
         layout.prop(context.scene.render, "use_lock_interface")
 
 
+class DQIK_PT_sidebar_mocap(_ArmaturePanel, bpy.types.Panel):
+    """Motion capture clean-up: targets keyed from the animation, and feet planted."""
+
+    bl_label = "Motion Capture"
+    bl_parent_id = "DQIK_PT_sidebar"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        col = self.layout.column(align=True)
+        col.operator("dqik.targets_from_animation", icon='ANIM')
+        col.operator("dqik.plant", icon='SNAP_FACE')
+
+
 class DQIK_PT_sidebar_overlay(_ArmaturePanel, bpy.types.Panel):
     """The viewport overlay (``overlay_draw``): the header toggle switches it for this
     armature, the rows its layers; it draws in Pose Mode only."""
@@ -255,4 +269,4 @@ class DQIK_PT_sidebar_overlay(_ArmaturePanel, bpy.types.Panel):
 
 CLASSES = (DQIK_UL_tasks, DQIK_PT_sidebar, DQIK_PT_sidebar_tasks, DQIK_PT_sidebar_solver,
            DQIK_PT_sidebar_collision, DQIK_PT_sidebar_live, DQIK_PT_sidebar_frame_change,
-           DQIK_PT_sidebar_overlay)
+           DQIK_PT_sidebar_mocap, DQIK_PT_sidebar_overlay)

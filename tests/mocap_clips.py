@@ -19,21 +19,23 @@ from mathutils import Quaternion, Vector
 CYCLE = 24             # frames per walk cycle (two steps)
 SWING = 0.3            # the thigh's swing either side of straight down (radians)
 KNEE = 1.0             # the knee's bend at the middle of a swing (radians)
+STANCE_KNEE = 0.25     # the knee's bend while the foot is on the ground (radians)
 
 
 def keyed_walk(obj, frames):
     """Key ``frames`` frames (from 1) of the walk on the basic metarig ``obj``: the rotation of
     the legs, arms and upper spine, and the location of the root ``spine``."""
     bones = obj.pose.bones
-    leg = bones["thigh.L"].length + bones["shin.L"].length
-    stride = 2.0 * leg * math.sin(SWING)       # how far the body moves in one stance
+    upper, lower = bones["thigh.L"].length, bones["shin.L"].length
+    stride = 2.0 * (upper + lower) * math.sin(SWING)   # about how far the body moves a stance
     to_root = bones["spine"].bone.matrix_local.to_3x3().inverted()
     for frame in range(1, frames + 1):
         phase = (frame - 1) / CYCLE
         turns, drops = _turns(phase), []
         for side, offset in (("L", 0.0), ("R", 0.5)):
-            thigh, _, stance = _leg(phase + offset)
-            drops += [leg * (1.0 - math.cos(thigh))] if stance else []
+            thigh, knee, stance = _leg(phase + offset)
+            drops += [upper * (1.0 - math.cos(thigh)) + lower * (1.0 - math.cos(thigh + knee))
+                      ] if stance else []
         for name, parent in _POSED:
             pose_bone = bones[name]
             rest = pose_bone.bone.matrix_local.to_quaternion()
@@ -74,9 +76,10 @@ def _leg(phase):
     """``(thigh angle, knee angle, in stance)`` of a leg at ``phase`` (cycles)."""
     s = phase % 1.0
     if s < 0.5:
-        return SWING * (4.0 * s - 1.0), 0.0, True
+        return SWING * (4.0 * s - 1.0) - 0.5 * STANCE_KNEE, STANCE_KNEE, True
     s = 2.0 * (s - 0.5)
-    return SWING * math.cos(math.pi * s), KNEE * math.sin(math.pi * s), False
+    return (SWING * math.cos(math.pi * s) - 0.5 * STANCE_KNEE,
+            STANCE_KNEE + KNEE * math.sin(math.pi * s), False)
 
 
 def walk_clip(folder, frames=2 * CYCLE):
@@ -106,6 +109,79 @@ def chain_rotations(obj, names):
 
 
 def angle_between(a, b):
-    """Angles (radians) between the rotations of the quaternion rows ``a`` and ``b``."""
-    dots = np.abs(np.einsum("ki,ki->k", a, b))
-    return 2.0 * np.arccos(np.clip(dots, 0.0, 1.0))
+    """Angles (radians) between the rotations of the quaternion rows ``a`` and ``b``:
+    ``2 atan2(‖v‖, |w|)`` of ``b ⊗ a*`` in float64 (exact down to float32's own resolution,
+    where ``arccos`` of the dot product is not)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    w = np.einsum("ki,ki->k", a, b)
+    v = a[:, :1] * b[:, 1:] - b[:, :1] * a[:, 1:] - np.cross(a[:, 1:], b[:, 1:])
+    return 2.0 * np.arctan2(np.linalg.norm(v, axis=1), np.abs(w))
+
+
+FEET, HANDS = ("shin.L", "shin.R"), ("forearm.L", "forearm.R")   # tails: ankles and wrists
+CHAIN = ("thigh.L", "shin.L", "thigh.R", "shin.R", "upper_arm.L", "forearm.L", "upper_arm.R",
+         "forearm.R")
+
+
+def clip_with_targets(folder, frames=2 * CYCLE):
+    """The walk clip with its ankles and wrists given targets by Targets from Animation (feet
+    priority 1, hands 2, two-bone chains); returns the clip and ``{bone: target}``."""
+    clip = walk_clip(folder, frames)
+    bpy.ops.object.mode_set(mode='POSE')
+    select(clip, FEET + HANDS)
+    assert bpy.ops.dqik.targets_from_animation() == {'FINISHED'}
+    for name in FEET + HANDS:
+        settings = clip.pose.bones[name].dqik
+        settings.priority, settings.chain_count = (1 if name in FEET else 2), 2
+    return clip, {name: clip.pose.bones[name].dqik.target for name in FEET + HANDS}
+
+
+def select(obj, names):
+    """Select the pose bones ``names`` of ``obj`` only (``PoseBone.select`` from Blender 5.0,
+    ``Bone.select`` before)."""
+    for pose_bone in obj.pose.bones:
+        owner = pose_bone if hasattr(pose_bone, "select") else pose_bone.bone
+        owner.select = pose_bone.name in names
+
+
+def animation_rotations(clip, frames):
+    """``{frame: (8,4)}``: the chain bones' rotations as the clip animates them (Solve on Frame
+    Change off)."""
+    scene, out = bpy.context.scene, {}
+    for frame in frames:
+        scene.frame_set(frame)
+        out[frame] = chain_rotations(clip, CHAIN)
+    return out
+
+
+def played(dqik, clip, frames):
+    """``({frame: (8,4)}, {frame: iterations})`` of the chain bones as playback (or a jump, for
+    a single frame) shows them with Solve on Frame Change."""
+    scene, rotations, iterations = bpy.context.scene, {}, {}
+    for frame in frames:
+        scene.frame_set(frame)
+        rotations[frame] = chain_rotations(clip, CHAIN)
+        iterations[frame] = dqik.api.session_for(clip).last_result.iterations
+    return rotations, iterations
+
+
+def worst_pop(rotations, reference):
+    """The largest turn (radians) of a chain bone between consecutive frames of
+    ``rotations``, beyond the animation's own turn there (``reference``)."""
+    frames = sorted(rotations)
+    return max((angle_between(rotations[b], rotations[a])
+                - angle_between(reference[b], reference[a])).max()
+               for a, b in zip(frames, frames[1:]))
+
+
+def shift_keys(target, axis, offsets):
+    """Add ``offsets`` ({frame: metres}) to the location keys of ``target`` along ``axis``."""
+    data = target.animation_data
+    bag = data.action.layers[0].strips[0].channelbag(data.action_slot)
+    curve = bag.fcurves.find("location", index=axis)
+    for point in curve.keyframe_points:
+        shift = offsets.get(int(round(point.co.x)), 0.0)
+        point.co.y += shift
+        point.handle_left.y += shift
+        point.handle_right.y += shift
+    curve.update()

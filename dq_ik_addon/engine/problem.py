@@ -31,7 +31,8 @@ class SolverSettings:
     detected; as long as the largest task motion of one step, so that no step can jump over an
     obstacle unseen) are fractions of the chain size; ``margin`` (clearance from obstacles) in
     the model's units; ``max_joint_step`` in radians; ``time_budget_ms``: a solve stops after
-    this long (None: no budget)."""
+    this long (None: no budget); ``soft_reach``: the fraction of a freely turning chain's reach
+    over which a target near or beyond it is eased in (``TaskSet.set_reach``; 0: none)."""
 
     max_iterations: int = 300
     tolerance: float = 1e-5
@@ -43,6 +44,7 @@ class SolverSettings:
     margin: float = 0.01
     contact_band: float = 0.25
     angular_tolerance: float = None
+    soft_reach: float = 0.0
 
     def task_tolerance(self, angular):
         """The tolerance of a task's error: ``angular_tolerance`` (if given) for an angular one,
@@ -166,7 +168,8 @@ class Problem:
         self._given_key = key
         self.chain_reach = reach_bounds(self.model, self.tasks.bones, self._inner, given,
                                         self.fk.still)
-        self.tasks.set_reach(self.chain_roots, self.chain_reach, self.free_chains)
+        self.tasks.set_reach(self.chain_roots, self.chain_reach, self.free_chains,
+                             self.settings.soft_reach)
 
     def _groups(self):
         """The tasks of each level split into groups that share no moved joint, even through

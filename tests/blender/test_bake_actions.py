@@ -48,7 +48,7 @@ def test_existing_animation_goes_to_the_nla_and_still_plays(clean_scene, dqik):
     assert errors.max() <= 1e-4
 
 
-def test_baking_twice_keeps_one_action_one_slot_and_one_curve_per_channel(clean_scene, dqik):
+def test_baking_twice_keeps_one_action_one_slot_one_curve_per_channel_and_a_copy(clean_scene, dqik):
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
     old = bakes.key_old_animation(obj)
@@ -61,14 +61,17 @@ def test_baking_twice_keeps_one_action_one_slot_and_one_curve_per_channel(clean_
         baked = [action for action in bpy.data.actions if action.get("dqik_bake")]
         counts.append((len(baked), len(bpy.data.actions), len(data.action.slots),
                        len(list(bakes.fcurves(dqik, obj))), len(data.nla_tracks)))
-    assert counts[0] == counts[1] and counts[0][0] == 1 and counts[0][2] == 1
+    # the same action, slot, curves and tracks; one more action: the copy of the first bake
+    assert counts[0][0] == counts[1][0] == 1 and counts[0][2] == counts[1][2] == 1
+    assert counts[0][3:] == counts[1][3:] and counts[1][1] == counts[0][1] + 1
     assert [strip.action for track in obj.animation_data.nla_tracks
             for strip in track.strips] == [old]
     report = bakes.baker(dqik, obj).finish()                 # a third time: where is everything
-    assert report.action == "metarig_DQIK" and len(bpy.data.actions) == counts[0][1]
+    assert report.action == "metarig_DQIK" and len(bpy.data.actions) == counts[0][1] + 2
     assert report.old_animation == (
-        "keys replaced within the range in the DQ IK action 'metarig_DQIK'; the animation from "
-        f"before plays from the NLA track '{old.name} (before DQ IK bake)'")
+        "keys replaced within the range in the DQ IK action 'metarig_DQIK'; its state before is "
+        "kept as 'metarig_DQIK (before DQ IK bake).001'; the animation from before its first "
+        f"bake plays from the NLA track '{old.name} (before DQ IK bake)'")
 
 
 def test_baking_into_the_active_action_keeps_its_other_keys_and_a_copy(clean_scene, dqik):

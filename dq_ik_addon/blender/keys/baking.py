@@ -179,14 +179,20 @@ class FrameBake:
         self.reference, self.unsolved = None, None
         self.on_end = None      # called once when it ends (the operator's timer and progress)
         self.resolved = False   # keyed or driven DQ IK settings rebuilt the solver on the way
+        self.cancelled = False  # ``cancel`` is final: nothing steps or writes afterwards
 
     @property
     def done(self):
-        return self.index >= len(self.frames)
+        return self.cancelled or self.index >= len(self.frames)
+
+    def _refuse_cancelled(self):
+        if self.cancelled:
+            raise ArmatureError(f"The bake of '{self.obj.name}' was cancelled; start a new one")
 
     def step(self):
         """Solve the next frame and record it; an error cancels the bake and raises
         ``ArmatureError``."""
+        self._refuse_cancelled()
         frame = int(self.frames[self.index])
         try:
             self.session.baking = True     # before the first frame_set: the handler skips it
@@ -212,8 +218,11 @@ class FrameBake:
         if self.unsolved is None:
             self.unsolved = unsolved    # left out from the start: a warning, as in a solve
         elif unsolved != self.unsolved:
-            raise ArmatureError(f"the target of {', '.join(sorted(unsolved - self.unsolved))} "
-                                "went missing or now moves with the rig")
+            gone = tuple(sorted(unsolved - self.unsolved))
+            why = [warning.removesuffix("; skipped") for warning in snapshot.warnings
+                   if warning.startswith(gone)]
+            raise ArmatureError("; ".join(why) or f"the target of {', '.join(gone)} went "
+                                "missing or now moves with the rig")
         solver = self.session.solver
         if self.solver is None:
             self.solver = solver
@@ -265,7 +274,11 @@ class FrameBake:
         return names, np.stack(self.recorded)[:, self.solved_in_sub]
 
     def cancel(self):
-        """Put back the frame and every pose channel as they were, and end."""
+        """Put back the frame and every pose channel as they were, and end for good: a later
+        ``step`` or ``finish`` refuses to go on."""
+        if self.cancelled:
+            return
+        self.cancelled = True
         self._return_to_start()
         self.saved.restore(self.obj)
         self._end()
@@ -286,6 +299,7 @@ class FrameBake:
 
     def finish(self):
         """Write the keys (see the module docstring) and return the ``BakeReport``."""
+        self._refuse_cancelled()
         while not self.done:
             self.step()
         try:

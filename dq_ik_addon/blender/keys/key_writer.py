@@ -17,8 +17,8 @@ curves are grouped by bone through ``channelbag.groups`` on both versions.
   with no slot for the armature plays nothing for it and is only replaced. When the active
   action is the one an earlier bake made for this armature, in a slot no other object uses,
   that action is baked into again (``'ACTIVE'``), so baking twice leaves one action, one slot
-  and one curve per channel; a DQ IK action another armature shares (a linked duplicate) is
-  pushed down like any other, so its bake stays.
+  and one curve per channel, with a copy of what the new bake replaced; a DQ IK action another
+  armature shares (a linked duplicate) is pushed down like any other, so its bake stays.
 - ``'ACTIVE'``: the keys go into the active action (a new one when there is none); its state
   before each bake into it is kept as a copy with a fake user.
 - An armature with an action but no slot gets the action's unused slot named for it, or a new
@@ -180,24 +180,25 @@ def _push_down(data):
 
 
 def _kept_before(action, data):
-    """Where the animation from before this bake into ``action`` is: for this armature's DQ IK
-    action, the NLA tracks its first bake pushed down; else a copy of the action, made now
-    (one per bake: each keeps what that bake replaced)."""
-    if _own_bake(data.id_data, data):
-        pushed = [track.name for track in data.nla_tracks if track.name.endswith(_PUSHED)]
-        return (f"keys replaced within the range in the DQ IK action '{action.name}'"
-                + ("" if not pushed else "; the animation from before plays from the NLA "
-                   "track " + ", ".join(f"'{name}'" for name in pushed)))
+    """Where the animation from before this bake into ``action`` is: a copy of the action,
+    made now (one per bake: each keeps what that bake replaced, a DQ IK action's earlier bake
+    and the hand edits on it included), and for this armature's DQ IK action also the NLA
+    tracks its first bake pushed down."""
     backup = action.copy()
     backup.name = f"{action.name}{_PUSHED}"
     backup.use_fake_user = True
     backup.pop(ACTION_MARK, None)       # a copy is no bake's own action
+    kept = f"its state before is kept as '{backup.name}'"
+    if _own_bake(data.id_data, data):
+        pushed = [track.name for track in data.nla_tracks if track.name.endswith(_PUSHED)]
+        return (f"keys replaced within the range in the DQ IK action '{action.name}'; {kept}"
+                + ("" if not pushed else "; the animation from before its first bake plays "
+                   "from the NLA track " + ", ".join(f"'{name}'" for name in pushed)))
     users = [] if data.action_slot is None else [
         user.name for user in data.action_slot.users() if user != data.id_data]
     shared = "" if not users else (f"; its slot is shared with {', '.join(users)}, whose "
                                    "animation changes too")
-    return (f"keys written into the action '{action.name}'; its state before is kept as "
-            f"'{backup.name}'{shared}")
+    return f"keys written into the action '{action.name}'; {kept}{shared}"
 
 
 def write_curves(channelbag, curves, frame_range):

@@ -202,3 +202,42 @@ def _constraint_targets(armature, constraints, via, owner):
         nodes += [_node(armature, target, bone, step) for target, bone in pairs
                   if target is not None]
     return nodes
+
+
+def mutual_targets(armature, sources):
+    """``(names, warnings)``: the ``sources`` of ``armature`` whose target follows another
+    armature (a bone of it, its object, through parents and constraints) that has a DQ IK task
+    whose target follows a bone of ``armature`` in turn, and a warning naming both: the two
+    solve one after the other, each from where the other was, so neither is met once the other
+    has moved, and neither may be reported met."""
+    found = {}
+    for source in sources:
+        try:
+            others = _armatures_followed(armature, source.target)
+        except ReferenceError:      # a deleted target: ``aimed_tasks`` names it
+            continue
+        for other in others:
+            starts = [(pb.dqik.target, pb.dqik.subtarget) for pb in other.pose.bones
+                      if pb.dqik.use_target and pb.dqik.target is not None]
+            if starts and bones_followed(armature, starts):
+                found[source.name] = other
+                break
+    return set(found), [f"{name}: its target follows '{other.name}', whose DQ IK targets follow "
+                        f"'{armature.name}' in turn; each solves from where the other was, so "
+                        f"{name} is not reported met (target an Empty instead)"
+                        for name, other in found.items()]
+
+
+def _armatures_followed(armature, target):
+    """The armatures other than ``armature`` that ``target`` is or follows through parents and
+    constraint targets (objects only: a bone's constraints belong to its armature)."""
+    found, seen, stack = [], set(), [] if target is None else [target]
+    while stack:
+        obj = stack.pop()
+        if obj.as_pointer() in seen or obj == armature:
+            continue
+        seen.add(obj.as_pointer())
+        if obj.type == 'ARMATURE':
+            found.append(obj)
+        stack += [node[0] for node in _object_follows(armature, obj, ())]
+    return found

@@ -62,6 +62,7 @@ from ..settings import animated_settings
 from ..settings.scene_tasks import (
     solved_tasks,
 )
+from ..settings.target_dependencies import mutual_targets
 from ..settings.task_kinds import is_angular, report_of
 from ..settings.validation import check_armature_settings
 from .animated_start import AnimatedStart
@@ -90,6 +91,7 @@ class Session:
         self._fingerprint = None
         self._sources, self._warnings, self._solved_names, self._kinds = [], [], [], []
         self._reports_of = []        # each task's ``TaskReport.errors`` key
+        self._mutual = set()         # bones whose targets follow another rig that follows this
         self._tolerance = 0.0        # metres (radians for angular errors)
         self.unit = 1.0
         self._start = None           # (rotations, evaluated matrices) the last solve started from
@@ -222,8 +224,9 @@ class Session:
             error = error if is_angular(report) else error * self.unit
             parts = found.setdefault(name, {})
             parts[report] = max(error, parts.get(report, 0.0))
-        tolerance = self._tolerance
-        return [TaskReport(name, 'MET' if max(parts.values()) <= tolerance else 'CLOSEST', parts)
+        tolerance, mutual = self._tolerance, self._mutual
+        return [TaskReport(name, 'MET' if max(parts.values()) <= tolerance
+                           and name not in mutual else 'CLOSEST', parts)
                 for name, parts in found.items()]
 
     def _armature(self):
@@ -294,6 +297,8 @@ class Session:
             self._dirty = False
         pose = inputs.pose()
         tasks, names, kept, warnings = solved_tasks(obj, self.model, self._sources)
+        self._mutual, mutual = mutual_targets(obj, kept)
+        warnings += mutual
         if self.dragged is not None:
             tasks, names = self._with_drag(obj, tasks, names)
         warnings = self._warnings + warnings

@@ -12,6 +12,12 @@ solved for as the point ``o + R (t − o)/‖t − o‖`` instead: the clamped e
 its chain the same way wherever it lies along a direction from it (10 m, 1 km or 10,000 km), and
 its error weighs in its level as a target just out of reach does, not a thousand times more.
 Reports give the true distance.
+
+With a soft width s > 0 (``SolverSettings.soft_reach``, chains that turn freely), a target
+beyond ``R − s`` is solved for at the distance ``R − s·exp(−(d − (R − s))/s)`` instead, which
+meets ``d`` with its slope at ``R − s`` and nears R without reaching it: soft IK (A. Nicholas,
+"Soft IK", 2009), so that a limb near full extension eases out instead of snapping straight when
+its target crosses the reach.
 """
 
 import numpy as np
@@ -31,9 +37,13 @@ class Position(TaskKind):
         if effectors.reach is not None:
             offset = targets - effectors.origins
             distance = np.sqrt(row_dots(offset, offset))
-            far = distance > effectors.reach
+            soft = effectors.soft
+            start = effectors.reach - soft
+            far = distance > start
             if any_true(far):
-                scale = effectors.reach / np.where(far, distance, 1.0)
+                eased = effectors.reach - soft * np.exp(
+                    -np.maximum(distance - start, 0.0) / np.maximum(soft, 1e-300))
+                scale = np.where(soft > 0.0, eased, effectors.reach) / np.where(far, distance, 1.0)
                 targets = np.where(far[:, None], effectors.origins + offset * scale[:, None],
                                    targets)
         return targets - effectors.tails

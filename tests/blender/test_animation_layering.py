@@ -1,0 +1,200 @@
+"""IK over animation, on a motion-capture clip the tests make themselves (``mocap_clips``: a
+procedural walk written and read back with Blender's BVH exporter and importer): targets from
+the clip's own motion keep it, one frame gives one pose however it is reached, edits with
+planted feet change only what they must without pops, targets out of reach end quickly and
+smoothly, and a second bake keeps the first."""
+
+import math
+
+import bpy
+import mocap_clips as mc
+import numpy as np
+import pytest
+
+KEPT = math.radians(0.5)     # the animation kept
+POP = math.radians(10.0)     # the largest turn between frames beyond the animation's own
+SAME = 1e-4                  # radians: one pose
+
+
+@pytest.fixture
+def clip(clean_scene, dqik, tmp_path):
+    """The walk with targets from its own motion, and the animation's chain rotations."""
+    obj, targets = mc.clip_with_targets(tmp_path)
+    frames = range(clean_scene.frame_start, clean_scene.frame_end + 1)
+    return obj, targets, frames, mc.animation_rotations(obj, frames)
+
+
+def _bake(dqik, obj, **options):
+    scene = bpy.context.scene
+    return dqik.api.FrameBake(obj, scene, dqik.api.BakeOptions(
+        scene.frame_start, scene.frame_end, **options))
+
+
+def test_targets_from_the_clips_own_motion_keep_it_in_playback_and_in_the_bake(clip, dqik):
+    obj, targets, frames, animation = clip
+    assert all(target.animation_data.action for target in targets.values())
+    obj.dqik.use_solve_on_frame_change = True
+    rotations, iterations = mc.played(dqik, obj, frames)
+    assert max(mc.angle_between(rotations[f], animation[f]).max() for f in frames) <= KEPT
+    assert max(iterations.values()) <= 2
+    report = _bake(dqik, obj, switch_off_tasks=True).finish()
+    assert report.worst_error <= 1e-4
+    baked = mc.animation_rotations(obj, frames)       # tasks off: the keys play
+    assert max(mc.angle_between(baked[f], animation[f]).max() for f in frames) <= KEPT
+
+
+def _edited(targets, frames):
+    """The left hand raised 12 cm over the middle of the clip, the left foot lowered 15 cm, out
+    of reach, over frames 4–40, each eased in and out and keyed on every frame."""
+    def bump(frame, first, last, ramp):
+        rise = min(1.0, max(0.0, (frame - first) / ramp), max(0.0, (last - frame) / ramp))
+        return rise * rise * (3.0 - 2.0 * rise)
+    mc.shift_keys(targets["forearm.L"], 2, {f: 0.12 * bump(f, 14, 38, 6) for f in frames})
+    mc.shift_keys(targets["shin.L"], 2, {f: -0.15 * bump(f, 4, 40, 12) for f in frames})
+
+
+def test_one_frame_gives_one_pose_however_it_is_reached(clip, dqik):
+    obj, targets, frames, _ = clip
+    _edited(targets, frames)
+    obj.dqik.use_solve_on_frame_change = True
+    forwards, _ = mc.played(dqik, obj, frames)
+    backwards, _ = mc.played(dqik, obj, reversed(frames))
+    rng = np.random.default_rng(3)
+    jumps, _ = mc.played(dqik, obj, rng.permutation(list(frames)).tolist())
+    stepped, _ = mc.played(dqik, obj, [20, 21, 21, 22])
+    bake = _bake(dqik, obj)
+    bake.finish()
+    obj.dqik.use_solve_on_frame_change = False
+    names, solved = bake.solved()
+    order = [mc.CHAIN.index(name) for name in names if name in mc.CHAIN]
+    for frame in frames:
+        for other in (backwards, jumps):
+            assert mc.angle_between(other[frame], forwards[frame]).max() <= SAME, frame
+        baked = solved[frame - frames[0]][[names.index(n) for n in mc.CHAIN]]
+        assert mc.angle_between(baked, forwards[frame]).max() <= SAME, frame
+    for frame in (20, 21, 22):
+        assert mc.angle_between(stepped[frame], forwards[frame]).max() <= SAME
+    assert order
+
+
+def test_an_edit_with_planted_feet_changes_only_what_it_must(clip, dqik):
+    """Plant the feet, raise the left hand: the planted ankles hold still within each contact
+    (reachable frames), the hand meets its target, the right arm keeps the animation, and no
+    chain bone pops."""
+    obj, targets, frames, animation = clip
+    mc.select(obj, mc.FEET)
+    assert bpy.ops.dqik.plant() == {'FINISHED'}
+    phases = dqik.dq_ik_addon.blender.authoring.plant.contact_phases
+    mc.shift_keys(targets["forearm.L"], 2, {f: 0.08 for f in frames})
+    obj.dqik.use_solve_on_frame_change = True
+    scene = bpy.context.scene
+    ankles, rotations = {}, {}
+    for frame in frames:
+        scene.frame_set(frame)
+        rotations[frame] = mc.chain_rotations(obj, mc.CHAIN)
+        ankles[frame] = {n: np.array(obj.matrix_world @ obj.pose.bones[n].tail) for n in mc.FEET}
+        hand = np.array(obj.matrix_world @ obj.pose.bones["forearm.L"].tail)
+        assert np.linalg.norm(hand - np.array(targets["forearm.L"].matrix_world.translation)) \
+            <= 1e-4, frame
+    assert mc.worst_pop(rotations, animation) <= POP
+    right_arm = [mc.CHAIN.index("upper_arm.R"), mc.CHAIN.index("forearm.R")]
+    assert max(mc.angle_between(rotations[f][right_arm], animation[f][right_arm]).max()
+               for f in frames) <= KEPT
+    found = 0
+    for name in mc.FEET:
+        curve = [c for c in targets[name].animation_data.action.layers[0].strips[0]
+                 .channelbag(targets[name].animation_data.action_slot).fcurves
+                 if c.data_path == "location"]
+        points = np.array([[c.evaluate(f) for c in sorted(curve, key=lambda c: c.array_index)]
+                           for f in frames])
+        for phase in phases(np.array(frames, float), points, 30.0, 0.03, 0.2, 5):
+            found += 1
+            held = [ankles[f][name] for f in range(phase.first, phase.last + 1)]
+            assert max(np.linalg.norm(p - held[0]) for p in held) <= 1e-3, (name, phase)
+    assert found >= 4
+
+
+def test_a_target_out_of_reach_and_back_ends_quickly_and_moves_only_its_chain(clip, dqik):
+    obj, targets, frames, animation = clip
+    _edited(targets, frames)
+    obj.dqik.use_solve_on_frame_change = True
+    rotations, iterations = mc.played(dqik, obj, frames)
+    assert max(iterations.values()) <= 20
+    others = [mc.CHAIN.index(n) for n in ("thigh.R", "shin.R", "upper_arm.R", "forearm.R")]
+    assert max(mc.angle_between(rotations[f][others], animation[f][others]).max()
+               for f in frames) <= KEPT
+    statuses = {name: set() for name in mc.FEET}
+    for frame in frames:
+        bpy.context.scene.frame_set(frame)
+        for task in dqik.api.session_for(obj).last_result.tasks:
+            if task.name in statuses:
+                statuses[task.name].add(task.status)
+    assert statuses == {"shin.L": {'MET', 'CLOSEST'}, "shin.R": {'MET'}}
+
+
+def test_with_soft_reach_a_target_crossing_the_reach_does_not_pop(clip, dqik):
+    """The same edit with Soft Reach (5 %): as the foot's target crosses the leg's reach, the
+    knee eases out instead of snapping straight (without it, the swinging foot crosses the reach
+    at several centimetres a frame and the knee turns up to 19° in one frame: near full
+    extension, a centimetre of target is degrees of knee, whatever the solver)."""
+    obj, targets, frames, animation = clip
+    _edited(targets, frames)
+    obj.dqik.soft_reach = 0.05
+    obj.dqik.use_solve_on_frame_change = True
+    rotations, iterations = mc.played(dqik, obj, frames)
+    assert mc.worst_pop(rotations, animation) <= POP
+    assert max(iterations.values()) <= 20
+
+
+def test_a_second_bake_keeps_the_first_with_its_hand_edits(clip, dqik):
+    obj, targets, frames, _ = clip
+    _edited(targets, frames)
+    _bake(dqik, obj, switch_off_tasks=False).finish()
+    action = obj.animation_data.action
+    bag = action.layers[0].strips[0].channelbag(obj.animation_data.action_slot)
+    curve = next(c for c in bag.fcurves if "forearm.L" in c.data_path)
+    curve.keyframe_points[10].co.y += 0.25            # a hand polish on the first bake
+    polished = curve.keyframe_points[10].co.y
+    report = _bake(dqik, obj, switch_off_tasks=False).finish()
+    assert obj.animation_data.action == action
+    kept = [a for a in bpy.data.actions if a != action and a.name.startswith(action.name)]
+    assert kept and "kept as" in report.old_animation
+    old = kept[-1].layers[0].strips[0].channelbag(obj.animation_data.action_slot)
+    copy = old.fcurves.find(curve.data_path, index=curve.array_index)
+    assert copy.keyframe_points[10].co.y == pytest.approx(polished)
+    assert curve.keyframe_points[10].co.y != pytest.approx(polished)
+
+
+def test_a_cancelled_bake_stays_cancelled(clip, dqik):
+    obj, _, _, _ = clip
+    bake = _bake(dqik, obj)
+    bake.step()
+    bake.cancel()
+    with pytest.raises(dqik.api.ArmatureError, match="cancelled"):
+        bake.finish()
+    assert f"{obj.name}_DQIK" not in bpy.data.actions
+    assert all(pb.dqik.use_target for pb in obj.pose.bones if pb.name in mc.FEET + mc.HANDS)
+
+
+def test_a_target_keyed_not_finite_stops_a_bake_with_its_own_message(clip, dqik):
+    obj, targets, frames, _ = clip
+    mc.shift_keys(targets["forearm.R"], 0, {12: float("nan")})
+    with pytest.raises(dqik.api.ArmatureError, match="frame 12.*forearm.R.*not finite"):
+        _bake(dqik, obj).finish()
+
+
+def test_rigs_that_target_each_other_are_named_and_never_met(clip, dqik):
+    """Two copies of the clip, each hand's target the other rig's hand bone: both warn, and
+    neither reports its hand met."""
+    obj, _, _, _ = clip
+    other = obj.copy()
+    other.data = obj.data.copy()
+    bpy.context.scene.collection.objects.link(other)
+    other.location.x += 0.4
+    for rig, partner in ((obj, other), (other, obj)):
+        settings = rig.pose.bones["forearm.L"].dqik
+        settings.target, settings.subtarget = partner, "forearm.R"
+    snapshot = dqik.api.session_for(obj).tick()
+    hand = {t.name: t for t in snapshot.tasks}["forearm.L"]
+    assert hand.status == 'CLOSEST'
+    assert any("follows 'walk.001'" in w and "forearm.L" in w for w in snapshot.warnings)
