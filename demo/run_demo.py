@@ -21,19 +21,24 @@
    solved with ``bpy.ops.dqik.solve()``, measured on the DEF bones the mesh follows.
 6. In a new file, the live-posing scene (``live_drag.py``): the basic metarig's chest dragged
    through live ticks while the feet and hands hold their targets.
-7. Writes into OUTPUT_DIR:
+7. In a new file, motion-capture clean-up (``mocap_cleanup.py``): a BVH walk clip given targets
+   from its own animation, its feet planted, a hand raised, played with Solve on Frame Change.
+8. Writes into OUTPUT_DIR:
    - ``results.json``: per scenario, per task the error in mm, plus iterations, converged, the
      largest joint-limit violation (rad) and the operator's wall time (ms); under
      ``"production_rig"`` the rig's bone and constraint counts, per task the DEF bone's error in
      mm, iterations, converged, wall time and the deepest capsule clearance from the wall (mm);
-     under ``"live_drag"`` the drag's errors and tick times;
+     under ``"live_drag"`` the drag's errors and tick times; under ``"mocap_cleanup"`` how far
+     the unedited playback strays from the clip, the planted ankle's drift, the raised hand's
+     error, the worst pop and the frame changes' time;
    - ``dq_ik_demo.blend``: the metarig scene (armature solved for the last scenario, its
      targets, camera, lights and the render proxies); ``dq_ik_demo_rigify.blend``: the
      production-rig scene, solved;
    - Workbench renders (800x600, ``workbench.py``): ``rest_with_targets.png``, ``solved.png``
      (``reachable_1``), ``unreachable.png``, ``wall.png``, ``rigify_fk.png`` (the
      production rig), ``live_drag.png``; ``overlay.png``, the wall scene with the viewport
-     overlay drawn over it (``overlay_picture.py``).
+     overlay drawn over it (``overlay_picture.py``); ``plant.png``, the left ankle target's
+     speed before and after Plant.
 
 Armatures are not drawn by a render, so each image shows a proxy mesh: one Blender-style
 octahedral bone shape per pose bone (from the evaluated ``PoseBone.matrix`` and length; on the
@@ -59,6 +64,7 @@ for _path in (os.path.join(ROOT, "tests"), ROOT):
 
 import extension_cli  # noqa: E402  (sets BLENDER_USER_RESOURCES before bpy is imported)
 import live_drag  # noqa: E402
+import mocap_cleanup  # noqa: E402
 import production_rig  # noqa: E402
 from console import captured_output, timed_operator  # noqa: E402
 from overlay_picture import SELECTED, render_with_overlay  # noqa: E402
@@ -347,6 +353,7 @@ def main(output_dir):
     # a new file: the metarig scene is saved above and no longer open
     results["production_rig"] = production_rig.run(dqik, output_dir)
     results["live_drag"] = live_drag.run(dqik, output_dir)
+    results["mocap_cleanup"] = mocap_cleanup.run(dqik, output_dir)
     results["total_wall_time_s"] = round(time.perf_counter() - started, 2)
     with open(os.path.join(output_dir, "results.json"), "w") as f:
         json.dump(results, f, indent=2)
@@ -383,10 +390,11 @@ def print_summary(results, output_dir):
     print(f"  overlay (wall scene, {', '.join(SELECTED)} selected): {sum(drawn.values())} "
           "vertices, " + ", ".join(f"{style} {count}" for style, count in drawn.items()))
     for line in [*production_rig.summary_lines(results["production_rig"]),
-                 *live_drag.summary_lines(results["live_drag"])]:
+                 *live_drag.summary_lines(results["live_drag"]),
+                 *mocap_cleanup.summary_lines(results["mocap_cleanup"])]:
         print(f"  {line}")
     files = [*results["files"].values(), *results["production_rig"]["files"].values(),
-             *results["live_drag"]["files"].values()]
+             *results["live_drag"]["files"].values(), results["mocap_cleanup"]["picture"]]
     print(f"  wrote {', '.join(sorted(files))} and results.json "
           f"to {output_dir} in {results['total_wall_time_s']:.1f} s")
 

@@ -1,0 +1,182 @@
+"""IK over motion capture: Solve on Frame Change and the bake on a clip, against Blender's own IK
+constraints baked by ``nla.bake(visual_keying=True)``, on the same set-up, in one run.
+
+The clip: ``tests/mocap_clips.py``'s procedural walk (Rigify basic metarig, 29 bones, 30 fps,
+written and read back with Blender's BVH exporter and importer: Euler rotation modes, location
+keys), 96 frames. Targets from Animation keys a target on every frame at each ankle and wrist;
+then the animator's edits: the feet planted (``dqik.plant``), the left hand raised 12 cm and the
+left foot lowered 15 cm, out of reach, over the middle of the clip. Feet priority 1, hands 2,
+two-bone chains (``chain_count`` 2): the limb chains of the issue.
+
+- ``DQ IK``: Solve on Frame Change, every frame set in order (``scene.frame_set``); ms per frame
+  change (median) and the slowest frame. ``+ Soft Reach``: the same with Soft Reach 5 %.
+- ``Blender IK``: the same clip copied with an IK constraint per effector on the same Empties
+  (Standard solver, chain length 2, no pole), DQ IK off; ms per frame change.
+- ``frame set alone``: the clip with neither, for what evaluating the animation costs.
+- Bake: ``FrameBake.finish()`` (DQ IK's ``dqik.bake`` loop) against ``bpy.ops.nla.bake(
+  visual_keying=True, bake_types={'POSE'})`` of the constrained copy; frames per second.
+- The 159-bone human metarig with four limb tasks (chain length 3) on targets moving along smooth
+  loops: its slowest frame change.
+
+Run from the repository root: ``.venv/bin/python benchmarks/mocap.py``. Goals (the issue): frame
+change ≤ 5× Blender's IK constraints on limb chains, slowest frame ≤ 20 ms, bake ≥ 0.5× the speed
+of ``nla.bake``.
+"""
+
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import np  # noqa: E402
+
+FRAMES = 96
+GOALS = "frame change ≤ 5× Blender's IK; slowest frame ≤ 20 ms; bake ≥ 0.5× nla.bake's speed"
+
+
+def edited_clip(folder):
+    """The clip with its targets, planted and edited (module docstring)."""
+    import bpy
+    import mocap_clips as mc
+    with common.quiet():
+        clip, targets = mc.clip_with_targets(folder, FRAMES)
+        mc.select(clip, mc.FEET)
+        bpy.ops.dqik.plant()
+    frames = range(1, FRAMES + 1)
+
+    def bump(frame, first, last, ramp):
+        rise = min(1.0, max(0.0, (frame - first) / ramp), max(0.0, (last - frame) / ramp))
+        return rise * rise * (3.0 - 2.0 * rise)
+    mc.shift_keys(targets["forearm.L"], 2, {f: 0.12 * bump(f, 20, 70, 6) for f in frames})
+    mc.shift_keys(targets["shin.L"], 2, {f: -0.15 * bump(f, 30, 80, 12) for f in frames})
+    return clip, targets
+
+
+def blender_copy(clip, targets):
+    """A copy of the clip (its action shared) with Blender's IK constraints on the targets."""
+    import bpy
+    rig = clip.copy()
+    rig.data = clip.data.copy()
+    bpy.context.scene.collection.objects.link(rig)
+    for name, target in targets.items():
+        rig.pose.bones[name].dqik.use_target = False
+        constraint = rig.pose.bones[name].constraints.new('IK')
+        constraint.target, constraint.chain_count = target, 2
+    return rig
+
+
+def frame_changes(frames):
+    """(ms of each ``frame_set``)."""
+    import bpy
+    scene, times = bpy.context.scene, []
+    for frame in frames:
+        started = time.perf_counter()
+        scene.frame_set(frame)
+        times.append((time.perf_counter() - started) * 1e3)
+    return np.array(times)
+
+
+def timed_frames(clip, rig, dq_ik, blender, soft=0.0):
+    """Frame-change times with DQ IK on ``clip`` and/or Blender's IK on ``rig``."""
+    clip.dqik.use_solve_on_frame_change, clip.dqik.soft_reach = dq_ik, soft
+    for pose_bone in rig.pose.bones:
+        for constraint in pose_bone.constraints:
+            constraint.mute = not blender
+    frame_changes(range(1, 6))                       # warm up
+    return frame_changes(range(1, FRAMES + 1))
+
+
+def bakes(dqik, clip, rig):
+    """``(DQ IK frames/s, nla.bake frames/s)``."""
+    import bpy
+    import mocap_clips as mc
+    clip.dqik.use_solve_on_frame_change = False
+    for pose_bone in rig.pose.bones:
+        for constraint in pose_bone.constraints:
+            constraint.mute = True
+    scene = bpy.context.scene
+    started = time.perf_counter()
+    with common.quiet():
+        dqik.api.FrameBake(clip, scene, dqik.api.BakeOptions(1, FRAMES)).finish()
+    ours = FRAMES / (time.perf_counter() - started)
+    for pose_bone in rig.pose.bones:
+        for constraint in pose_bone.constraints:
+            constraint.mute = False
+    bpy.ops.object.mode_set(mode='OBJECT')
+    clip.hide_set(True)
+    bpy.ops.object.select_all(action='DESELECT')
+    rig.select_set(True)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode='POSE')
+    mc.select(rig, [pb.name for pb in rig.pose.bones])
+    started = time.perf_counter()
+    with common.quiet():
+        bpy.ops.nla.bake(frame_start=1, frame_end=FRAMES, only_selected=False,
+                         visual_keying=True, bake_types={'POSE'})
+    return ours, FRAMES / (time.perf_counter() - started)
+
+
+def human_limbs(dqik):
+    """The slowest and median frame change (ms) of the 159-bone metarig, four limb tasks on
+    targets moving along smooth loops, Solve on Frame Change on."""
+    import bpy
+    import bakes as bake_scenes
+    import rigs
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with common.quiet():
+        obj = rigs.metarig("human")
+    bake_scenes.animated_targets(obj, frames=(1, FRAMES))
+    for pose_bone in obj.pose.bones:
+        if pose_bone.dqik.use_target:
+            pose_bone.dqik.chain_count = 3
+    obj.dqik.use_solve_on_frame_change = True
+    frame_changes(range(1, 6))
+    times = frame_changes(range(1, FRAMES + 1))
+    return float(times.max()), float(np.median(times))
+
+
+def main():
+    dqik = common.install()
+    import bpy
+    bpy.ops.wm.read_homefile(use_empty=True)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        clip, targets = edited_clip(pathlib.Path(folder))
+    rig = blender_copy(clip, targets)
+    bones = len(clip.pose.bones)
+    rows, times = [], {}
+    for label, dq_ik, blender, soft in (("frame set alone", False, False, 0.0),
+                                        ("Blender IK constraints", False, True, 0.0),
+                                        ("DQ IK", True, False, 0.0),
+                                        ("DQ IK + Soft Reach 5 %", True, False, 0.05)):
+        samples = timed_frames(clip, rig, dq_ik, blender, soft)
+        times[label] = samples
+        rows.append([label, f"{np.median(samples):.2f}", f"{np.percentile(samples, 90):.2f}",
+                     f"{samples.max():.2f}"])
+    ours, blenders = bakes(dqik, clip, rig)
+    slowest, median = human_limbs(dqik)
+    print(common.versions())
+    print()
+    print(f"Walk clip, {bones} bones, {FRAMES} frames, four limb tasks (edited, "
+          "feet planted):")
+    print(common.markdown(["frame change", "ms median", "ms p90", "ms slowest"], rows))
+    print()
+    print(common.markdown(["bake", "frames/s"], [["DQ IK (FrameBake)", f"{ours:.0f}"],
+                                                  ["Blender nla.bake, visual keying",
+                                                   f"{blenders:.0f}"]]))
+    print()
+    print(f"Human metarig (159 bones), four limb tasks: frame change median {median:.2f} ms, "
+          f"slowest {slowest:.2f} ms")
+    ratio = np.median(times["DQ IK"]) / np.median(times["Blender IK constraints"])
+    worst = max(times["DQ IK"].max(), times["DQ IK + Soft Reach 5 %"].max(), slowest)
+    met = ratio <= 5.0 and worst <= 20.0 and ours >= 0.5 * blenders
+    print(f"\nRun time {time.perf_counter() - started:.0f} s. Goals: {GOALS} → "
+          f"{'met' if met else 'NOT met'} (frame change {ratio:.1f}× Blender's IK, slowest "
+          f"{worst:.1f} ms, bake {ours / blenders:.2f}× nla.bake)")
+
+
+if __name__ == "__main__":
+    main()
