@@ -1,9 +1,10 @@
 """Task kinds, one module each (``kind`` gives the protocol), and the task set of a solve."""
 
 from .aim import Aim
+from .axes_position import AxesPosition
 from .kind import TaskKind
 from .orientation import Orientation
 from .position import Position
 from .task_set import Task, TaskSet
 
-__all__ = ["Aim", "Orientation", "Position", "Task", "TaskKind", "TaskSet"]
+__all__ = ["Aim", "AxesPosition", "Orientation", "Position", "Task", "TaskKind", "TaskSet"]
