@@ -164,6 +164,14 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
         "looks at something (Blender's Damped Track, solved with the other tasks)",
         default=False,
     )
+    position_axes: EnumProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
+        name="Position Axes",
+        description="The target's own axes along which the tail must match it: Z alone keeps "
+        "the tail on the target's XY plane (a foot on a floor), X and Y on its Z line",
+        items=(('X', "X", ""), ('Y', "Y", ""), ('Z', "Z", "")),
+        options={'ENUM_FLAG'}, default={'X', 'Y', 'Z'},
+    )
     aim_axis: EnumProperty(
         override=_OVERRIDABLE, update=_settings_changed,
         name="Aim Axis",

@@ -24,8 +24,8 @@ def draw_task_settings(col, settings):
     col.prop(settings, "weight")
     col.prop(settings, "chain_count")
     row = col.row(heading="Match")
-    for entry in task_kinds.TASK_KINDS:
-        row.prop(settings, entry.setting, toggle=True)
+    for setting in dict.fromkeys(entry.setting for entry in task_kinds.TASK_KINDS):
+        row.prop(settings, setting, toggle=True)
     for entry in task_kinds.TASK_KINDS:
         if entry.option_setting is not None:
             sub = col.row()

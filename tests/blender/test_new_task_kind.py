@@ -22,7 +22,7 @@ def plane_kind(dqik, monkeypatch):
     settings_class.use_plane = bpy.props.BoolProperty(
         name="Plane", update=properties._settings_changed, override={'LIBRARY_OVERRIDABLE'})
 
-    def plane(goal, _matrix):
+    def plane(goal, _matrix, _options):
         normal = goal[:3, 2] / np.linalg.norm(goal[:3, 2])
         return np.append(normal, normal @ goal[:3, 3])
 

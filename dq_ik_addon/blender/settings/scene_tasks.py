@@ -150,8 +150,8 @@ def aimed_tasks(obj, sources):
         if not is_finite:
             warnings.append(f"{source.name}: target transform is not finite; skipped")
             continue
-        tasks += [Task(entry.kind, source.bone, entry.target(goal, matrix), source.priority,
-                       source.weight, source.chain_count, options)
+        tasks += [Task(entry.kind, source.bone, entry.target(goal, matrix, options),
+                       source.priority, source.weight, source.chain_count, options)
                   for entry, options in source.parts]
         names += [source.name] * len(source.parts)
     return tasks, names, warnings

@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ...engine import Aim, Orientation, Position
+from ...engine import Aim, AxesPosition, Orientation, Position
 from ..errors import ArmatureError
 
 # ``PoseBone.dqik.aim_axis`` as a unit vector in the bone's frame
@@ -25,11 +25,13 @@ AIM_AXIS_VECTORS = {'TRACK_X': (1.0, 0.0, 0.0), 'TRACK_Y': (0.0, 1.0, 0.0),
 class TaskKindEntry(NamedTuple):
     """One row of the table: ``setting``, the ``PoseBone.dqik`` bool that enables the kind;
     ``label``, how messages name it; ``kind``, the engine's ``TaskKind``; ``target(goal,
-    matrix)``, its target from the goal (``goal``: (4,4) numpy, ``matrix``: the same as a
-    mathutils Matrix); ``options(settings, name)``, its options from the bone's settings;
+    matrix, options)``, its target from the goal (``goal``: (4,4) numpy, ``matrix``: the same
+    as a mathutils Matrix); ``options(settings, name)``, its options from the bone's settings;
     ``report``, the ``TaskReport.errors`` key of its error; ``option_setting``, the
     ``PoseBone.dqik`` property the Bone panel shows for its options (None: none);
-    ``from_head``: the overlay draws its line from the bone's head, not its tail."""
+    ``from_head``: the overlay draws its line from the bone's head, not its tail;
+    ``applies(settings)``: whether the row is the one for these settings, when several rows
+    share a ``setting`` (None: always)."""
 
     setting: str
     label: str
@@ -39,10 +41,23 @@ class TaskKindEntry(NamedTuple):
     report: str
     option_setting: object = None
     from_head: bool = False
+    applies: Callable = None
 
 
 def _no_options(_settings, _name):
     return ()
+
+
+def _axes(settings, _name):
+    """The indices of the bone's Position Axes (``PoseBone.dqik.position_axes``)."""
+    return tuple(index for index, axis in enumerate("XYZ") if axis in settings.position_axes)
+
+
+def _projected(goal, _matrix, axes):
+    """The goal's point and the projector onto its own ``axes`` (``AxesPosition``'s target)."""
+    frame = goal[:3, :3] / np.linalg.norm(goal[:3, :3], axis=0)
+    chosen = frame[:, list(axes)]
+    return np.concatenate([goal[:3, 3], (chosen @ chosen.T).ravel()])
 
 
 def _aim_axis(settings, name):
@@ -55,11 +70,15 @@ def _aim_axis(settings, name):
 
 
 TASK_KINDS = (
-    TaskKindEntry("use_position", "position", Position, lambda goal, _: goal[:3, 3],
-                  _no_options, "position"),
+    TaskKindEntry("use_position", "position", Position, lambda goal, _, __: goal[:3, 3],
+                  _no_options, "position", option_setting="position_axes",
+                  applies=lambda settings: len(settings.position_axes) == 3),
+    TaskKindEntry("use_position", "position", AxesPosition, _projected, _axes, "position",
+                  applies=lambda settings: 0 < len(settings.position_axes) < 3),
     TaskKindEntry("use_rotation", "rotation", Orientation,     # the goal's scale dropped
-                  lambda _, matrix: np.array(matrix.to_quaternion()), _no_options, "rotation"),
-    TaskKindEntry("use_aim", "aim", Aim, lambda goal, _: goal[:3, 3], _aim_axis, "rotation",
+                  lambda _, matrix, __: np.array(matrix.to_quaternion()), _no_options,
+                  "rotation"),
+    TaskKindEntry("use_aim", "aim", Aim, lambda goal, _, __: goal[:3, 3], _aim_axis, "rotation",
                   option_setting="aim_axis", from_head=True),
 )
 
@@ -72,12 +91,13 @@ def enabled_parts(settings, name):
 
 def enabled_entries(settings):
     """The table's entries of the kinds the bone's ``PoseBone.dqik`` ``settings`` enable."""
-    return [entry for entry in TASK_KINDS if getattr(settings, entry.setting)]
+    return [entry for entry in TASK_KINDS if getattr(settings, entry.setting)
+            and (entry.applies is None or entry.applies(settings))]
 
 
 def labels():
     """The kinds' labels, for a message: ``position, rotation and aim``."""
-    names = [entry.label for entry in TASK_KINDS]
+    names = list(dict.fromkeys(entry.label for entry in TASK_KINDS))
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 

@@ -1,0 +1,45 @@
+"""Partial positions (``PoseBone.dqik.position_axes``): a foot with Z alone on a floor Empty stays
+on the floor's plane and slides as the body moves; X and Y alone keep a hand on a line."""
+
+import bpy
+import numpy as np
+import rigs
+import solve_problems as sp
+
+
+def test_a_foot_on_a_floor_plane_stays_on_it_and_slides(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    floor = sp.add_targets(obj, ["foot.L"], priority=1, chain_count=2)["foot.L"]
+    settings = obj.pose.bones["foot.L"].dqik
+    settings.position_axes = {'Z'}
+    start = sp.world_tail(obj, "foot.L")
+    floor.location = (start[0] + 0.3, start[1] - 0.2, start[2] - 0.05)   # 5 cm below, elsewhere
+    floor.rotation_euler = (0.0, 0.0, 0.7)       # turned about the normal: the plane is the same
+    snapshot = dqik.api.session_for(obj).tick()
+    assert snapshot.status == 'MET'
+    assert set(snapshot.tasks[0].errors) == {"position"}
+    bpy.context.view_layer.update()
+    foot = sp.world_tail(obj, "foot.L")
+    assert abs(foot[2] - floor.location[2]) <= 1e-4
+    assert np.linalg.norm((foot - start)[:2]) < 0.15    # it stays near, not at the Empty
+    hand = sp.add_targets(obj, ["hand.L"], priority=2, chain_count=0)["hand.L"]
+    hand.location = sp.world_tail(obj, "hand.L") + np.array([0.0, -0.25, -0.3])
+    assert dqik.api.session_for(obj).tick().status == 'MET'
+    bpy.context.view_layer.update()
+    slid = sp.world_tail(obj, "foot.L")
+    assert abs(slid[2] - floor.location[2]) <= 1e-4
+    assert np.linalg.norm((slid - foot)[:2]) > 1e-3     # the body moved and the foot slid
+
+
+def test_x_and_y_keep_a_hand_on_the_targets_line(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    rail = sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"]
+    obj.pose.bones["hand.L"].dqik.position_axes = {'X', 'Y'}
+    rail.location = sp.world_tail(obj, "hand.L") + np.array([-0.15, -0.15, 0.05])
+    rail.rotation_euler = (0.4, 0.0, 0.3)
+    assert dqik.api.session_for(obj).tick().status == 'MET'
+    bpy.context.view_layer.update()
+    matrix = np.array(rail.matrix_world)
+    line = matrix[:3, 2] / np.linalg.norm(matrix[:3, 2])
+    offset = sp.world_tail(obj, "hand.L") - matrix[:3, 3]
+    assert np.linalg.norm(offset - (offset @ line) * line) <= 1e-4
