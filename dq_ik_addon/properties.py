@@ -322,10 +322,9 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
         override=_OVERRIDABLE, update=_frame_change_switched,
         name="Solve on Frame Change",
         description="Solve this armature on every frame change (playback, scrubbing, "
-        "frame_set, rendering): a step of one frame goes on from the previous frame's result, "
-        "a jump starts from the current pose. The pose is written, not keyed (Bake keys it); "
-        "an error turns this off. Turning it on locks the interface while rendering, which "
-        "solving in a render needs (turning it off on the last armature unlocks it again)",
+        "frame_set, rendering), each frame from its animated pose, which it keeps where the "
+        "targets allow. The pose is written, not keyed (Bake keys it); an error turns this off. "
+        "Turning it on locks the interface while rendering, which solving in a render needs",
         default=False,
     )
 

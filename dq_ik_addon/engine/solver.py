@@ -29,9 +29,9 @@ from .moving_joints_fk import GivenPose
 from .pose_update import PoseUpdate
 from .problem import Problem, SolverSettings, involved_bones
 from .quaternion import all_true, qcanonical, qnormalize
+from .solve_memory import ResultCache, same_pose
 from .steps import Steps
 
-_SAME_POSE = 1e-6  # quaternion components: a start this close to a remembered result is that result
 
 __all__ = ["Solver", "SolverSettings", "involved_bones", "solve"]
 
@@ -71,6 +71,7 @@ class Solver:
         self.problem.hang(self.given)
         self.update = PoseUpdate(self.problem.joints, self.problem.limits)
         self.steps = Steps(self.problem, self.update)
+        self.results = ResultCache()   # results by their exact inputs (``solve(remember=True)``)
         self._measured = None   # the ``SolveState`` ``measure`` put back last
         self.reset()
 
@@ -126,7 +127,7 @@ class Solver:
         computes them (``moving_joints_fk.MovingJointsFK``)."""
         return self.problem.fk(np.asarray(rotations, dtype=np.float64)[self.bones])
 
-    def solve(self, rotations, preferred=None):
+    def solve(self, rotations, preferred=None, remember=False):
         """Iterate from ``rotations`` (n,4); on a stall short of a reachable target, escape and go
         on, the rest pull then aiming at the escaped pose. The best state seen, in priority order,
         is returned, so escapes never make it worse.
@@ -134,12 +135,13 @@ class Solver:
         ``max_iterations`` bounds each descent: the first, and each one after an escape.
 
         A solve that settled short of its targets (not one cut short by ``max_iterations`` or the
-        time budget) is remembered: solving again from its result (within ``_SAME_POSE``, e.g.
+        time budget) is remembered: solving again from its result (within ``solve_memory.SAME_POSE``, e.g.
         after a round trip through float32 pose channels) with the same targets, given pose and
-        obstacles returns it at once, with 0 iterations. A start within ``_SAME_POSE`` of the last
+        obstacles returns it at once, with 0 iterations. A start within ``solve_memory.SAME_POSE`` of the last
         result, with the same given pose, continues from that result exactly; such a warm solve
         does not escape again while the last escapes found nothing better and its targets stay as
-        far (``escapes.futile_here``)."""
+        far (``escapes.futile_here``). With ``remember``, the result is kept by its exact inputs
+        and a solve with the same inputs returns it (``solve_memory.ResultCache``)."""
         problem, settings, steps = self.problem, self.settings, self.steps
         tol = settings.tolerance
         started = time.perf_counter()
@@ -154,11 +156,15 @@ class Solver:
             world = problem.fk.start(q, self.given)
         memo_key = (problem.tasks.target_key(), self.given.key(problem.fk.still),
                     None if problem.contacts is None else problem.contacts.obstacles)
-        if preferred is None and self._memo is not None and self._memo[0] == memo_key \
-                and _same_pose(q, self._memo[1]):
-            full[self.bones] = self._memo[1]
-            return replace(self._memo[2], rotations=full, iterations=0,
-                           steps=dict.fromkeys(self._memo[2].steps, 0))
+        remembered = (q.tobytes(), memo_key) if remember and preferred is None else None
+        known = self.results.get(remembered) if remembered else None
+        if known is None and preferred is None and self._memo is not None \
+                and self._memo[0] == memo_key and same_pose(q, self._memo[1]):
+            known = self._memo[2]
+        if known is not None:
+            full[self.bones] = known.rotations[self.bones]
+            return replace(known, rotations=full, iterations=0,
+                           steps=dict.fromkeys(known.steps, 0))
         unremembered, settled, finite = preferred is None, False, True
         preferred = q if preferred is None else qnormalize(np.asarray(preferred, float)[self.bones])
         state = best = self._measure(q, world)
@@ -214,9 +220,12 @@ class Solver:
                 state = self._measure(escaped)
                 history = [state[3]]
                 groups = [self._groups(state)]
-        return self._result(full, best, iterations, escapes, stall, history, memo_key,
-                            unremembered and settled,
-                            finite and not settled and len(problem.joints) > 0)
+        result = self._result(full, best, iterations, escapes, stall, history, memo_key,
+                              unremembered and settled,
+                              finite and not settled and len(problem.joints) > 0)
+        if remembered and not result.cut_short:
+            self.results.put(remembered, replace(result, rotations=result.rotations.copy()))
+        return result
 
     def _measure(self, q, world=None):
         """``(q, world, errors, level errors)`` of the rotations ``q``."""
@@ -267,20 +276,15 @@ class Solver:
 
     def _continued(self, start):
         """``(rotations, FK)`` of the last result when ``start`` (the involved bones' rotations)
-        is that result within ``_SAME_POSE`` and the given pose is unchanged: a warm solve
+        is that result within ``solve_memory.SAME_POSE`` and the given pose is unchanged: a warm solve
         then goes on from the exact result, already inside the limits, with its FK (and
         ``MovingJointsFK``'s offsets, taken from a start whose other bones it shares). Else None."""
         if self._last is None:
             return None
         q, world, given = self._last
-        if given != self.given.key(self.problem.fk.still) or not _same_pose(start, q):
+        if given != self.given.key(self.problem.fk.still) or not same_pose(start, q):
             return None
         return q, world
-
-
-def _same_pose(a, b):
-    """Rotations ``a`` and ``b`` agree within ``_SAME_POSE`` in every quaternion component."""
-    return bool(np.abs(a - b).max(initial=0.0) <= _SAME_POSE)
 
 
 def solve(model, rotations, tasks, limits=None, stiffness=None, settings=None, locations=None,

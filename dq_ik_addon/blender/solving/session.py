@@ -324,7 +324,7 @@ class Session:
             rotations = self.animated.start(obj, pose, rotations, self.solver.moved_mask)
             self.solver.reset()
         self._start = (rotations, pose.evaluated)
-        result = self.solver.solve(rotations)
+        result = self.solver.solve(rotations, remember=animated)
         pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
         pose.write(obj)
         if animated:
