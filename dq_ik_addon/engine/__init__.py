@@ -6,8 +6,8 @@ Blender a handful of calls (``IK_SolverAddGoal``, ``IK_Solve``):
 
 - **Build.** ``ChainModel.from_bones`` (with ``BoneFlags``, ``INHERIT_SCALE_MODES``) and
   ``.matrices`` / ``.forward``; tasks (``Task`` of a kind: ``Position``, ``AxesPosition``,
-  ``Orientation``, ``Aim``), limits (``SwingTwistLimits``) and ``SolverSettings``;
-  ``involved_bones`` and ``Solver(model, tasks, limits, ...)``.
+  ``Orientation``, ``Aim``, ``Loop``, ``LoopOrientation``), limits (``SwingTwistLimits``)
+  and ``SolverSettings``; ``involved_bones`` and ``Solver(model, tasks, limits, ...)``.
 - **Retarget, solve, reset.** ``Solver.retarget`` (new targets, given pose and obstacles),
   ``Solver.solve`` → ``SolveResult``, ``Solver.reset``.
 - **Measure.** ``Solver.measure`` (task errors and contact penetration of given rotations or
@@ -41,13 +41,22 @@ from .quaternion import (
 )
 from .solver import Solver, SolverSettings, involved_bones, solve
 from .swing_twist import quat_from_swing_twist, swing_twist_array
-from .tasks import Aim, AxesPosition, Orientation, Position, Task, TaskKind
+from .tasks import (
+    Aim,
+    AxesPosition,
+    Loop,
+    LoopOrientation,
+    Orientation,
+    Position,
+    Task,
+    TaskKind,
+)
 from .tasks.task_set import joint_masks
 from .triangles import closest_segment_one_triangle
 
 __all__ = [
     "INHERIT_SCALE_MODES", "MIN_RADIUS", "Aim", "AxesPosition", "BoneFlags", "ChainModel",
-    "Measure",
+    "Loop", "LoopOrientation", "Measure",
     "Orientation", "Position", "SolveResult", "SolveState", "Solver", "SolverSettings",
     "SwingTwistLimits", "Task", "TaskKind", "chain_size", "closest_segment_one_triangle",
     "euler_to_quat", "involved_bones", "joint_masks", "matrix_to_quat", "nearest_between_one",

@@ -67,13 +67,14 @@ def chain_size(model):
 
 
 def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):
-    """Sorted bones the solve must model: the task bones; with contacts also every capsule bone
-    (radius at least ``contacts.MIN_RADIUS``) the tasks move (whole limbs, fingers included);
-    with self-collision every capsule bone; and all their ancestors."""
+    """Sorted bones the solve must model: the task bones and loop partners; with contacts also
+    every capsule bone (radius at least ``contacts.MIN_RADIUS``) the tasks move (whole limbs,
+    fingers included); with self-collision every capsule bone; and all their ancestors."""
+    ends = [t.bone for t in tasks] + [t.partner for t in tasks if t.partner >= 0]
     if obstacles is None and not self_collision:
-        return model.with_ancestors([t.bone for t in tasks])
+        return model.with_ancestors(ends)
     bones = np.zeros(len(model), dtype=bool)
-    bones[[t.bone for t in tasks]] = True
+    bones[ends] = True
     capsule = np.asarray(radii, dtype=np.float64) >= MIN_RADIUS
     if collision is not None:
         capsule &= np.asarray(collision, dtype=bool)
@@ -92,7 +93,8 @@ class Problem:
         sub_index = np.full(len(model), -1, dtype=np.int64)
         sub_index[self.bones] = np.arange(self.bones.size)
         self.model = model.subset(self.bones)
-        self.tasks = TaskSet(self.model, [replace(t, bone=int(sub_index[t.bone])) for t in tasks])
+        self.tasks = TaskSet(self.model, [replace(t, bone=int(sub_index[t.bone]), partner=int(
+            sub_index[t.partner]) if t.partner >= 0 else -1) for t in tasks])
         self.settings = settings
         self.size = chain_size(model)
         stiffness = np.zeros(len(self.model)) if stiffness is None else \

@@ -32,7 +32,6 @@ from .quaternion import all_true, qcanonical, qnormalize
 from .solve_memory import ResultCache, same_pose
 from .steps import Steps
 
-
 __all__ = ["Solver", "SolverSettings", "involved_bones", "solve"]
 
 

@@ -40,6 +40,7 @@ class TaskSource(NamedTuple):
     priority: int
     weight: float
     chain_count: int
+    partner: int    # the loop partner (another bone of the armature as the target), or -1
 
 
 def target_matrix(to_armature, source, view_layer=None):
@@ -108,7 +109,8 @@ def task_sources(model, settings_of_bones):
     sources, warnings = [], []
     for i in [i for i, settings in enumerate(settings_of_bones) if settings.use_target]:
         name, settings = model.names[i], settings_of_bones[i]
-        parts = enabled_parts(settings, name)
+        partner = loop_partner(model, i, settings)
+        parts = enabled_parts(settings, name, partner >= 0)
         if not parts:
             warnings.append(f"{name}: none of {labels()} is enabled; skipped")
             continue
@@ -116,11 +118,26 @@ def task_sources(model, settings_of_bones):
             warnings.append(f"{name}: its weight is 0, so it pulls on nothing; skipped")
             continue
         sources.append(TaskSource(i, name, settings.target, settings.subtarget, parts,
-                                  settings.priority, settings.weight, settings.chain_count))
+                                  settings.priority, settings.weight, settings.chain_count,
+                                  partner))
     if sources:     # (a PropertyGroup's ``id_data`` is the armature object owning the bones)
         check_bone_settings(settings_of_bones[0].id_data, [s.name for s in sources],
                             _TASK_FIELDS, [(s.weight, s.priority, s.chain_count) for s in sources])
     return sources, warnings
+
+
+def loop_partner(model, bone, settings):
+    """The bone of the armature's own ``model`` that the bone ``bone``'s target is (its
+    ``subtarget`` with the armature itself as ``target``), held by a loop task: one that is not
+    the bone, nor above it, nor below it; else -1 (such a target moves with the solve:
+    ``target_dependencies`` skips it)."""
+    if settings.target != settings.id_data:
+        return -1
+    partner = model.index.get(settings.subtarget, -1)
+    if partner < 0 or partner in model.with_ancestors([bone]) or bone in model.with_ancestors(
+            [partner]):
+        return -1
+    return partner
 
 
 def aimed_tasks(obj, sources):
@@ -151,7 +168,8 @@ def aimed_tasks(obj, sources):
             warnings.append(f"{source.name}: target transform is not finite; skipped")
             continue
         tasks += [Task(entry.kind, source.bone, entry.target(goal, matrix, options),
-                       source.priority, source.weight, source.chain_count, options)
+                       source.priority, source.weight, source.chain_count, options,
+                       source.partner)
                   for entry, options in source.parts]
         names += [source.name] * len(source.parts)
     return tasks, names, warnings

@@ -41,7 +41,8 @@ def without_cycles(obj, model, sources):
     """``(kept, warnings)``: the ``TaskSource``s of the armature ``obj`` (``ChainModel``
     ``model``) whose targets the solve of the kept ones does not move, and a warning for each
     source left out."""
-    followed = [_followed_bones(obj, source) for source in sources]
+    followed = [{} if source.partner >= 0 else _followed_bones(obj, source)
+                for source in sources]     # a loop partner moves with the solve on purpose
     if not any(followed):
         return sources, []
     chains = joint_masks(model, sources)

@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ...engine import Aim, AxesPosition, Orientation, Position
+from ...engine import Aim, AxesPosition, Loop, LoopOrientation, Orientation, Position
 from ..errors import ArmatureError
 
 # ``PoseBone.dqik.aim_axis`` as a unit vector in the bone's frame
@@ -30,8 +30,9 @@ class TaskKindEntry(NamedTuple):
     ``report``, the ``TaskReport.errors`` key of its error; ``option_setting``, the
     ``PoseBone.dqik`` property the Bone panel shows for its options (None: none);
     ``from_head``: the overlay draws its line from the bone's head, not its tail;
-    ``applies(settings)``: whether the row is the one for these settings, when several rows
-    share a ``setting`` (None: always)."""
+    ``applies(settings, loop)``: whether the row is the one for these settings, when several
+    rows share a ``setting``; ``loop``: the target is another bone of the same armature, held
+    by a loop task (``Task.partner``). None: any settings, no loop."""
 
     setting: str
     label: str
@@ -60,6 +61,11 @@ def _projected(goal, _matrix, axes):
     return np.concatenate([goal[:3, 3], (chosen @ chosen.T).ravel()])
 
 
+def _none(_goal, _matrix, _options):
+    """A loop's target: none, its partner bone is (``Task.partner``)."""
+    return ()
+
+
 def _aim_axis(settings, name):
     """The bone's Aim Axis as a unit vector; a raw ID property outside the enum reads as ''."""
     axis = AIM_AXIS_VECTORS.get(settings.aim_axis, ())
@@ -72,27 +78,33 @@ def _aim_axis(settings, name):
 TASK_KINDS = (
     TaskKindEntry("use_position", "position", Position, lambda goal, _, __: goal[:3, 3],
                   _no_options, "position", option_setting="position_axes",
-                  applies=lambda settings: len(settings.position_axes) == 3),
+                  applies=lambda settings, loop: not loop and len(settings.position_axes) == 3),
     TaskKindEntry("use_position", "position", AxesPosition, _projected, _axes, "position",
-                  applies=lambda settings: 0 < len(settings.position_axes) < 3),
+                  applies=lambda settings, loop: not loop
+                  and 0 < len(settings.position_axes) < 3),
+    TaskKindEntry("use_position", "position", Loop, _none, _no_options, "position",
+                  applies=lambda _, loop: loop),
     TaskKindEntry("use_rotation", "rotation", Orientation,     # the goal's scale dropped
                   lambda _, matrix, __: np.array(matrix.to_quaternion()), _no_options,
                   "rotation"),
+    TaskKindEntry("use_rotation", "rotation", LoopOrientation, _none, _no_options, "rotation",
+                  applies=lambda _, loop: loop),
     TaskKindEntry("use_aim", "aim", Aim, lambda goal, _, __: goal[:3, 3], _aim_axis, "rotation",
                   option_setting="aim_axis", from_head=True),
 )
 
 
-def enabled_parts(settings, name):
+def enabled_parts(settings, name, loop=False):
     """``((entry, options), ...)``: the kinds the bone's ``PoseBone.dqik`` ``settings`` enable,
-    in table order, each with its options."""
-    return tuple((entry, entry.options(settings, name)) for entry in enabled_entries(settings))
+    in table order, each with its options; ``loop``: its target is a loop partner."""
+    return tuple((entry, entry.options(settings, name))
+                 for entry in enabled_entries(settings, loop))
 
 
-def enabled_entries(settings):
+def enabled_entries(settings, loop=False):
     """The table's entries of the kinds the bone's ``PoseBone.dqik`` ``settings`` enable."""
-    return [entry for entry in TASK_KINDS if getattr(settings, entry.setting)
-            and (entry.applies is None or entry.applies(settings))]
+    return [entry for entry in TASK_KINDS if getattr(settings, entry.setting) and (
+        not loop if entry.applies is None else entry.applies(settings, loop))]
 
 
 def labels():

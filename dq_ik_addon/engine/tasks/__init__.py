@@ -3,8 +3,9 @@
 from .aim import Aim
 from .axes_position import AxesPosition
 from .kind import TaskKind
+from .loop import Loop, LoopOrientation
 from .orientation import Orientation
 from .position import Position
 from .task_set import Task, TaskSet
 
-__all__ = ["Aim", "AxesPosition", "Orientation", "Position", "Task", "TaskKind", "TaskSet"]
+__all__ = ["Aim", "AxesPosition", "Loop", "LoopOrientation", "Orientation", "Position", "Task", "TaskKind", "TaskSet"]

@@ -24,7 +24,9 @@ class Task:
 
     ``chain_count`` is the number of bones the task may move, counting the bone itself, as
     Blender's IK "Chain Length" (0 = all the way to the root). ``priority`` 1 is the most
-    important; ``weight`` trades tasks of one priority level against each other.
+    important; ``weight`` trades tasks of one priority level against each other. ``partner``
+    (a bone, or -1): the bone a loop task holds this one on (``tasks.loop``); the task moves
+    none of the partner's ancestors, which the two share (Baerlocher §4.4).
     """
 
     kind: type
@@ -34,17 +36,23 @@ class Task:
     weight: float = 1.0
     chain_count: int = 0
     options: tuple = ()
+    partner: int = -1
 
 
 def joint_masks(model, tasks):
-    """(T, n): True where the task may move the joint (the bone and its ancestors in the chain).
-    ``tasks`` need only ``bone`` and ``chain_count``."""
+    """(T, n): True where the task may move the joint (the bone and its ancestors in the chain,
+    less a loop's partner and its ancestors). ``tasks`` need only ``bone`` and ``chain_count``
+    (and ``partner``)."""
     masks = np.zeros((len(tasks), len(model)), dtype=bool)
     for i, t in enumerate(tasks):
         bone, moved = t.bone, 0
         while bone >= 0 and (t.chain_count <= 0 or moved < t.chain_count):
             masks[i, bone] = True
             bone, moved = model.parents[bone], moved + 1
+        bone = getattr(t, "partner", -1)
+        while bone >= 0:
+            masks[i, bone] = False
+            bone = model.parents[bone]
     return masks
 
 
@@ -67,6 +75,8 @@ class TaskSet:
         self.batches = [kind(np.array([tasks[i].target for i in index], dtype=np.float64),
                              [tasks[i].options for i in index])
                         for kind, index in zip(kinds, self.index)]
+        for batch, index in zip(self.batches, self.index):
+            batch.partners = np.array([tasks[i].partner for i in index], dtype=np.int64)
         self.whole = len(self.batches) == 1   # one batch in task order: no rows to pick
         self.angular = np.zeros(len(tasks), bool)
         self.reaches_point = np.zeros(len(tasks), bool)

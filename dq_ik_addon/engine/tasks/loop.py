@@ -1,0 +1,45 @@
+"""Loop tasks: a bone held on another bone of the same armature, such as two hands on one stick.
+
+Baerlocher's loop task (thesis §4.4) keeps two effectors together. Here the bone's tail is held
+on its *partner*'s head (``Task.partner``), whose place the same solve computes on every
+iteration: ``e = h_partner − t``. The task moves only its own chain less the joints it shares
+with the partner (``task_set.joint_masks``: the common ancestors' columns are zeroed, as in
+§4.4), so over its columns the partner's head does not move and the Jacobian is the tail's,
+``J_p`` (``jacobian.task_jacobian``), as a position task's. The partner moves by its own tasks,
+and the loop follows it. ``LoopOrientation`` holds the bone's rotation on its partner's in the
+same way (``Orientation``'s error and Jacobian). Neither has a target of its own: targets are
+(k,0), and a new target set leaves them as they are.
+"""
+
+import numpy as np
+
+from ..quaternion import matrix_to_quat, qcanonical, qconj, qmul, quat_to_rotvec
+from .orientation import Orientation
+from .position import Position
+
+
+class Loop(Position):
+    """Tails onto the heads of partner bones (``partners``, set by the task set), in metres."""
+
+    reaches_point = False
+    target_width = 0
+
+    def set_targets(self, targets):
+        """A loop's partner is its target: nothing to take."""
+
+    def errors(self, effectors):
+        return np.ascontiguousarray(effectors.world[self.partners, :3, 3]) - effectors.tails
+
+
+class LoopOrientation(Orientation):
+    """Bone rotations onto their partner bones' rotations, in radians."""
+
+    target_width = 0
+
+    def set_targets(self, targets):
+        """A loop's partner is its target: nothing to take."""
+
+    def errors(self, effectors):
+        bone_rotation = matrix_to_quat(effectors.frames()[:, :3, :3])
+        partner = matrix_to_quat(effectors.world[self.partners, :3, :3])
+        return quat_to_rotvec(qcanonical(qmul(partner, qconj(bone_rotation))))
