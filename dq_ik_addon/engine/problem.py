@@ -67,9 +67,9 @@ def chain_size(model):
 
 
 def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):
-    """Sorted bones the solve must model: the task bones and loop partners; with contacts also
-    every capsule bone (radius at least ``contacts.MIN_RADIUS``) the tasks move (whole limbs,
-    fingers included); with self-collision every capsule bone; and all their ancestors."""
+    """Sorted bones the solve must model: the task bones and loop partners; with contacts every
+    capsule bone (radius ≥ ``contacts.MIN_RADIUS``) the tasks move, with self-collision every
+    one; and all their ancestors."""
     ends = [t.bone for t in tasks] + [t.partner for t in tasks if t.partner >= 0]
     if obstacles is None and not self_collision:
         return model.with_ancestors(ends)
@@ -102,20 +102,20 @@ class Problem:
         moved = self.tasks.joint_masks.any(axis=0) & (stiffness < 1.0)
         self.joints = np.nonzero(moved)[0]
         self.moved_bones = self.bones[self.joints]
-        self.moved_mask = np.zeros(len(model), dtype=bool)   # the same, over the whole model
-        self.moved_mask[self.moved_bones] = True
+        self.moved_mask = np.isin(np.arange(len(model)), self.moved_bones)   # over the model
         self.fk = MovingJointsFK(self.model, self.joints)
         self.joint_frames = JointFrames(self.model, self.joints)
         weights = np.sqrt(1.0 - stiffness[self.joints])
         self.limits = None if limits is None else limits.for_joints(self.moved_bones, weights)
-        self.column_scale = (weights[:, None] * np.ones(3) if limits is None
+        if self.limits is not None and not self.limits.limited.any():
+            self.limits = None      # no joint limited: no rows, no projection
+        self.column_scale = (weights[:, None] * np.ones(3) if self.limits is None
                              else self.limits.column_scale).ravel()
         self.moves = self.model.descendants_mask()
         self.chain_roots, self._inner = chain_roots(self.tasks.joint_masks)
         free = np.zeros(len(self.model), dtype=bool)     # joints free to turn every way
         free[self.joints] = True if self.limits is None else ~self.limits.limited
-        # tasks whose chain's every bone turns freely: its reach bound is reached, straight
-        self.free_chains = ~(self.tasks.joint_masks & ~free).any(axis=1)
+        self.free_chains = ~(self.tasks.joint_masks & ~free).any(axis=1)   # reach: straight
         self._given_key = self.chain_reach = None    # (``hang``: the given pose sets the reach)
         tasks = self.tasks
         self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.joints))
