@@ -18,26 +18,26 @@ from .orientation import Orientation
 from .position import Position
 
 
-class Loop(Position):
-    """Tails onto the heads of partner bones (``partners``, set by the task set), in metres."""
+class _Partnered:
+    """A kind whose target is its partner bone: no target of its own, and none to take."""
 
-    reaches_point = False
     target_width = 0
 
     def set_targets(self, targets):
         """A loop's partner is its target: nothing to take."""
+
+
+class Loop(_Partnered, Position):
+    """Tails onto the heads of partner bones (``partners``, set by the task set), in metres."""
+
+    reaches_point = False
 
     def errors(self, effectors):
         return np.ascontiguousarray(effectors.world[self.partners, :3, 3]) - effectors.tails
 
 
-class LoopOrientation(Orientation):
+class LoopOrientation(_Partnered, Orientation):
     """Bone rotations onto their partner bones' rotations, in radians."""
-
-    target_width = 0
-
-    def set_targets(self, targets):
-        """A loop's partner is its target: nothing to take."""
 
     def errors(self, effectors):
         bone_rotation = matrix_to_quat(effectors.frames()[:, :3, :3])
