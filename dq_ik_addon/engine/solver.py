@@ -100,6 +100,8 @@ class Solver:
         self.given = GivenPose.of(self.bones, locations, scales, evaluated)
         self.problem.hang(self.given)
         if obstacles is not None:
+            if obstacles is not self.problem.contacts.obstacles:
+                self.results = ResultCache()    # its results hold the old query: none hits now
             self.problem.contacts.obstacles = obstacles
         if targets is not None or obstacles is not None:
             self.problem.seat_targets()
@@ -139,8 +141,11 @@ class Solver:
         obstacles returns it at once, with 0 iterations. A start within ``solve_memory.SAME_POSE`` of the last
         result, with the same given pose, continues from that result exactly; such a warm solve
         does not escape again while the last escapes found nothing better and its targets stay as
-        far (``escapes.futile_here``). With ``remember``, the result is kept by its exact inputs
-        and a solve with the same inputs returns it (``solve_memory.ResultCache``)."""
+        far (``escapes.futile_here``). With ``remember``, the solve starts with no warm memory
+        (``reset``), its result is kept by its exact inputs and a solve with the same inputs
+        returns it (``solve_memory.ResultCache``)."""
+        if remember:
+            self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps
         tol = settings.tolerance
         started = time.perf_counter()

@@ -4,7 +4,7 @@ reachable task of its level on another chain."""
 
 import numpy as np
 import pytest
-from chains import identity_pose, uniform_limits
+from chains import identity_pose, straight_chain, uniform_limits
 
 from dq_ik_addon.engine import ChainModel
 from dq_ik_addon.engine.quaternion import qexp
@@ -125,3 +125,15 @@ def test_a_folded_arm_beside_a_far_one_on_its_level_escapes():
         .solve(identity_pose(len(model)))
     assert result.steps["escapes"] > 0
     assert result.errors[0] < 1e-5
+
+
+@pytest.mark.parametrize("fraction", [1.0, 0.99993, 0.999])
+def test_a_reachable_target_near_full_extension_is_met(fraction):
+    """On a chain that turns freely, only a target beyond the reach is solved for short of it:
+    one at the straight chain's tail, or just inside the reach, is met (converged)."""
+    model = straight_chain(3, 0.5)
+    bent = qexp(np.array([[0.0, 0.0, 0.3], [0.0, 0.0, -0.5], [0.0, 0.0, 0.2]]))
+    goal = np.array([0.0, 1.5 * fraction, 0.0])
+    result = Solver(model, [Task(Position, 2, goal)]).solve(
+        bent if fraction < 1.0 else np.tile([1.0, 0.0, 0.0, 0.0], (3, 1)))
+    assert result.converged and result.errors[0] < 1e-5

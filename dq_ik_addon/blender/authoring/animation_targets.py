@@ -50,9 +50,10 @@ def targets_from_animation(obj, scene, pose_bones, frame_start, frame_end):
     frames = np.arange(frame_start, frame_end + 1, dtype=np.float64)
     rows = [obj.pose.bones.find(pose_bone.name) for pose_bone in pose_bones]
     locations, rotations = sample_effectors(obj, scene, rows, frames)
-    done = []
+    done, used = [], set()
     for k, pose_bone in enumerate(pose_bones):
-        target, made = _target_of(obj, pose_bone)
+        target, made = _target_of(obj, pose_bone, used)
+        used.add(target)
         target.rotation_mode = 'QUATERNION'
         channels = (("location", locations[:, k]),
                     ("rotation_quaternion", hemisphere_continuous(
@@ -68,10 +69,11 @@ def targets_from_animation(obj, scene, pose_bones, frame_start, frame_end):
     return done
 
 
-def _target_of(obj, pose_bone):
-    """``(target, made)``: the bone's target when nothing else moves it, else a new Empty."""
+def _target_of(obj, pose_bone, used):
+    """``(target, made)``: the bone's target when nothing else moves it and no other bone of
+    this call keys it (``used``), else a new Empty."""
     target = pose_bone.dqik.target
     if target is not None and target.type != 'ARMATURE' and target.parent is None \
-            and not target.constraints:
+            and not target.constraints and target not in used:
         return target, False
     return add_target_empty(obj, pose_bone), True

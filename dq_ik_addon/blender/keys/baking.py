@@ -169,6 +169,7 @@ class FrameBake:
         self.frames = bake_frames(obj, options)
         self.session = session_for(obj)
         self.saved = PoseSnapshot(obj)
+        self.saved_start = self.session.animated.saved()   # put back with the pose
         self.saved_frame = (scene.frame_current, scene.frame_subframe)
         self.index = 0
         self.solver = None
@@ -218,11 +219,11 @@ class FrameBake:
         if self.unsolved is None:
             self.unsolved = unsolved    # left out from the start: a warning, as in a solve
         elif unsolved != self.unsolved:
-            gone = tuple(sorted(unsolved - self.unsolved))
+            gone = tuple(sorted(unsolved ^ self.unsolved))
             why = [warning.removesuffix("; skipped") for warning in snapshot.warnings
                    if warning.startswith(gone)]
             raise ArmatureError("; ".join(why) or f"the target of {', '.join(gone)} went "
-                                "missing or now moves with the rig")
+                                "missing, came back or moves with the rig now")
         solver = self.session.solver
         if self.solver is None:
             self.solver = solver
@@ -279,10 +280,17 @@ class FrameBake:
         if self.cancelled:
             return
         self.cancelled = True
-        self._return_to_start()
-        self.saved.restore(self.obj)
-        self._end()
+        try:
+            self._return_to_start()
+            self._put_back()
+        finally:
+            self._end()
         bpy.context.view_layer.update()
+
+    def _put_back(self):
+        """Every pose channel as it was, and with them the session's animated start."""
+        self.saved.restore(self.obj)
+        self.session.animated.restore(self.saved_start)
 
     def _end(self):
         self.session.baking = False
@@ -310,7 +318,7 @@ class FrameBake:
 
     def _write(self):
         obj, options = self.obj, self.options
-        self.saved.restore(obj)
+        self._put_back()
         try:
             curves, names = self._curves()
             self.warnings.update(curve_warnings(obj, options.action,

@@ -40,7 +40,8 @@ class TaskSource(NamedTuple):
     priority: int
     weight: float
     chain_count: int
-    partner: int    # the loop partner (another bone of the armature as the target), or -1
+    partner: int    # another bone of the armature as the target, a loop's partner, or -1
+    loop_parts: tuple   # the ``parts`` as a loop (``target_dependencies.without_cycles``)
 
 
 def target_matrix(to_armature, source, view_layer=None):
@@ -110,7 +111,7 @@ def task_sources(model, settings_of_bones):
     for i in [i for i, settings in enumerate(settings_of_bones) if settings.use_target]:
         name, settings = model.names[i], settings_of_bones[i]
         partner = loop_partner(model, i, settings)
-        parts = enabled_parts(settings, name, partner >= 0)
+        parts = enabled_parts(settings, name)
         if not parts:
             warnings.append(f"{name}: none of {labels()} is enabled; skipped")
             continue
@@ -119,7 +120,8 @@ def task_sources(model, settings_of_bones):
             continue
         sources.append(TaskSource(i, name, settings.target, settings.subtarget, parts,
                                   settings.priority, settings.weight, settings.chain_count,
-                                  partner))
+                                  partner, enabled_parts(settings, name, True) if partner >= 0
+                                  else ()))
     if sources:     # (a PropertyGroup's ``id_data`` is the armature object owning the bones)
         check_bone_settings(settings_of_bones[0].id_data, [s.name for s in sources],
                             _TASK_FIELDS, [(s.weight, s.priority, s.chain_count) for s in sources])
@@ -128,9 +130,9 @@ def task_sources(model, settings_of_bones):
 
 def loop_partner(model, bone, settings):
     """The bone of the armature's own ``model`` that the bone ``bone``'s target is (its
-    ``subtarget`` with the armature itself as ``target``), held by a loop task: one that is not
-    the bone, nor above it, nor below it; else -1 (such a target moves with the solve:
-    ``target_dependencies`` skips it)."""
+    ``subtarget`` with the armature itself as ``target``) when it is not the bone, nor above
+    it, nor below it: a loop's partner if the solve moves it (``target_dependencies``); else
+    -1."""
     if settings.target != settings.id_data:
         return -1
     partner = model.index.get(settings.subtarget, -1)

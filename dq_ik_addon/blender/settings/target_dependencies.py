@@ -40,25 +40,33 @@ _VERTEX_PARENTS = {'VERTEX': 1, 'VERTEX_3': 3}
 def without_cycles(obj, model, sources):
     """``(kept, warnings)``: the ``TaskSource``s of the armature ``obj`` (``ChainModel``
     ``model``) whose targets the solve of the kept ones does not move, and a warning for each
-    source left out."""
-    followed = [{} if source.partner >= 0 else _followed_bones(obj, source)
-                for source in sources]     # a loop partner moves with the solve on purpose
+    source left out. A source whose target is another bone of the armature that the solve
+    moves (its ``partner``) is kept as a loop instead (its ``loop_parts``), when its kinds
+    have a loop; a partner the solve does not move is a target like any other."""
+    plain = [source._replace(partner=-1) for source in sources]
+    followed = [_followed_bones(obj, source) for source in sources]
     if not any(followed):
-        return sources, []
-    chains = joint_masks(model, sources)
+        return plain, []
+    loops, chains = set(), joint_masks(model, plain)
     stiff = _stiff_bones(obj, model, chains.any(axis=0), followed)
     kept, warnings = list(range(len(sources))), []
     while True:
         turned = chains[kept].any(axis=0) & ~stiff
         cycles = {}
-        for i in kept:
+        for i in set(kept) - loops:
             cycle = turned_bone_followed(model, followed[i], turned)
             if cycle is not None:
                 cycles[i] = cycle
+        looping = {i for i in cycles if sources[i].partner >= 0 and sources[i].loop_parts}
+        chosen = [sources[i]._replace(parts=sources[i].loop_parts) if i in loops | looping
+                  else plain[i] for i in range(len(sources))]
         if not cycles:
-            return [sources[i] for i in kept], warnings
-        warnings += [_describe(obj, sources[i], *cycle) for i, cycle in cycles.items()]
-        kept = [i for i in kept if i not in cycles]
+            return [chosen[i] for i in kept], warnings
+        loops |= looping
+        warnings += [_describe(obj, sources[i], *cycles[i]) for i in sorted(cycles)
+                     if i not in looping]
+        kept = [i for i in kept if i not in cycles or i in looping]
+        chains = joint_masks(model, chosen)
 
 
 def _stiff_bones(obj, model, in_chains, followed):

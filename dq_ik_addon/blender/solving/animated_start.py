@@ -12,41 +12,55 @@ what the last solve wrote. Every way of reaching a frame (playback, stepping, sc
 a render of single frames, a bake) thus starts from one pose, and the solve, which keeps no
 memory from one frame to the next (``Solver.reset``), ends in one pose too."""
 
+import bpy
 import numpy as np
 
 from ..keys.animated_paths import animated_paths
 from ..rig.rotation_modes import channel_of
 
-_ROTATION_CHANNELS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
-
 
 class AnimatedStart:
     """The base of one armature's unanimated rotation channels, and what the last animated
-    solve wrote into them."""
+    solve wrote into them, bone by bone."""
 
     def __init__(self):
         self.base = None        # (n,4) quaternions: the base of the unanimated channels
-        self.written = None     # (rows, bytes) the unanimated channels held after the last solve
+        self.written = None     # ((n,) rows still then, {channel: (n,c) float32 written})
         self._animated = (None, None)   # (shape of the animation and modes, (n,) mask)
         self._still = None      # (n,) the moved bones nothing animates, at the last start
 
     def start(self, obj, pose, rotations, moved):
         """``rotations`` (n,4) of ``pose`` (``PoseArrays``) with the moved bones (``moved``
-        mask) whose rotation nothing animates set to their base; kept as the base where the
-        user changed them."""
+        mask) whose rotation nothing animates set to their base. A bone's base is taken again
+        from its channel when the channel no longer holds what the last solve wrote there (the
+        user set it, or the bone was not one of these then)."""
         still = moved & ~self.animated_bones(obj, pose)
-        if self.written is not None and np.array_equal(self.written[0], still) \
-                and self.written[1] == _rotation_bytes(pose, still):
-            rotations[still] = self.base[still]
-        else:
+        kept = np.zeros(len(still), dtype=bool)
+        if self.written is not None and len(self.written[0]) == len(still):
+            was_still, channels = self.written
+            for mode, rows in pose.modes.items():
+                channel = channel_of(mode)
+                same = (pose.channels[channel].astype(np.float32) == channels[channel]).all(1)
+                kept |= rows & was_still & same
+        if self.base is None or len(self.base) != len(still):
             self.base = rotations.copy()
+        renewed = still & ~kept
+        self.base[renewed] = rotations[renewed]
+        rotations[still & kept] = self.base[still & kept]
         self._still = still
         return rotations
 
     def wrote(self, pose):
-        """Note what the solve wrote into the unanimated channels (``pose`` after
-        ``set_rotations``)."""
-        self.written = (self._still, _rotation_bytes(pose, self._still))
+        """Note what the solve wrote (``pose`` after ``set_rotations``)."""
+        self.written = (self._still, {channel: pose.channels[channel].astype(np.float32)
+                                      for channel in _ROTATION_CHANNELS})
+
+    def saved(self):
+        """The state to put back (``restore``) when the pose is put back, as a bake does."""
+        return self.base, self.written
+
+    def restore(self, state):
+        self.base, self.written = state
 
     def animated_bones(self, obj, pose):
         """(n,) mask: the bones whose rotation channel, in their rotation mode, an F-curve or a
@@ -59,19 +73,10 @@ class AnimatedStart:
             for mode, rows in pose.modes.items():
                 channel = channel_of(mode)
                 for row in np.flatnonzero(rows).tolist():
-                    path = f'pose.bones["{_escaped(names[row])}"].{channel}'
+                    path = f'pose.bones["{bpy.utils.escape_identifier(names[row])}"].{channel}'
                     mask[row] = path in paths
             self._animated = (key, mask)
         return self._animated[1]
 
 
-def _escaped(name):
-    """A bone name as Blender writes it into data paths (``bpy.utils.escape_identifier``)."""
-    return name.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _rotation_bytes(pose, rows):
-    """The rotation channels of the bones ``rows`` as Blender stores them (float32), as bytes."""
-    return b"".join(pose.channels[channel][rows].astype(np.float32).tobytes()
-                    for channel in _ROTATION_CHANNELS)
-
+_ROTATION_CHANNELS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")

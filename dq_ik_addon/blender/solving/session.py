@@ -322,7 +322,6 @@ class Session:
         rotations = pose.rotations(self.solver.modelled_mask)
         if animated:
             rotations = self.animated.start(obj, pose, rotations, self.solver.moved_mask)
-            self.solver.reset()
         self._start = (rotations, pose.evaluated)
         result = self.solver.solve(rotations, remember=animated)
         pose.set_rotations(result.rotations, rows=self.solver.moved_mask)

@@ -53,14 +53,15 @@ class Effectors:
     """What the task kinds read of a pose for their batch: the pose matrices ``world`` (n,4,4)
     of the solve's bones, the batch's ``bones``, their tails (k,3), and for a solve (None for a
     report of the true errors) the heads of their chains' roots ``origins`` (k,3) with the
-    ``reach`` (k,) beyond which a target point counts as far, and the ``soft`` width (k,) over
-    which it is eased in below that (``TaskSet.set_reach``)."""
+    ``reach`` (k,) beyond which a target point counts as far, the distance ``aim`` (k,) it is
+    solved for at then, and the ``soft`` width (k,) over which it is eased in below that
+    (``TaskSet.set_reach``)."""
 
-    __slots__ = ("world", "bones", "tails", "origins", "reach", "soft")
+    __slots__ = ("world", "bones", "tails", "origins", "reach", "aim", "soft")
 
-    def __init__(self, world, bones, tails, origins=None, reach=None, soft=None):
+    def __init__(self, world, bones, tails, origins=None, reach=None, aim=None, soft=None):
         self.world, self.bones, self.tails = world, bones, tails
-        self.origins, self.reach, self.soft = origins, reach, soft
+        self.origins, self.reach, self.aim, self.soft = origins, reach, aim, soft
 
     def frames(self):
         """The batch's bone matrices (k,4,4)."""

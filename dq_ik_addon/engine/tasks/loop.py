@@ -5,8 +5,9 @@ on its *partner*'s head (``Task.partner``), whose place the same solve computes 
 iteration: ``e = h_partner − t``. The task moves only its own chain less the joints it shares
 with the partner (``task_set.joint_masks``: the common ancestors' columns are zeroed, as in
 §4.4), so over its columns the partner's head does not move and the Jacobian is the tail's,
-``J_p`` (``jacobian.task_jacobian``), as a position task's. The partner moves by its own tasks,
-and the loop follows it. ``LoopOrientation`` holds the bone's rotation on its partner's in the
+``J_p`` (``jacobian.task_jacobian``), as a position task's, and a partner beyond the chain's
+reach is brought in as a position target is (``position.toward``). The partner moves by its own
+tasks, and the loop follows it. ``LoopOrientation`` holds the bone's rotation on its partner's in the
 same way (``Orientation``'s error and Jacobian). Neither has a target of its own: targets are
 (k,0), and a new target set leaves them as they are.
 """
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..quaternion import matrix_to_quat, qcanonical, qconj, qmul, quat_to_rotvec
 from .orientation import Orientation
-from .position import Position
+from .position import Position, toward
 
 
 class _Partnered:
@@ -33,7 +34,8 @@ class Loop(_Partnered, Position):
     reaches_point = False
 
     def errors(self, effectors):
-        return np.ascontiguousarray(effectors.world[self.partners, :3, 3]) - effectors.tails
+        heads = np.ascontiguousarray(effectors.world[self.partners, :3, 3])
+        return toward(heads, effectors) - effectors.tails
 
 
 class LoopOrientation(_Partnered, Orientation):

@@ -6,7 +6,8 @@ second-order change under a step is ``jacobian.second_order_motion``'s positiona
 
 A target farther from its chain's root head o than the chain's reach R (``Effectors.reach``, an
 upper bound in the given pose, pose scale and bone locations included: ``reach_bound``) is
-solved for as the point ``o + R (t − o)/‖t − o‖`` instead: the clamped error of Buss and Kim
+solved for as the point ``o + A (t − o)/‖t − o‖`` instead (``Effectors.aim``: A just short of R
+on a chain whose joints turn freely, just past it elsewhere, ``TaskSet.set_reach``): the clamped error of Buss and Kim
 (Selectively damped least squares, 2005, §3) and Baerlocher's clamp of the task increment
 (§4.4, §5.2), taken on the target's distance from the chain, so that a target out of reach pulls
 its chain the same way wherever it lies along a direction from it (10 m, 1 km or 10,000 km), and
@@ -14,8 +15,8 @@ its error weighs in its level as a target just out of reach does, not a thousand
 Reports give the true distance.
 
 With a soft width s > 0 (``SolverSettings.soft_reach``, chains that turn freely), a target
-beyond ``R − s`` is solved for at the distance ``R − s·exp(−(d − (R − s))/s)`` instead, which
-meets ``d`` with its slope at ``R − s`` and nears R without reaching it: soft IK (A. Nicholas,
+beyond ``A − s`` is solved for at the distance ``A − s·exp(−(d − (A − s))/s)`` instead, which
+meets ``d`` with its slope at ``A − s`` and nears A without reaching it: soft IK (A. Nicholas,
 "Soft IK", 2009), so that a limb near full extension eases out instead of snapping straight when
 its target crosses the reach.
 """
@@ -33,20 +34,7 @@ class Position(TaskKind):
     reaches_point = True
 
     def errors(self, effectors):
-        targets = self.targets
-        if effectors.reach is not None:
-            offset = targets - effectors.origins
-            distance = np.sqrt(row_dots(offset, offset))
-            soft = effectors.soft
-            start = effectors.reach - soft
-            far = distance > start
-            if any_true(far):
-                eased = effectors.reach - soft * np.exp(
-                    -np.maximum(distance - start, 0.0) / np.maximum(soft, 1e-300))
-                scale = np.where(soft > 0.0, eased, effectors.reach) / np.where(far, distance, 1.0)
-                targets = np.where(far[:, None], effectors.origins + offset * scale[:, None],
-                                   targets)
-        return targets - effectors.tails
+        return toward(self.targets, effectors) - effectors.tails
 
     def jacobian(self, frame, effectors, mask):
         return task_jacobian(*frame, effectors.tails, mask, False)[0]
@@ -54,3 +42,21 @@ class Position(TaskKind):
     def second_order(self, motion, effectors, errors):
         return second_order_motion(*motion.frame, effectors.tails, motion.delta, motion.chain,
                                    motion.ancestors)[0]
+
+
+def toward(targets, effectors):
+    """(k,3) the points the solve takes for ``targets``: a target beyond its chain's reach
+    brought in along its direction from the chain's root (``Effectors.reach``, ``aim``), eased
+    in over the soft width (module docstring)."""
+    if effectors.reach is None:
+        return targets
+    offset = targets - effectors.origins
+    distance = np.sqrt(row_dots(offset, offset))
+    soft, aim = effectors.soft, effectors.aim
+    start = np.where(soft > 0.0, aim - soft, effectors.reach)
+    far = distance > start
+    if not any_true(far):
+        return targets
+    eased = aim - soft * np.exp(-np.maximum(distance - start, 0.0) / np.maximum(soft, 1e-300))
+    scale = np.where(soft > 0.0, eased, aim) / np.where(far, distance, 1.0)
+    return np.where(far[:, None], effectors.origins + offset * scale[:, None], targets)

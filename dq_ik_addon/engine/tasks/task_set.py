@@ -83,19 +83,20 @@ class TaskSet:
         for batch, index in zip(self.batches, self.index):
             self.angular[index], self.reaches_point[index] = batch.angular, batch.reaches_point
         self.any_angular = bool(self.angular.any())
-        self.origins = self.reach = self.soft = None   # chain roots, reaches (``set_reach``)
+        self.origins = self.reach = self.aim = self.soft = None   # (``set_reach``)
         self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
         self._effectors_of = (None, None)  # (pose matrices, each batch's ``Effectors``)
 
     def set_reach(self, roots, reach, free, soft=0.0):
         """Each task's chain root (bone index) and an upper bound of its reach from that root's
         head, and whether its chain turns freely (``free``, (T,)): the solve takes a target point
-        farther than ``(1 − _SHORT)`` (free) or ``(1 + _BEYOND)`` times that as that far along
-        its direction (``Effectors``, ``Position``). On a free chain, ``soft`` (a fraction of
+        beyond it (free) or beyond ``(1 + _BEYOND)`` times it as ``(1 − _SHORT)`` or
+        ``(1 + _BEYOND)`` times it along its direction (``Effectors``, ``Position``). On a free chain, ``soft`` (a fraction of
         the reach) eases targets in over the last part of the reach (``Position``)."""
-        self.origins = np.asarray(roots, dtype=np.int64)
-        self.reach = np.where(free, 1.0 - _SHORT, 1.0 + _BEYOND) * np.asarray(reach, float)
-        self.soft = np.where(free, soft, 0.0) * self.reach
+        self.origins, reach = np.asarray(roots, dtype=np.int64), np.asarray(reach, float)
+        self.reach = np.where(free, 1.0, 1.0 + _BEYOND) * reach     # beyond it, a point is far
+        self.aim = np.where(free, 1.0 - _SHORT, 1.0 + _BEYOND) * reach    # a far one is solved at
+        self.soft = np.where(free, soft, 0.0) * self.aim
 
     def set_targets(self, targets):
         """New targets for the same tasks: one per task, in the order the tasks were given."""
@@ -129,12 +130,13 @@ class TaskSet:
         tails = self.tails(world)
         origins = None if self.origins is None else world.take(self.origins, axis=0)[:, :3, 3]
         if self.whole:
-            effectors = [Effectors(world, self.bones, tails, origins, self.reach, self.soft)]
+            effectors = [Effectors(world, self.bones, tails, origins, self.reach, self.aim,
+                                   self.soft)]
         else:
             effectors = [Effectors(world, self.bones.take(index), tails.take(index, axis=0),
                                    None if origins is None else origins.take(index, axis=0),
-                                   None if origins is None else self.reach.take(index),
-                                   None if origins is None else self.soft.take(index))
+                                   *(None if origins is None else values.take(index)
+                                     for values in (self.reach, self.aim, self.soft)))
                          for index in self.index]
         self._effectors_of = (world, effectors)
         return effectors
