@@ -70,6 +70,13 @@ def blender_copy(clip, targets):
     return rig
 
 
+def mute_constraints(rig, mute):
+    """Mute (or unmute) Blender's IK constraints of ``rig``."""
+    for pose_bone in rig.pose.bones:
+        for constraint in pose_bone.constraints:
+            constraint.mute = mute
+
+
 def frame_changes(frames):
     """(ms of each ``frame_set``)."""
     import bpy
@@ -84,9 +91,7 @@ def frame_changes(frames):
 def timed_frames(clip, rig, dq_ik, blender, soft=0.0):
     """Frame-change times with DQ IK on ``clip`` and/or Blender's IK on ``rig``."""
     clip.dqik.use_solve_on_frame_change, clip.dqik.soft_reach = dq_ik, soft
-    for pose_bone in rig.pose.bones:
-        for constraint in pose_bone.constraints:
-            constraint.mute = not blender
+    mute_constraints(rig, not blender)
     frame_changes(range(1, 6))                       # warm up
     return frame_changes(range(1, FRAMES + 1))
 
@@ -97,9 +102,7 @@ def bakes(dqik, clip, rig):
     (each frame's solve remembered by its exact inputs, ``solve_memory``)."""
     import bpy
     import mocap_clips as mc
-    for pose_bone in rig.pose.bones:
-        for constraint in pose_bone.constraints:
-            constraint.mute = True
+    mute_constraints(rig, True)
     scene, speeds = bpy.context.scene, []
     for played in (False, True):
         session = dqik.api.session_for(clip)
@@ -114,9 +117,7 @@ def bakes(dqik, clip, rig):
                 1, FRAMES, switch_off_tasks=False)).finish()
         speeds.append(FRAMES / (time.perf_counter() - started))
         clip.animation_data.action = None        # the next bake starts from the clip again
-    for pose_bone in rig.pose.bones:
-        for constraint in pose_bone.constraints:
-            constraint.mute = False
+    mute_constraints(rig, False)
     bpy.ops.object.mode_set(mode='OBJECT')
     clip.hide_set(True)
     bpy.ops.object.select_all(action='DESELECT')
@@ -134,8 +135,8 @@ def bakes(dqik, clip, rig):
 def human_limbs(dqik):
     """The slowest and median frame change (ms) of the 159-bone metarig, four limb tasks on
     targets moving along smooth loops, Solve on Frame Change on."""
-    import bpy
     import bakes as bake_scenes
+    import bpy
     import rigs
     bpy.ops.wm.read_homefile(use_empty=True)
     with common.quiet():

@@ -37,11 +37,11 @@ def run(dqik, output_dir):
     animation = mc.animation_rotations(clip, frames)
     clip.dqik.use_solve_on_frame_change = True
     kept, _ = mc.played(dqik, clip, frames)
-    before = _locations(targets["shin.L"], frames)
+    before = mc.keyed_locations(targets["shin.L"], frames)
     mc.select(clip, mc.FEET)
     with captured_output():
         bpy.ops.dqik.plant()
-    after = _locations(targets["shin.L"], frames)
+    after = mc.keyed_locations(targets["shin.L"], frames)
     mc.shift_keys(targets["forearm.L"], 2, {f: 0.12 for f in frames})
     phases = dqik.dq_ik_addon.blender.authoring.plant.contact_phases(
         np.array(frames, float), before, scene.render.fps, 0.03, 0.2, 5)
@@ -70,14 +70,6 @@ def run(dqik, output_dir):
         "frame_change_ms_max": round(float(np.max(times)), 2),
         "picture": "plant.png",
     }
-
-
-def _locations(target, frames):
-    """(F,3) the target's keyed location on ``frames`` (its F-curves evaluated)."""
-    data = target.animation_data
-    bag = data.action.layers[0].strips[0].channelbag(data.action_slot)
-    curves = [bag.fcurves.find("location", index=axis) for axis in range(3)]
-    return np.array([[curve.evaluate(frame) for curve in curves] for frame in frames])
 
 
 def _plot(path, before, after, fps, size=(900, 320)):

@@ -174,11 +174,22 @@ def worst_pop(rotations, reference):
                for a, b in zip(frames, frames[1:]))
 
 
+def location_curve(target, axis):
+    """The F-curve of ``target``'s location along ``axis`` in its action's slot."""
+    data = target.animation_data
+    return data.action.layers[0].strips[0].channelbag(data.action_slot).fcurves.find(
+        "location", index=axis)
+
+
+def keyed_locations(target, frames):
+    """(F,3) the keyed location of ``target`` on ``frames`` (its F-curves evaluated)."""
+    curves = [location_curve(target, axis) for axis in range(3)]
+    return np.array([[curve.evaluate(frame) for curve in curves] for frame in frames])
+
+
 def shift_keys(target, axis, offsets):
     """Add ``offsets`` ({frame: metres}) to the location keys of ``target`` along ``axis``."""
-    data = target.animation_data
-    bag = data.action.layers[0].strips[0].channelbag(data.action_slot)
-    curve = bag.fcurves.find("location", index=axis)
+    curve = location_curve(target, axis)
     for point in curve.keyframe_points:
         shift = offsets.get(int(round(point.co.x)), 0.0)
         point.co.y += shift

@@ -136,10 +136,11 @@ class Solver:
         ``max_iterations`` bounds each descent: the first, and each one after an escape.
 
         A solve that settled short of its targets (not one cut short by ``max_iterations`` or the
-        time budget) is remembered: solving again from its result (within ``solve_memory.SAME_POSE``, e.g.
-        after a round trip through float32 pose channels) with the same targets, given pose and
-        obstacles returns it at once, with 0 iterations. A start within ``solve_memory.SAME_POSE`` of the last
-        result, with the same given pose, continues from that result exactly; such a warm solve
+        time budget) is remembered: solving again from its result (within
+        ``solve_memory.SAME_POSE``, e.g. after a round trip through float32 pose channels) with
+        the same targets, given pose and obstacles returns it at once, with 0 iterations. A start
+        within ``SAME_POSE`` of the last result, with the same given pose, continues from that
+        result exactly; such a warm solve
         does not escape again while the last escapes found nothing better and its targets stay as
         far (``escapes.futile_here``). With ``remember``, the solve starts with no warm memory
         (``reset``), its result is kept by its exact inputs and a solve with the same inputs

@@ -102,11 +102,7 @@ def test_an_edit_with_planted_feet_changes_only_what_it_must(clip, dqik):
                for f in frames) <= KEPT
     found = 0
     for name in mc.FEET:
-        curve = [c for c in targets[name].animation_data.action.layers[0].strips[0]
-                 .channelbag(targets[name].animation_data.action_slot).fcurves
-                 if c.data_path == "location"]
-        points = np.array([[c.evaluate(f) for c in sorted(curve, key=lambda c: c.array_index)]
-                           for f in frames])
+        points = mc.keyed_locations(targets[name], frames)
         for phase in phases(np.array(frames, float), points, 30.0, 0.03, 0.2, 5):
             found += 1
             held = [ankles[f][name] for f in range(phase.first, phase.last + 1)]

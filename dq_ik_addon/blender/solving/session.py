@@ -2,23 +2,25 @@
 posing, solving on frame change, baking and the overlay are to share).
 
 A session owns what is read once from the rig: the ``ChainModel``, each task's settings, the warm
-engine ``Solver`` (with the limits and stiffness of the bones it moves) and the ``ColliderCache``.
+engine ``Solver`` (with the limits and stiffness of the bones it moves) and the obstacle query
+with its collider cache (``ObstacleQuery``).
 The solve works in the armature's space, whose unit is ``unit`` world metres (``world_unit``:
 0.01 for a Mixamo FBX import): the Tolerance and Margin, set in metres, are divided by it when
 the solver is built, and every distance reported (task errors, contact clearances) is
 multiplied by it, so users see and set world metres; angular errors stay in radians.
 
-``tick()`` reads only what moves between two solves (the target matrices, the pose channels, and
-the colliders' placement and shape, making the obstacle query again only when they changed),
-solves warm from the current pose, writes the pose and keeps a
-``SolveSnapshot`` of the result in ``last_result``.
+``tick()`` reads only what moves between two solves, once (``TickInputs``: the solver settings,
+the colliders, the pose channels; then the target matrices, and the colliders' placement and
+shape, making the obstacle query again only when they changed), solves warm from the current
+pose (on a frame change or in a bake, cold from the frame's animated pose, ``animated_start``),
+writes the pose and keeps a ``SolveSnapshot`` of the result in ``last_result``.
 
 How a session learns that the rig or its settings changed, without reading them again:
 
 - setting a ``PoseBone.dqik`` or ``Object.dqik`` property (in the panels or from Python) calls
   its ``update`` callback (``properties.py``), which marks the armature's session for a rebuild;
-- every tick compares ``rig.model_reader.rig_fingerprint`` (the bones by value, in a few ``foreach_get``
-  calls), the ``Object.dqik`` solver values, the armature's ``world_unit`` and the constraints
+- every tick compares ``rig.model_reader.rig_fingerprint`` (the bones by value, in a few
+  ``foreach_get`` calls), the ``Object.dqik`` solver values, the armature's ``world_unit`` and the constraints
   that may switch which bone a bone follows (``constraint_followers.switches_key``: an IK/FK
   switch) with those of the last build: this catches rig edits (Edit Mode, bone options), raw
   writes of armature settings, a change of the armature's scale and IK/FK switches, in the UI
@@ -48,22 +50,15 @@ from ...engine import Position, Task
 from ..colliders.scene_query import ObstacleQuery
 from ..errors import ArmatureError
 from ..rig.arrays import evaluated_matrices
-from ..rig.constraint_followers import (
-    switch_bones,
-    switches_key,
-)
+from ..rig.constraint_followers import switch_bones, switches_key
 from ..rig.model_reader import rig_fingerprint
 from ..rig.objects import check_editable
 from ..rig.reader import read_rig
-from ..rig.rig_checks import (
-    shown_as_solved,
-)
+from ..rig.rig_checks import shown_as_solved
 from ..settings import animated_settings
-from ..settings.scene_tasks import (
-    solved_tasks,
-)
+from ..settings.scene_tasks import solved_tasks
 from ..settings.target_dependencies import mutual_targets
-from ..settings.task_kinds import is_angular, report_of
+from ..settings.task_kinds import report_of
 from ..settings.validation import check_armature_settings
 from .animated_start import AnimatedStart
 from .snapshot import SceneContacts, SolveSnapshot, TaskReport, closer, farther
@@ -90,7 +85,7 @@ class Session:
         self._dirty = True
         self._fingerprint = None
         self._sources, self._warnings, self._solved_names, self._kinds = [], [], [], []
-        self._reports_of = []        # each task's ``TaskReport.errors`` key
+        self._reports_of = []        # each task's (``TaskReport.errors`` key, angular)
         self._mutual = set()         # bones whose targets follow another rig that follows this
         self._tolerance = 0.0        # metres (radians for angular errors)
         self.unit = 1.0
@@ -98,7 +93,7 @@ class Session:
         self._switches = []          # bones whose constraints may switch what they follow
         self._read_for_drag = None   # the dragged bone when the rig was last read, if any
         self.obstacles = ObstacleQuery()
-        self._written = None         # ``PoseArrays.key`` of the pose the last tick wrote
+        self._written = None         # the ``PoseArrays`` the last tick wrote (live ticks key it)
 
     def invalidate(self):
         """Read the rig and every setting again on the next tick."""
@@ -154,9 +149,9 @@ class Session:
             f"Blender moves {', '.join(moved)} after the solve (a constraint or driver on a "
             "bone of the chain or above it follows the solved bones): the errors given are "
             "those of the pose shown",))
-        self.last_result = replace(snapshot, converged=snapshot.converged and met, tasks=tuple(shown) + tuple(
-            task for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED')),
-            warnings=warnings)
+        unsolved = tuple(task for task in snapshot.tasks if task.status in ('MISSING', 'SKIPPED'))
+        self.last_result = replace(snapshot, converged=snapshot.converged and met,
+                                   tasks=tuple(shown) + unsolved, warnings=warnings)
         return self.last_result
 
     def measure_unmeasured(self):
@@ -220,8 +215,8 @@ class Session:
         report (``task_kinds.report_of``) of its tasks, lengths in metres (``errors`` are in
         armature units), angles in radians."""
         found = {}
-        for name, report, error in zip(names, self._reports_of, errors):
-            error = error if is_angular(report) else error * self.unit
+        for name, (report, angular), error in zip(names, self._reports_of, errors):
+            error = error if angular else error * self.unit
             parts = found.setdefault(name, {})
             parts[report] = max(error, parts.get(report, 0.0))
         tolerance, mutual = self._tolerance, self._mutual
@@ -268,7 +263,7 @@ class Session:
             raise
         gained = last is None or moved != self._seen or closer(last, snapshot, self._tolerance)
         self._stuck = 0 if gained or not snapshot.cut_short else self._stuck + 1
-        self._seen = self._moves(inputs, self._written)
+        self._seen = self._moves(inputs, self._written.key())
         self.unmeasured = not self.shown_as_solved()
         return snapshot
 
@@ -314,7 +309,7 @@ class Session:
                                                         self._switches, warnings)
             self.unit = inputs.unit
             self._solved_names, self._kinds = names, kinds
-            self._reports_of = [report_of(kind) for kind in kinds]
+            self._reports_of = [(report_of(kind), kind.angular) for kind in kinds]
         else:
             self.solver.retarget([task.target for task in tasks], pose.location, obstacles,
                                  pose.scale, pose.evaluated)
@@ -328,7 +323,7 @@ class Session:
         pose.write(obj)
         if animated:
             self.animated.wrote(pose)
-        self._written = pose.key()
+        self._written = pose
         solved = set(names)
         return result, names, [(s.name, 'MISSING' if s in kept else 'SKIPPED')
                                for s in self._sources if s.name not in solved], warnings
@@ -375,8 +370,8 @@ _SAME_MATRIX = 1e-5   # Blender's float32 pose against the model's FK (relative 
 _SAME_UNIT = 1e-5     # a turning armature's world unit moves in float32's last digits
 
 
-_TICKING = [0]  # ticks under way: a depsgraph update inside one (``_scene_obstacles``) must not
-                # start another (``handlers.py``)
+_TICKING = [0]  # ticks under way: a depsgraph update inside one (``ObstacleQuery.query``) must
+                # not start another (``lifecycle/handlers.py``)
 
 
 def ticking():
