@@ -35,12 +35,17 @@ sys.path[:0] = [os.path.dirname(os.path.abspath(__file__))]
 import replay  # noqa: E402  (puts the repository on sys.path)
 
 from dq_ik_addon.engine import ChainModel  # noqa: E402
-from dq_ik_addon.engine.dual_quaternion import dq_conj, dq_mul, dq_to_matrix, dq_translation  # noqa: E402
-from dq_ik_addon.engine.jacobian import JointFrames  # noqa: E402
+from dq_ik_addon.engine import problem as problem_module  # noqa: E402
+from dq_ik_addon.engine import solver as solver_module  # noqa: E402
+from dq_ik_addon.engine.dual_quaternion import (  # noqa: E402
+    dq_conj,
+    dq_mul,
+    dq_to_matrix,
+    dq_translation,
+)
+from dq_ik_addon.engine.jacobian import JointFrames, turn_frame  # noqa: E402
 from dq_ik_addon.engine.moving_joints_fk import GivenPose, MovingJointsFK  # noqa: E402
 from dq_ik_addon.engine.quaternion import qmul, quat_to_matrix  # noqa: E402
-from dq_ik_addon.engine import solver as solver_module  # noqa: E402
-from dq_ik_addon.engine import problem as problem_module  # noqa: E402
 
 SOLVES = ("basic-root", "human-root", "basic-collision")
 KEPT_POSES = 16
@@ -97,7 +102,8 @@ class ScrewAxisFrames(JointFrames):
         parent[self.rooted] = [1.0, 0.0, 0.0, 0.0]
         axes = quat_to_matrix(qmul(parent, self.offset_rotations))
         heads = dq_translation(pose.take(self.joints, axis=0))
-        return axes.transpose(1, 0, 2).reshape(3, 3 * self.joints.size), heads.repeat(3, axis=0)
+        return turn_frame(axes.transpose(1, 0, 2).reshape(3, 3 * self.joints.size),
+                          heads.repeat(3, axis=0))
 
 
 @contextlib.contextmanager

@@ -34,8 +34,8 @@ level below the feet:
 path into the sphere, with the sphere as an exact analytic obstacle instead of the BVH query).
 """
 
-import dataclasses
 import contextlib
+import dataclasses
 import os
 import pickle
 import sys

@@ -100,5 +100,5 @@ class PointOnPlane(TaskKind):
 
     def jacobian(self, frame, effectors, mask):
         normals = self.targets[:, :3]
-        along = task_jacobian(*frame, effectors.tails, mask, False)[0]
+        along = task_jacobian(frame, effectors.tails, mask, False)[0]
         return normals[:, :, None] * np.einsum('ki,kic->kc', normals, along)[:, None, :]

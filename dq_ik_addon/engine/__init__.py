@@ -30,7 +30,6 @@ from .contacts import MIN_RADIUS, nearest_between_one
 from .euler import euler_to_quat, quat_to_euler
 from .limits import SwingTwistLimits
 from .measure import Measure, SolveResult, SolveState
-from .problem import chain_size
 from .quaternion import (
     matrix_to_quat,
     qnormalize,
@@ -40,6 +39,7 @@ from .quaternion import (
     row_dots,
 )
 from .solver import Solver, SolverSettings, involved_bones, solve
+from .solver_settings import chain_size
 from .swing_twist import quat_from_swing_twist, swing_twist_array
 from .tasks import (
     Aim,

@@ -10,6 +10,8 @@ is then each of its groups' own, so a hand's last millimetre is not lost under 0
 metres of another arm's target out of reach on its level.
 """
 
+import time
+
 import numpy as np
 
 from .quaternion import all_true, any_true
@@ -203,3 +205,14 @@ def gain_left(got_before, got):
     rate = got / np.where(got_before > 0.0, got_before, np.inf)
     return np.where((got_before > 0.0) & (rate < 1.0),
                     got * rate / (1.0 - np.minimum(rate, 1.0 - 1e-12)), np.inf)
+
+
+def out_of_time(started, iterations, budget):
+    """True when another iteration, as long as the mean of those done so far since ``started``
+    (``time.perf_counter``), would end past ``budget`` ms (None: no budget): a tick keeps to
+    its budget instead of overrunning it by one iteration. The first iteration always runs, so
+    every tick makes progress."""
+    if budget is None or iterations == 0:
+        return False
+    elapsed = (time.perf_counter() - started) * 1e3
+    return elapsed * (iterations + 1) / iterations >= budget

@@ -134,7 +134,7 @@ def contact_rows(frame, points, normal, clearance, columns, band):
     near = clearance <= band
     if not near.any():
         return np.zeros((0, columns.shape[1])), np.zeros(0)
-    gradient = -normal_jacobian(*frame, points[near], normal[near], columns[near])
+    gradient = -normal_jacobian(frame, points[near], normal[near], columns[near])
     return gradient, _push_out(clearance[near])
 
 
@@ -232,6 +232,6 @@ def self_contact_rows(pairs, world, frame, columns, margin, band):
     if not near.any():
         return np.zeros((0, size)), np.zeros(0)
     normal = offset[near] / np.maximum(length[near], 1e-12)[:, None]
-    gradient = normal_jacobian(*frame, p_b[near], normal, columns_b[near]) \
-        - normal_jacobian(*frame, p_a[near], normal, columns_a[near])
+    gradient = normal_jacobian(frame, p_b[near], normal, columns_b[near]) \
+        - normal_jacobian(frame, p_a[near], normal, columns_a[near])
     return gradient, _push_out(clearance[near])

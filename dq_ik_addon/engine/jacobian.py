@@ -1,4 +1,5 @@
-"""Geometric Jacobian of task points and orientations with respect to incremental joint rotations.
+"""Geometric Jacobian of task points and orientations with respect to incremental joint rotations
+and the translations of sliding bones.
 
 Each joint j is updated as ``q_j ← exp(½ Δθ_j) ⊗ q_j`` (the left update, Bartelink §4.3), so Δθ_j is
 a rotation vector in the frame ``F_j = M_parent · (B_p⁻¹ B_j) · T(l_j)``, the bone's frame before
@@ -7,24 +8,50 @@ its own rotation. With world axes ``a_jk = R(F_j) e_k = R(M_j) R(q_j)ᵀ e_k`` a
 
     ∂p/∂θ_jk = a_jk × (p − c_j),        ∂ω/∂θ_jk = a_jk.
 
-This equals Bartelink's exp-map derivative at Δθ = 0 (digest §4.6, "equivalent geometric form").
+This equals Bartelink's exp-map derivative at Δθ = 0 (his §4.6, the equivalent geometric form).
+
+A *sliding* bone (Bartelink §7.1's virtual root joint, a floating pelvis) also moves its pose
+location l, which Blender applies in the same frame, ``M = F · T(l) · R(q) · S(s)``: its columns
+move every point it carries by ``d_k = R(F) e_k`` (with the parent's scale: not normalized) and
+turn nothing. Both kinds are the Plücker columns of van den Bergen's talk, an angular part ω and
+a moment m with ``∂p/∂y = ω × p − m``: ``(a_jk, a_jk × c_j)`` for a turn, ``(0, −d_k)`` for a
+slide.
 """
+
+from typing import NamedTuple
 
 import numpy as np
 
 from .quaternion import row_dots
 
 
-class JointFrames:
-    """What the Jacobians need of the joints ``joints`` of ``model`` at any pose: per joint the
-    rotation of its pre-rotation frame ``F_j = M_parent · (B_p⁻¹ B_j) · T(l_j)``, i.e.
-    ``R(M_parent) R(B_p⁻¹ B_j)`` (the rest offset's rotation is constant; a root's parent frame is
-    the armature's), equal to ``R(M_j) R(q_j)ᵀ`` without converting the rotations again. A
-    joint that does not inherit rotation turns in its parent's rest frame instead, ``R(B_p)``
-    (``bone_parent_transform``); axes are normalized, so scaled parents give unit axes."""
+class JointFrame(NamedTuple):
+    """The Jacobian columns at one pose (module docstring), 3 per joint then 3 per sliding bone:
+    ``axes`` ω (3, 3M), ``moments`` m (3M, 3), each column's joint ``heads`` (3M, 3), and
+    ``slides`` k, how many of the joints, last, are sliding bones."""
 
-    def __init__(self, model, joints):
-        self.joints = np.asarray(joints, dtype=np.int64)
+    axes: np.ndarray
+    moments: np.ndarray
+    heads: np.ndarray
+    slides: int
+
+
+class JointFrames:
+    """What the Jacobians need of the joints ``joints`` and the sliding bones ``sliders`` of
+    ``model`` at any pose: per joint the rotation of its pre-rotation frame
+    ``F_j = M_parent · (B_p⁻¹ B_j) · T(l_j)``, i.e. ``R(M_parent) R(B_p⁻¹ B_j)`` (the rest
+    offset's rotation is constant; a root's parent frame is the armature's), equal to
+    ``R(M_j) R(q_j)ᵀ`` without converting the rotations again. A joint that does not inherit
+    rotation turns in its parent's rest frame instead, ``R(B_p)`` (``bone_parent_transform``);
+    axes are normalized, so scaled parents give unit axes. A sliding bone's location moves along
+    the same frame's axes, scaled as its parent is (exact for a bone that inherits rotation and
+    scale)."""
+
+    def __init__(self, model, joints, sliders=()):
+        self.slides = len(sliders)
+        self.turning = len(joints)
+        self.joints = np.concatenate([np.asarray(joints, dtype=np.int64),
+                                      np.asarray(sliders, dtype=np.int64)])
         parents = model.parents[self.joints]
         self.rooted = (parents < 0).nonzero()[0]
         self.parents = np.where(parents < 0, 0, parents)
@@ -33,19 +60,32 @@ class JointFrames:
         self.hinge_frames = model.rest_matrices[self.parents[self.hinged], :3, :3]
 
     def __call__(self, world):
-        """``(columns, heads)`` per Jacobian column (3j+k for a_jk): the world axes
-        ``a_jk = R(F_j) e_k`` as (3, 3m) and each column's joint centre c_j as (3m, 3)."""
+        """The ``JointFrame`` at the pose matrices ``world``: column 3j+k is a_jk (a turn) or
+        d_k of a sliding bone."""
         parent = world.take(self.parents, axis=0)[:, :3, :3]
         if self.rooted.size:
             parent[self.rooted] = _IDENTITY
         if self.hinged.size:
             parent[self.hinged] = self.hinge_frames
-        axes = parent @ self.offsets
+        frames = parent @ self.offsets
+        turning = self.turning
+        axes = frames[:turning]
         squares = np.einsum('jik,jik->jk', axes, axes)
         if np.abs(squares - 1.0).max(initial=0.0) > 1e-9:     # scaled parents
-            axes /= np.sqrt(squares)[:, None, :]
-        heads = world.take(self.joints, axis=0)[:, :3, 3]
-        return axes.transpose(1, 0, 2).reshape(3, 3 * self.joints.size), heads.repeat(3, axis=0)
+            axes = axes / np.sqrt(squares)[:, None, :]
+        heads = world.take(self.joints, axis=0)[:, :3, 3].repeat(3, axis=0)
+        turns = turn_frame(axes.transpose(1, 0, 2).reshape(3, 3 * turning), heads[:3 * turning])
+        if not self.slides:
+            return turns
+        slides = frames[turning:].transpose(1, 0, 2).reshape(3, 3 * self.slides)
+        return JointFrame(np.concatenate([turns.axes, np.zeros_like(slides)], axis=1),
+                          np.concatenate([turns.moments, -slides.T]), heads, self.slides)
+
+
+def turn_frame(axes, heads):
+    """The ``JointFrame`` of turning joints alone: world ``axes`` a (3, 3m) about the ``heads``
+    c (3m, 3), moments ``a × c``."""
+    return JointFrame(axes, _cross(axes.T, heads), heads, 0)
 
 
 def column_mask(joint_masks, joints):
@@ -54,16 +94,17 @@ def column_mask(joint_masks, joints):
     return np.repeat(joint_masks.take(joints, axis=1), 3, axis=1)
 
 
-def task_jacobian(columns, heads, points, mask, orientation=True):
-    """Position and orientation Jacobians of the (T,3) task ``points`` over the joints of
-    ``columns, heads`` (``JointFrames``), with ``mask`` (``column_mask``) saying which columns
-    move which point. Returns ``(J_pos, J_rot)``, each (T, 3, 3m); ``J_rot`` is None unless
+def task_jacobian(frame, points, mask, orientation=True):
+    """Position and orientation Jacobians of the (T,3) task ``points`` over the columns of
+    ``frame`` (``JointFrame``), with ``mask`` (``column_mask``) saying which columns move which
+    point. Returns ``(J_pos, J_rot)``, each (T, 3, 3m); ``J_rot`` is None unless
     ``orientation``."""
+    columns = frame.axes
     t, size = len(points), columns.shape[1]
-    # a × v = K v with K[l, i, c] = Σ_j ε_ijl a_j (c: the column); a_c × (p − c_j) = K_c p − K_c c_j
+    # a × v = K v with K[l, i, c] = Σ_j ε_ijl a_j (c: the column); ∂p/∂y_c = K_c p − m_c
     cross = _CROSS_ROWS.dot(columns)                               # (3·3, 3m): rows (l, i)
     j_pos = (points.dot(cross.reshape(3, 3 * size)).reshape(t, 3, size)
-             - (cross.reshape(3, 3, size) * heads.T[:, None, :]).sum(axis=0)) * mask[:, None, :]
+             - frame.moments.T) * mask[:, None, :]
     if not orientation:
         return j_pos, None
     return j_pos, columns * mask[:, None, :]
@@ -71,18 +112,20 @@ def task_jacobian(columns, heads, points, mask, orientation=True):
 
 def chain_order(joint_masks, descendants, joints):
     """``(chain (T,m), ancestors (T,m,m))`` as floats for ``second_order_motion``: which of
-    ``joints`` move each task (from its (T,n) ``joint_masks``), and ``ancestors[t, j, i]`` = 1
-    when joint i is a proper ancestor of joint j and both are in task t's chain (from the model's
-    ``descendants_mask``)."""
+    ``joints`` (the turning joints, then the sliding bones: ``JointFrames.joints``) move each
+    task (from its (T,n) ``joint_masks``), and ``ancestors[t, j, i]`` = 1 when joint i is on a
+    proper ancestor of joint j's bone and both are in task t's chain (from the model's
+    ``descendants_mask``): a bone's own turn does not carry its slide."""
     chain = joint_masks.take(joints, axis=1)
-    above = descendants[np.ix_(joints, joints)].T & ~np.eye(joints.size, dtype=bool)
+    above = descendants[np.ix_(joints, joints)].T & (joints[:, None] != joints[None, :])
     return chain.astype(float), (above[None] & chain[:, None, :] & chain[:, :, None]).astype(float)
 
 
-def second_order_motion(columns, heads, points, delta, chain, ancestors, rotation=None):
+def second_order_motion(frame, points, delta, chain, ancestors, rotation=None):
     """The second-order terms ``(s_pos, s_rot)`` (T,3) of the task errors' change under the joint
-    step ``delta`` (m,3), so that ``e(Δ) = e − J Δ − s + O(‖Δ‖³)``; ``s_rot`` is None unless the
-    orientation errors ``rotation`` are given.
+    step ``delta`` (m,3) over the columns of ``frame`` (``JointFrame``), so that
+    ``e(Δ) = e − J Δ − s + O(‖Δ‖³)``; ``s_rot`` is None unless the orientation errors
+    ``rotation`` are given.
 
     Each joint turns everything below it about its head ``c_j`` by the world rotation vector
     ``v_j = Σ_k a_jk Δθ_jk`` (the columns of ``JointFrames``), and the turns compose from the
@@ -98,7 +141,12 @@ def second_order_motion(columns, heads, points, delta, chain, ancestors, rotatio
     ``log(exp(e) exp(−ω'))`` loses a further ``½ e × ω``. These are the terms Chebyshev's method
     adds to Newton's (Traub, Iterative Methods for the Solution of Equations, 1964, §5.4;
     Ortega & Rheinboldt §7): a step solved for ``J Δ = e − s(Δ)`` leaves a third-order error.
+
+    A sliding bone's slide ``w_j = Σ_k d_jk Δ_jk`` turns with the joints above it, ``G_i(x + w) =
+    G_i x + exp([v_i]×) w``, which adds ``Σ_{i<j} v_i × w_j`` to the point; slides commute with
+    each other and with the turns below them (each turns about a head that slides along).
     """
+    columns, heads = frame.axes, frame.heads
     t, m = chain.shape
     turns = row_dots(columns.reshape(3, m, 3), delta).T                         # v_j (m,3)
     above = ancestors.dot(turns)                                                # Σ_{i<j} v_i (T,m,3)
@@ -108,21 +156,27 @@ def second_order_motion(columns, heads, points, delta, chain, ancestors, rotatio
     along_arm = row_dots(lever, points[:, None, :] - heads[::3]) * chain        # W·r
     s_pos = along_arm.dot(turns) - points * along_turn.sum(axis=1)[:, None] \
         + along_turn.dot(heads[::3])
+    if frame.slides:
+        first = m - frame.slides
+        slides = -np.einsum('jkx,jk->jx', frame.moments[3 * first:].reshape(-1, 3, 3),
+                            delta[first:])                                      # w_j (k,3)
+        carried = above[:, first:] * chain[:, first:, None]                     # (T,k,3)
+        s_pos = s_pos + _cross(carried.reshape(-1, 3), np.broadcast_to(
+            slides, carried.shape).reshape(-1, 3)).reshape(t, -1, 3).sum(axis=1)
     if rotation is None:
         return s_pos, None
     bracket = _cross(above.reshape(-1, 3), np.broadcast_to(turns, (t, m, 3)).reshape(-1, 3))
     return s_pos, 0.5 * (bracket.reshape(t, m, 3).sum(axis=1) + _cross(rotation, chain.dot(turns)))
 
 
-def normal_jacobian(columns, heads, points, normals, mask):
+def normal_jacobian(frame, points, normals, mask):
     """``nᵀ J_p`` (P, 3m) of each point p along its unit direction n: the rate of its motion along
     n, as ``task_jacobian``'s positional rows contracted with n, without forming them.
 
-    By the scalar triple product, ``n · (a_c × (p − c_j)) = a_c · (p × n) − n · (a_c × c_j)``: one
-    (P × 3)·(3 × 3m) product with ``p × n`` and one with the columns' fixed ``a_c × c_j``.
+    By the scalar triple product, ``n · (ω_c × p − m_c) = ω_c · (p × n) − n · m_c``: one
+    (P × 3)·(3 × 3m) product with ``p × n`` and one with the columns' moments.
     """
-    moments = _cross(columns.T, heads)                            # (3m, 3): a_c × c_j
-    return (_cross(points, normals).dot(columns) - normals.dot(moments.T)) * mask
+    return (_cross(points, normals).dot(frame.axes) - normals.dot(frame.moments.T)) * mask
 
 
 def _cross(u, v):

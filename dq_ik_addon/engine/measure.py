@@ -26,7 +26,9 @@ class SolveResult:
     ``contact_set.Contacts`` at the result (None without obstacles); ``steps``: how many full and
     chord steps, prioritized decompositions and escapes the solve took. ``cut_short``: the solve
     neither converged nor settled at the closest reachable pose, but ran out of
-    ``max_iterations`` or of its time budget while still improving; solving again goes on."""
+    ``max_iterations`` or of its time budget while still improving; solving again goes on.
+    ``locations`` (n,3): every bone's pose location with the solve's slides (``slides``; None
+    when nothing slides)."""
 
     rotations: np.ndarray
     iterations: int
@@ -36,6 +38,7 @@ class SolveResult:
     contacts: object = None
     steps: dict = field(default_factory=dict)
     cut_short: bool = False
+    locations: np.ndarray = None
 
 
 @dataclass(frozen=True)

@@ -37,12 +37,17 @@ class GivenPose(NamedTuple):
             return None if neutral is not None and all_true(values == neutral) else values
         return cls(part(locations, 0.0), part(scales, 1.0), part(evaluated))
 
-    def key(self, still):
+    def key(self, still, slid=()):
         """The pose as bytes, of the evaluated pose only the rows ``still`` (the bones the solve
-        does not move: the others Blender evaluates again after each solve)."""
+        does not move: the others Blender evaluates again after each solve), of the locations
+        all but the rows ``slid`` (the bones whose location the solve moves, ``slides``)."""
         evaluated = None if self.evaluated is None else self.evaluated[still]
+        locations = self.locations
+        if locations is not None and len(slid):
+            locations = locations.copy()
+            locations[slid] = 0.0
         return tuple(None if values is None else values.tobytes()
-                     for values in (self.locations, self.scales, evaluated))
+                     for values in (locations, self.scales, evaluated))
 
 
 class MovingJointsFK:
@@ -59,10 +64,11 @@ class MovingJointsFK:
     plus one batched product per call; a 706-bone Rigify rig's four FK limbs on 16.
     """
 
-    def __init__(self, model, joints):
+    def __init__(self, model, joints, sliders=()):
         self.model = model
         n = len(model)
-        joints = np.asarray(joints, dtype=np.int64)
+        self.sliders = np.asarray(sliders, dtype=np.int64)
+        joints = np.union1d(np.asarray(joints, dtype=np.int64), self.sliders)
         below = model.descendants_mask()[joints].any(axis=0)    # what the joints move
         self.still = ~below
         driven = model.with_ancestors(
@@ -94,11 +100,12 @@ class MovingJointsFK:
     def start(self, rotations, given=None):
         """Take the start pose: the ``GivenPose`` (default: none) and, from its evaluated pose
         (or the model's FK), the parents the driven part hangs from, each rigid bone's offset
-        from its anchor and the fixed bones. Returns the FK of ``rotations``."""
+        from its anchor and the fixed bones. Returns the FK of ``rotations`` (the bones'
+        rotations, or the solve's state with its slides: ``slides``)."""
         self.given = given = GivenPose() if given is None else given
         world = given.evaluated
         if world is None:
-            world = self.model.matrices(rotations, given.locations, given.scales)
+            world = self.model.matrices(*self._channels(rotations), given.scales)
         self.frames = (self.hung_rows, world[self.hung])
         part_of = self._part_of
         self.plain = self.part.plain_for(part_of(given.locations), part_of(given.scales),
@@ -107,13 +114,25 @@ class MovingJointsFK:
         self.fixed_matrices = world[self.fixed].copy()
         return self(rotations)
 
+    def _channels(self, state):
+        """``(rotations, locations)`` of the bones from the solve's ``state``: its first n rows,
+        and the given locations with the slides of its last rows (``slides``)."""
+        n, locations = len(self.model), self.given.locations
+        if len(state) == n:
+            return state, locations
+        located = np.zeros((n, 3)) if locations is None else locations.copy()
+        located[self.sliders] = state[n:, 1:]
+        return state[:n], located
+
     def __call__(self, rotations):
-        """Armature-space pose matrices (n,4,4) for ``rotations`` that differ from the start pose
-        only at the joints."""
+        """Armature-space pose matrices (n,4,4) for ``rotations`` (the bones' rotations, or the
+        solve's state with its slides) that differ from the start pose only at the joints and
+        the sliding bones."""
         given, part_of = self.given, self._part_of
+        rotations, locations = self._channels(rotations)
         world = np.empty((len(self.model), 4, 4))
         world[self.moving] = self.part.matrices(
-            part_of(rotations), part_of(given.locations), part_of(given.scales),
+            part_of(rotations), part_of(locations), part_of(given.scales),
             self.frames if self.hung.size else None, self.plain)
         if self.fixed.size:
             world[self.fixed] = self.fixed_matrices

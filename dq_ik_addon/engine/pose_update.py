@@ -21,13 +21,15 @@ def turned(q, delta):
 
 
 class PoseUpdate:
-    """Applies steps to the rotations of a solve's joints under its ``JointLimits`` (or none).
+    """Applies steps to the rotations of a solve's joints under its ``JointLimits`` (or none),
+    and to the locations of its ``slides`` sliding bones (the last rows of the state, ``slides``
+    module: ``l ← l + Δl``, unlimited).
 
     The step that is being tried sets ``held`` (its active limit rows, None: none) and
     ``tangent`` (every joint's parameters and S at its pose)."""
 
-    def __init__(self, joints, limits):
-        self.joints, self.limits = joints, limits
+    def __init__(self, joints, limits, slides=0):
+        self.joints, self.limits, self.slides = joints, limits, slides
         self.held = None
         self.tangent = None
         # (rotations, every joint's parameters, S or None) of the last update: the next limit
@@ -37,14 +39,23 @@ class PoseUpdate:
         self._every_joint = np.arange(joints.size)
 
     def __call__(self, rotations, step, scale, current_parameters=False):
-        """``rotations`` after the step ``scale · step``, inside the limits. With
+        """The state ``rotations`` after the step ``scale · step`` (``_turned``; the slides
+        move by their part of it)."""
+        delta = (scale * step).reshape(-1, 3)
+        turning = self.joints.size
+        new = self._turned(rotations, delta[:turning], current_parameters)
+        if self.slides:
+            new[-self.slides:, 1:] += delta[turning:]
+        return new
+
+    def _turned(self, rotations, delta, current_parameters):
+        """``rotations`` after the joints' step ``delta`` (m,3), inside the limits. With
         ``current_parameters`` (a chord step, from a pose after this iteration's) p is evaluated
         at ``rotations``, and every joint moves by its parameters (an unlimited joint's ranges
         are open): a chord step is tiny, so the two motions differ by nothing it would notice,
         and the new pose's parameters are then known and inside the limits, with none to
         recompute and nothing to project."""
         new = rotations.copy()
-        delta = (scale * step).reshape(-1, 3)
         joints, limits = self.joints, self.limits
         if limits is None:
             new[joints] = turned(rotations.take(joints, axis=0), delta)

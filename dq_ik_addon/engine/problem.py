@@ -8,7 +8,7 @@ a weighted minimum norm). Task rows are weighted by √weight within a level, an
 (radians) are multiplied by the chain size L so that metres and radians weigh alike.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -19,51 +19,9 @@ from .jacobian import JointFrames, chain_order, column_mask
 from .moving_joints_fk import MovingJointsFK
 from .quaternion import row_dots
 from .reach_bound import chain_roots, reach_bounds
+from .slides import Slides
+from .solver_settings import chain_size
 from .tasks import TaskSet
-
-
-@dataclass
-class SolverSettings:
-    """``tolerance`` in the model's units (metres for an unscaled armature), and in radians for
-    each angular task's error unless ``angular_tolerance`` (radians) is given: a caller that
-    scales ``tolerance`` into the units of a scaled armature keeps the angular one as it was;
-    ``damping``, ``max_task_step`` and ``contact_band`` (how far beyond ``margin`` contacts are
-    detected; as long as the largest task motion of one step, so that no step can jump over an
-    obstacle unseen) are fractions of the chain size; ``margin`` (clearance from obstacles) in
-    the model's units; ``max_joint_step`` in radians; ``time_budget_ms``: a solve stops after
-    this long (None: no budget); ``soft_reach``: the fraction of a freely turning chain's reach
-    over which a target near or beyond it is eased in (``TaskSet.set_reach``; 0: none)."""
-
-    max_iterations: int = 300
-    tolerance: float = 1e-5
-    damping: float = 0.05
-    rest_weight: float = 0.1
-    max_task_step: float = 0.25
-    max_joint_step: float = 0.6
-    time_budget_ms: float = None
-    margin: float = 0.01
-    contact_band: float = 0.25
-    angular_tolerance: float = None
-    soft_reach: float = 0.0
-
-    def task_tolerance(self, angular):
-        """The tolerance of a task's error: ``angular_tolerance`` (if given) for an angular one,
-        else ``tolerance``; ``angular`` may be an array (task by task)."""
-        angular_tolerance = self.tolerance if self.angular_tolerance is None \
-            else self.angular_tolerance
-        return np.where(angular, angular_tolerance, self.tolerance)
-
-
-def chain_size(model):
-    """L: the longest head-to-tail distance from a root, at rest (≥ 1 mm)."""
-    heads = model.rest_matrices[:, :3, 3]
-    tails = model.tails(model.rest_matrices)
-    root_of = np.arange(len(model))
-    for idx, parent_idx in model.levels:
-        root_of[idx] = root_of[parent_idx]
-    reach = np.linalg.norm(np.concatenate([heads, tails]) - np.concatenate([heads, heads])[
-        np.concatenate([root_of, root_of])], axis=1)
-    return max(float(reach.max(initial=0.0)), 1e-3)
 
 
 def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):
@@ -88,7 +46,7 @@ class Problem:
     pose: FK, task errors, level and group errors (contacts first), convergence."""
 
     def __init__(self, model, tasks, limits, stiffness, settings, obstacles, radii, collision,
-                 self_collision):
+                 self_collision, translation=None):
         self.bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
         sub_index = np.full(len(model), -1, dtype=np.int64)
         sub_index[self.bones] = np.arange(self.bones.size)
@@ -103,28 +61,37 @@ class Problem:
         self.joints = np.nonzero(moved)[0]
         self.moved_bones = self.bones[self.joints]
         self.moved_mask = np.isin(np.arange(len(model)), self.moved_bones)   # over the model
-        self.fk = MovingJointsFK(self.model, self.joints)
-        self.joint_frames = JointFrames(self.model, self.joints)
+        self.slides = Slides(self.model, self.tasks.joint_masks, None if translation is None
+                             else np.asarray(translation, float)[self.bones], self.size)
+        # the Jacobian's columns: 3 per turning joint, then 3 per sliding bone
+        self.column_joints = np.concatenate([self.joints, self.slides.bones])
+        self.fk = MovingJointsFK(self.model, self.joints, self.slides.bones)
+        self.joint_frames = JointFrames(self.model, self.joints, self.slides.bones)
         weights = np.sqrt(1.0 - stiffness[self.joints])
         self.limits = None if limits is None else limits.for_joints(self.moved_bones, weights)
         if self.limits is not None and not self.limits.limited.any():
             self.limits = None      # no joint limited: no rows, no projection
-        self.column_scale = (weights[:, None] * np.ones(3) if self.limits is None
-                             else self.limits.column_scale).ravel()
+        self.column_scale = np.concatenate([(weights[:, None] * np.ones(3) if self.limits is None
+                                             else self.limits.column_scale).ravel(),
+                                            self.slides.column_scale()])
+        # a step's components in radians, a slide's as a fraction of L (``max_joint_step``)
+        self.step_units = np.concatenate([np.ones(3 * self.joints.size),
+                                          np.full(3 * self.slides.count, 1.0 / self.size)])
         self.moves = self.model.descendants_mask()
         self.chain_roots, self._inner = chain_roots(self.tasks.joint_masks)
         free = np.zeros(len(self.model), dtype=bool)     # joints free to turn every way
         free[self.joints] = True if self.limits is None else ~self.limits.limited
-        self.free_chains = ~(self.tasks.joint_masks & ~free).any(axis=1)   # reach: straight
+        # reach: straight; a chain that slides reaches anywhere
+        self.free_chains = ~(self.tasks.joint_masks & ~free).any(axis=1) & ~self.slides.moves_task
         self._given_key = self.chain_reach = None    # (``hang``: the given pose sets the reach)
         tasks = self.tasks
-        self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.joints))
-        chain, ancestors = chain_order(tasks.joint_masks, self.moves, self.joints)
+        self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.column_joints))
+        chain, ancestors = chain_order(tasks.joint_masks, self.moves, self.column_joints)
         self.chain_orders = list(zip(tasks.by_batch(chain), tasks.by_batch(ancestors)))
         self.contacts = None
         if obstacles is not None or self_collision:
             self.contacts = ContactSet(
-                self.model, self.joints, self.moves, np.asarray(radii, np.float64)[self.bones],
+                self.model, self.column_joints, self.moves, np.asarray(radii, np.float64)[self.bones],
                 np.ones(self.bones.size, bool) if collision is None else
                 np.asarray(collision, dtype=bool)[self.bones],
                 obstacles, self_collision, settings.margin, self.size)
@@ -164,14 +131,19 @@ class Problem:
         and with it each task's upper bound of its reach from its chain root's head over every
         rotation of the joints (``reach_bound``; ``TaskSet.set_reach``; escapes), taken again
         only when the given pose changes."""
-        key = given.key(self.fk.still)
+        key = self.given_key(given)
         if key == self._given_key:
             return
         self._given_key = key
-        self.chain_reach = reach_bounds(self.model, self.tasks.bones, self._inner, given,
-                                        self.fk.still)
+        self.chain_reach = np.where(self.slides.moves_task, np.inf, reach_bounds(
+            self.model, self.tasks.bones, self._inner, given, self.fk.still))
         self.tasks.set_reach(self.chain_roots, self.chain_reach, self.free_chains,
                              self.settings.soft_reach)
+
+    def given_key(self, given):
+        """The given pose ``given`` as bytes (``GivenPose.key``), less what the solve moves:
+        the evaluated pose of the bones it moves and the locations of the bones it slides."""
+        return given.key(self.fk.still, self.slides.bones)
 
     def _groups(self):
         """The tasks of each level split into groups that share no moved joint, even through
@@ -181,7 +153,7 @@ class Problem:
         measured against another's, e.g. a hand 0.25 mm from its target against the other
         hand's target metres beyond its reach (``level_errors``, ``group_errors``)."""
         tasks = self.tasks
-        masks = tasks.joint_masks[:, self.joints].astype(np.int64)
+        masks = tasks.joint_masks[:, self.column_joints].astype(np.int64)
         linked = ((masks @ masks.T) > 0) | np.eye(len(tasks), dtype=bool)
         linked &= tasks.priorities[:, None] == tasks.priorities[None, :]
         while True:     # transitive closure: at most log2(tasks) squarings
@@ -271,6 +243,13 @@ class Problem:
         settings = self.settings
         return (settings.damping * self.size, settings.max_task_step * self.size,
                 settings.max_joint_step)
+
+    def step_scale(self, step):
+        """The factor that shortens ``step`` to at most ``max_joint_step`` per component (a
+        slide's as a fraction of the chain size, ``step_units``)."""
+        longest = np.abs(step * self.step_units).max(initial=0.0)
+        limit = self.settings.max_joint_step
+        return 1.0 if longest <= limit else limit / longest
 
     def converged(self, errors, levels):
         """Every task within its tolerance (``SolverSettings.task_tolerance``), and no contact

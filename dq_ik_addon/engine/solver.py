@@ -22,14 +22,23 @@ from dataclasses import replace
 
 import numpy as np
 
-from .acceptance import better, blocked, holds, hopeless, line_search, stalled
+from .acceptance import (
+    better,
+    blocked,
+    holds,
+    hopeless,
+    line_search,
+    out_of_time,
+    stalled,
+)
 from .escapes import ATTEMPTS, escape, futile_here
 from .measure import SolveResult, measure, put_back, state_of
 from .moving_joints_fk import GivenPose
 from .pose_update import PoseUpdate
-from .problem import Problem, SolverSettings, involved_bones
+from .problem import Problem, involved_bones
 from .quaternion import all_true, qcanonical, qnormalize
 from .solve_memory import ResultCache, same_pose
+from .solver_settings import SolverSettings
 from .steps import Steps
 
 __all__ = ["Solver", "SolverSettings", "involved_bones", "solve"]
@@ -42,7 +51,7 @@ class Solver:
 
     def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None,
                  obstacles=None, radii=None, collision=None, self_collision=False, scales=None,
-                 evaluated=None):
+                 evaluated=None, translation=None):
         """Solver of ``tasks`` (``tasks.Task``) on the part of ``model`` they depend on.
 
         ``limits``: per-bone settings of a limit kind (a module of ``limits``);
@@ -52,10 +61,12 @@ class Solver:
         max_distance) -> (signed distance, outward normal)`` in armature space (for points inside
         an obstacle or within ``max_distance`` outside it, else ``inf``) turns on contacts for
         the bones with ``collision`` and ``radii`` > 0 (see ``contacts``); ``self_collision``
-        keeps those capsules apart from each other too."""
+        keeps those capsules apart from each other too. ``translation`` (n,3), 1 on each
+        location axis a bone may slide along (``slides``; None: none slides): those of its bones
+        that some task moves slide, from the given ``locations``."""
         self.settings = settings or SolverSettings()
         self.problem = Problem(model, tasks, limits, stiffness, self.settings, obstacles, radii,
-                               collision, self_collision)
+                               collision, self_collision, translation)
         self.bones, self.moved_mask = self.problem.bones, self.problem.moved_mask
         self.modelled_mask = np.zeros(len(model), dtype=bool)    # the bones the solve reads
         self.modelled_mask[self.bones] = True
@@ -63,12 +74,16 @@ class Solver:
         self.computed_mask[self.bones[self.problem.fk.moving]] = True
         contacts = self.problem.contacts    # the bones whose capsules are tested (None: no contacts)
         self.capsule_bones = None if contacts is None else self.bones[contacts.capsule_bones()]
-        self.fixed_tasks = ~self.problem.tasks.joint_masks[:, self.problem.joints].any(axis=1)
+        self.fixed_tasks = ~self.problem.tasks.joint_masks[:, self.problem.column_joints].any(
+            axis=1)
+        self.slid_bones = self.bones[self.problem.slides.bones]   # whose locations it moves
         # each task's error to distance units: an angular one at the chain's size, as weighed
         self.error_scale = np.where(self.problem.tasks.angular, self.problem.size, 1.0)
         self.given = GivenPose.of(self.bones, locations, scales, evaluated)
+        self._locations = None if locations is None else np.asarray(locations, np.float64)
         self.problem.hang(self.given)
-        self.update = PoseUpdate(self.problem.joints, self.problem.limits)
+        self.update = PoseUpdate(self.problem.joints, self.problem.limits,
+                                 self.problem.slides.count)
         self.steps = Steps(self.problem, self.update)
         self.results = ResultCache()   # results by their exact inputs (``solve(remember=True)``)
         self._measured = None   # the ``SolveState`` ``measure`` put back last
@@ -98,6 +113,7 @@ class Solver:
         if targets is not None:
             self.problem.tasks.set_targets(targets)
         self.given = GivenPose.of(self.bones, locations, scales, evaluated)
+        self._locations = None if locations is None else np.asarray(locations, np.float64)
         self.problem.hang(self.given)
         if obstacles is not None:
             if obstacles is not self.problem.contacts.obstacles:
@@ -151,15 +167,16 @@ class Solver:
         tol = settings.tolerance
         started = time.perf_counter()
         full = np.array(rotations, dtype=np.float64)
-        last = self._continued(full[self.bones])
+        slides, located = problem.slides, self.given.locations
+        last = self._continued(slides.state(full[self.bones], located))
         if last is not None:
             q, world = last
         else:
-            q = qcanonical(qnormalize(full[self.bones]))
+            q = slides.state(qcanonical(qnormalize(full[self.bones])), located)
             if problem.limits is not None:
                 q[problem.joints] = problem.limits.project(q[problem.joints])
             world = problem.fk.start(q, self.given)
-        memo_key = (problem.tasks.target_key(), self.given.key(problem.fk.still),
+        memo_key = (problem.tasks.target_key(), problem.given_key(self.given),
                     None if problem.contacts is None else problem.contacts.obstacles)
         remembered = (q.tobytes(), memo_key) if remember and preferred is None else None
         known = self.results.get(remembered) if remembered else None
@@ -168,21 +185,23 @@ class Solver:
             known = self._memo[2]
         if known is not None:
             full[self.bones] = known.rotations[self.bones]
-            return replace(known, rotations=full, iterations=0,
+            return replace(known, rotations=full, iterations=0, locations=None
+                           if known.locations is None else known.locations.copy(),
                            steps=dict.fromkeys(known.steps, 0))
         unremembered, settled, finite = preferred is None, False, True
-        preferred = q if preferred is None else qnormalize(np.asarray(preferred, float)[self.bones])
+        preferred = q if preferred is None else slides.state(
+            qnormalize(np.asarray(preferred, float)[self.bones]), located)
         state = best = self._measure(q, world)
         history = [state[3]]
         groups = [self._groups(state)]   # the group errors of each iteration (stop tests)
         iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
         steps.begin()
-        while descent < settings.max_iterations and len(problem.joints):
+        while descent < settings.max_iterations and len(problem.column_joints):
             q, world, errors, current = state
             if problem.converged(errors, current):
                 best = state    # (the priority comparison's "met" is half the tolerance)
                 break
-            if self._out_of_time(started, iterations):
+            if out_of_time(started, iterations, settings.time_budget_ms):
                 break
             polish = steps.is_correction(current)
             chorded = steps.chord(q, errors, current, self._measure) if polish else None
@@ -202,7 +221,8 @@ class Solver:
                 steps.predicted_groups
             stop = blocked(groups[-1], predicted_groups, tol)
             trial = None if stop else line_search(
-                lambda step, scale: self._measure(self.update(q, step, scale)), self._step_scale,
+                lambda step, scale: steps.restored(self._measure(self.update(q, step, scale)),
+                                                   current, self._measure), problem.step_scale,
                 step_list, current, predicted, corrected, tol)
             if trial is not None:
                 state = trial
@@ -227,7 +247,7 @@ class Solver:
                 groups = [self._groups(state)]
         result = self._result(full, best, iterations, escapes, stall, history, memo_key,
                               unremembered and settled,
-                              finite and not settled and len(problem.joints) > 0)
+                              finite and not settled and len(problem.column_joints) > 0)
         if remembered and not result.cut_short:
             self.results.put(remembered, replace(result, rotations=result.rotations.copy()))
         return result
@@ -253,31 +273,17 @@ class Solver:
             self._futile = None
         elif escapes:   # futile when they found nothing better than the first stall
             self._futile = None if better(current, stall[0], tol) else stall[1]
-        self._last = (q, world, self.given.key(self.problem.fk.still))
-        full[self.bones] = q
+        self._last = (q, world, problem.given_key(self.given))
+        full[self.bones] = q[:self.bones.size]
         result = SolveResult(full, iterations, true_errors, converged, history,
                              None if problem.contacts is None else
                              problem.contacts.contacts(world, self.bones),
                              dict(self.steps.counts, escapes=escapes),
-                             cut_short and not solved)
+                             cut_short and not solved,
+                             problem.slides.everywhere(q, self._locations, self.slid_bones,
+                                                       self.moved_mask.size))
         self._memo = (memo_key, q, result) if remember else None
         return result
-
-    def _out_of_time(self, started, iterations):
-        """True when another iteration, as long as the mean of those done so far, would end past
-        ``time_budget_ms``: a tick keeps to its budget instead of overrunning it by one
-        iteration. The first iteration always runs, so every tick makes progress."""
-        budget = self.settings.time_budget_ms
-        if budget is None or iterations == 0:
-            return False
-        elapsed = (time.perf_counter() - started) * 1e3
-        return elapsed * (iterations + 1) / iterations >= budget
-
-    def _step_scale(self, step):
-        """The factor that shortens ``step`` to at most ``max_joint_step`` per component."""
-        longest = np.abs(step).max(initial=0.0)
-        limit = self.settings.max_joint_step
-        return 1.0 if longest <= limit else limit / longest
 
     def _continued(self, start):
         """``(rotations, FK)`` of the last result when ``start`` (the involved bones' rotations)
@@ -287,7 +293,7 @@ class Solver:
         if self._last is None:
             return None
         q, world, given = self._last
-        if given != self.given.key(self.problem.fk.still) or not same_pose(start, q):
+        if given != self.problem.given_key(self.given) or not same_pose(start, q):
             return None
         return q, world
 

@@ -179,9 +179,33 @@ class Steps:
         self.counts["chord"] += 1
         return state
 
+    def restored(self, state, current, measure):
+        """``state``, a trial of the last full step from a pose whose level errors were
+        ``current``, or the same pose with the levels above the first unmet one of ``current``
+        restored by a second-order correction, when that is better in priority order: the
+        last full step's decompositions (``chord_basis``) solve those levels again for their
+        errors at the trial, ``Δ_c = J⁺ e(x + Δ)`` truncated after them (Nocedal & Wright,
+        Numerical Optimization, §15.6: the Maratos effect). A lower level's null-space motion
+        drifts the levels above it off their targets to second order (a pelvis dragged down
+        between two planted feet), which the line search would otherwise halve the step for,
+        so that the lower level crawls."""
+        basis, tol = self.chord_basis, self.problem.settings.tolerance
+        first = first_unmet(current, tol)
+        tasks_from = len(current) - self.problem.task_levels()    # (contacts first)
+        if basis is None or first is None or first <= tasks_from or \
+                max(state[-1][tasks_from:first].tolist()) <= 0.5 * tol:
+            return state
+        above = first - tasks_from
+        problem = self.problem
+        fix = basis.steps(problem.level_task_errors(state[2]), None, None,
+                          *problem.step_limits())[above - 1]
+        fixed = measure(self.update(state[0], problem.column_scale * fix, 1.0,
+                                    current_parameters=True))
+        return fixed if compare_levels(fixed[-1], state[-1], 0.0, 0.5 * tol) < 0 else state
+
     def _rest_pull(self, rotations, preferred, levels):
         """The rest pull ``w · 2 log(q_pref ⊗ q*)`` (module docstring) in the scaled joint
-        columns; ``full`` skips it at the preferred pose itself, where it is 0, and in
+        columns, and the slides' (``Slides.pull``); ``full`` skips it at the preferred pose itself, where it is 0, and in
         corrections."""
         problem = self.problem
         q = rotations.take(problem.joints, axis=0)
@@ -189,7 +213,9 @@ class Steps:
         remaining = np.sqrt(sum(float(err.dot(err)) for _, err in levels))
         weight = problem.settings.rest_weight * min(
             1.0, _PULL_FADE * problem.size / max(remaining, 1e-300))
-        return weight * pull * problem.column_scale
+        turning = pull.size
+        return np.concatenate([weight * pull * problem.column_scale[:turning],
+                               problem.slides.pull(rotations, preferred, weight)])
 
     def _constraint_rows(self, world, rotations, frame):
         """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of
@@ -207,12 +233,12 @@ class Steps:
         if contacts is not None:
             dense, contact_rhs = contacts.rows(world, frame,
                                                problem.settings.contact_band * problem.size)
-            rows = ConstraintRows(problem.joints.size, owner, gradient,
+            rows = ConstraintRows(problem.column_joints.size, owner, gradient,
                                   dense * problem.column_scale)
             rhs = np.concatenate([rhs, contact_rhs])
             pinned = np.concatenate([pinned, contact_rhs < 0.0])
         else:
-            rows = ConstraintRows(problem.joints.size, owner, gradient)
+            rows = ConstraintRows(problem.column_joints.size, owner, gradient)
         if rows.count == 0:
             return None, None, None
         return rows, rhs, pinned

@@ -3,10 +3,10 @@ before pushed down to the NLA (and the NLA switched on), baking into the active 
 keys and a copy kept), baking twice, slots of their own, linked duplicates, linked or overridden
 actions, locked, muted and driven curves."""
 
+import bakes
 import bpy
 import numpy as np
 import pytest
-import bakes
 import rigs
 
 

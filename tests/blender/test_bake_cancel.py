@@ -1,9 +1,9 @@
 """``dqik.bake`` ended before its last frame: cancelled, stopped by a target deleted mid-bake, or
 by the extension being disabled; each puts back the frame and the pose and keys nothing."""
 
+import bakes
 import bpy
 import pytest
-import bakes
 import rigs
 import solve_problems as sp
 

@@ -1,9 +1,9 @@
 """``dqik.bake``'s Clean Up: keys dropped while every target stays within the tolerance, and the
 keys that hold a limb out of a passing collider kept."""
 
+import bakes
 import bpy
 import numpy as np
-import bakes
 import rigs
 import solve_problems as sp
 

@@ -1,10 +1,10 @@
 """``dqik.bake``: which frames are baked: KEYED frames (the targets' keys, also through a
 constraint or a driver), steps that miss the end frame, frames past Blender's refused."""
 
+import bakes
 import bpy
 import numpy as np
 import pytest
-import bakes
 import rigs
 import solve_problems as sp
 

@@ -3,9 +3,9 @@ its frame loop (``dq_ik_addon/blender/keys/baking.FrameBake``): the solved pose 
 the same frames Solve on Frame Change shows (also after a bake that keeps the tasks on), a Rigify
 rig's FK controls, and the bones a bake keys ('SELECTED', 'ALL')."""
 
+import bakes
 import bpy
 import numpy as np
-import bakes
 import rigs
 import solve_problems as sp
 

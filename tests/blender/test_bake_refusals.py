@@ -2,9 +2,9 @@
 bad input (no target, an empty range; one undo step, and its run without a window), script options
 out of their kind, a deleted armature."""
 
+import bakes
 import bpy
 import pytest
-import bakes
 import rigs
 
 

@@ -1,9 +1,9 @@
 """``dqik.bake``'s rotation keys: continuous in every rotation mode as mathutils makes them, and a
 keyed rotation mode stopping the bake."""
 
+import bakes
 import numpy as np
 import pytest
-import bakes
 import rigs
 
 

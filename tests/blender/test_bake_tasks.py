@@ -2,9 +2,9 @@
 keyed settings of a deleted or renamed bone not stopping a solve), Switch Tasks Off leaving the
 tasks it did not bake."""
 
+import bakes
 import bpy
 import numpy as np
-import bakes
 import rigs
 import solve_problems as sp
 

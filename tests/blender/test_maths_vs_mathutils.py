@@ -16,7 +16,10 @@ import numpy as np
 import pytest
 from mathutils import Matrix, Quaternion, Vector
 
-from dq_ik_addon.engine.dual_quaternion import dq_from_rotation_translation, dq_to_matrix
+from dq_ik_addon.engine.dual_quaternion import (
+    dq_from_rotation_translation,
+    dq_to_matrix,
+)
 from dq_ik_addon.engine.quaternion import (
     matrix_to_quat,
     qcanonical,

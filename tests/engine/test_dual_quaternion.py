@@ -12,7 +12,13 @@ from dq_ik_addon.engine.dual_quaternion import (
     dq_to_matrix,
     dq_translation,
 )
-from dq_ik_addon.engine.quaternion import qconj, qmul, qnormalize, qrotate, quat_to_matrix
+from dq_ik_addon.engine.quaternion import (
+    qconj,
+    qmul,
+    qnormalize,
+    qrotate,
+    quat_to_matrix,
+)
 
 TOL = 1e-12
 DQ_IDENTITY = np.array([1.0, 0, 0, 0, 0, 0, 0, 0])

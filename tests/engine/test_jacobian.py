@@ -24,7 +24,7 @@ def test_jacobian_matches_central_differences():
     world = model.matrices(q)
     joints = np.arange(9)
     points = model.tails(world)[tasks.bones]
-    j_pos, j_rot = task_jacobian(*JointFrames(model, joints)(world), points,
+    j_pos, j_rot = task_jacobian(JointFrames(model, joints)(world), points,
                                  column_mask(tasks.joint_masks, joints))
     h = 1e-6
     for j in joints:
@@ -60,7 +60,7 @@ def test_second_order_motion_leaves_a_third_order_error():
     frame = JointFrames(model, joints)(world)
     points = model.tails(world)[tasks.bones[:2]]
     masks = tasks.joint_masks[:2]
-    j_pos, j_rot = task_jacobian(*frame, points, column_mask(masks, joints))
+    j_pos, j_rot = task_jacobian(frame, points, column_mask(masks, joints))
     position, rotation = tasks.errors(world)
     chain, ancestors = chain_order(masks, model.descendants_mask(), joints)
     direction = rng.normal(size=(joints.size, 3))
@@ -70,7 +70,7 @@ def test_second_order_motion_leaves_a_third_order_error():
         moved = q.copy()
         moved[joints] = qmul(qexp(0.5 * delta), q[joints])
         new_position, new_rotation = tasks.errors(model.matrices(moved))
-        s_pos, s_rot = second_order_motion(*frame, points, delta, chain, ancestors, rotation)
+        s_pos, s_rot = second_order_motion(frame, points, delta, chain, ancestors, rotation)
         linear = (position - j_pos.dot(delta.ravel()), rotation - j_rot.dot(delta.ravel()))
         return np.array([np.abs(new - lin)[task].max() for new, lin in
                          zip((new_position, new_rotation, new_position, new_rotation),
@@ -96,6 +96,6 @@ def test_normal_jacobian_is_the_positional_jacobian_along_the_normals():
     normals /= np.linalg.norm(normals, axis=1)[:, None]
     masks = model.descendants_mask()[:, rng.integers(0, 9, 6)].T
     frame, columns = JointFrames(model, joints)(world), column_mask(masks, joints)
-    j_pos, _ = task_jacobian(*frame, points, columns, False)
-    np.testing.assert_allclose(normal_jacobian(*frame, points, normals, columns),
+    j_pos, _ = task_jacobian(frame, points, columns, False)
+    np.testing.assert_allclose(normal_jacobian(frame, points, normals, columns),
                                np.einsum('pi,pij->pj', normals, j_pos), rtol=0, atol=1e-12)

@@ -14,8 +14,18 @@ from dq_ik_addon.engine.limits.swing_twist_projection import (
     project_swing,
     project_to_limits,
 )
-from dq_ik_addon.engine.quaternion import qcanonical, qmul, qnormalize, qrotate, quat_to_rotvec
-from dq_ik_addon.engine.swing_twist import quat_from_swing_twist, swing_twist, swing_twist_params
+from dq_ik_addon.engine.quaternion import (
+    qcanonical,
+    qmul,
+    qnormalize,
+    qrotate,
+    quat_to_rotvec,
+)
+from dq_ik_addon.engine.swing_twist import (
+    quat_from_swing_twist,
+    swing_twist,
+    swing_twist_params,
+)
 
 TOL = 1e-12
 Y = np.array([0.0, 1.0, 0.0])

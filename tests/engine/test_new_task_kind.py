@@ -7,8 +7,13 @@ it to the Blender side's table as well.)
 import os
 
 import numpy as np
-from chains import (PointOnPlane, identity_pose, random_pose_in_limits, straight_chain,
-                    uniform_limits)
+from chains import (
+    PointOnPlane,
+    identity_pose,
+    random_pose_in_limits,
+    straight_chain,
+    uniform_limits,
+)
 
 from dq_ik_addon.engine.limits import limit_violation
 from dq_ik_addon.engine.solver import Solver

@@ -7,9 +7,9 @@ import pytest
 from chains import random_tree, straight_chain
 
 from dq_ik_addon.engine import ChainModel
+from dq_ik_addon.engine import problem as problem_module
 from dq_ik_addon.engine.bone_parent_transform import NONE
 from dq_ik_addon.engine.chain_model import BoneFlags
-from dq_ik_addon.engine import problem as problem_module
 from dq_ik_addon.engine.moving_joints_fk import GivenPose
 from dq_ik_addon.engine.quaternion import qexp
 from dq_ik_addon.engine.solver import Solver, SolverSettings

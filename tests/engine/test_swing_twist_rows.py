@@ -11,7 +11,6 @@ from dq_ik_addon.engine.solver import solve
 from dq_ik_addon.engine.swing_twist import swing_twist_params
 from dq_ik_addon.engine.tasks import Position, Task
 
-
 _ONE_FREE = {"swing_x": (("swing_z", "twist"), 0), "swing_z": (("swing_x", "twist"), 1),
              "twist": (("swing_x", "swing_z"), 2)}
 

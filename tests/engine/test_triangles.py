@@ -2,7 +2,10 @@
 
 import numpy as np
 
-from dq_ik_addon.engine.triangles import closest_segment_one_triangle, closest_segment_triangle
+from dq_ik_addon.engine.triangles import (
+    closest_segment_one_triangle,
+    closest_segment_triangle,
+)
 
 
 def _dense_triangle(a, b, c, steps=120):

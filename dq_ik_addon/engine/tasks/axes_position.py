@@ -28,9 +28,9 @@ class AxesPosition(TaskKind):
         return (self._projectors() @ offset[:, :, None])[:, :, 0]
 
     def jacobian(self, frame, effectors, mask):
-        return self._projectors() @ task_jacobian(*frame, effectors.tails, mask, False)[0]
+        return self._projectors() @ task_jacobian(frame, effectors.tails, mask, False)[0]
 
     def second_order(self, motion, effectors, errors):
-        change = second_order_motion(*motion.frame, effectors.tails, motion.delta, motion.chain,
+        change = second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,
                                      motion.ancestors)[0]
         return (self._projectors() @ change[:, :, None])[:, :, 0]

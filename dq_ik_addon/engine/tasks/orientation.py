@@ -33,8 +33,8 @@ class Orientation(TaskKind):
         return quat_to_rotvec(qcanonical(qmul(self.targets, qconj(bone_rotation))))
 
     def jacobian(self, frame, effectors, mask):
-        return frame[0] * mask[:, None, :]
+        return frame.axes * mask[:, None, :]
 
     def second_order(self, motion, effectors, errors):
-        return second_order_motion(*motion.frame, effectors.tails, motion.delta, motion.chain,
+        return second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,
                                    motion.ancestors, errors)[1]

@@ -96,7 +96,7 @@ class TaskSet:
         self.origins, reach = np.asarray(roots, dtype=np.int64), np.asarray(reach, float)
         self.reach = np.where(free, 1.0, 1.0 + _BEYOND) * reach     # beyond it, a point is far
         self.aim = np.where(free, 1.0 - _SHORT, 1.0 + _BEYOND) * reach    # a far one is solved at
-        self.soft = np.where(free, soft, 0.0) * self.aim
+        self.soft = np.where(free, soft, 0.0) * np.where(np.isfinite(self.aim), self.aim, 0.0)
 
     def set_targets(self, targets):
         """New targets for the same tasks: one per task, in the order the tasks were given."""

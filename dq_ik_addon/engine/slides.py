@@ -1,0 +1,66 @@
+"""Sliding bones: bones whose pose location the solve moves beside their rotation.
+
+Bartelink (§7.1) links the pelvis to a virtual root joint "to give freedom to the motion of the
+complete skeleton": three translational degrees of freedom above the rotations. Here they are the
+bone's own location channels ``l`` (``M = F · T(l) · R(q) · S(s)``, ``chain_model``), so a solve
+can crouch a body whose feet are planted.
+
+The solve's state is then one (b + k, 4) array: the b modelled bones' rotations (w first), then
+one row ``(0, l)`` per sliding bone, its location as a pure quaternion. Everything that turns
+joints reads the first b rows alone (the joints index them); the FK, the pose update and the rest
+pull read the last k (``MovingJointsFK``, ``PoseUpdate``, ``Steps``).
+
+A slide's Jacobian columns (``jacobian.JointFrames``) move every point the bone carries along the
+bone's location axes and turn nothing. They are scaled by the chain size L (``column_scale``),
+so that a slide of L weighs as a turn of one radian, whatever the rig's scale; a locked axis
+(``PoseBone.lock_location``) has scale 0 and never moves.
+"""
+
+import numpy as np
+
+
+class Slides:
+    """The sliding bones of one solve: ``bones`` (indices into the solve's sub-model), their
+    free location axes ``free`` (k,3), and which tasks they move ``moves_task`` (T,)."""
+
+    def __init__(self, model, joint_masks, free_axes, size):
+        """``free_axes`` (b,3) of the sub-model, 1 where a bone's location axis may slide (None:
+        nothing slides): a bone slides when an axis is free, some task moves it, and it is not
+        connected to its parent (whose tail holds its head, ``ChainModel.uses_location``)."""
+        moved = joint_masks.any(axis=0) & model.uses_location
+        free = np.zeros((len(model), 3)) if free_axes is None else np.asarray(free_axes, float)
+        self.bones = np.flatnonzero(moved & free.any(axis=1))
+        self.free = free[self.bones]
+        self.size = size
+        self.moves_task = joint_masks[:, self.bones].any(axis=1)
+        self.count = self.bones.size
+
+    def column_scale(self):
+        """The slides' column scales (3k,): L on a free axis, 0 on a locked one."""
+        return (self.size * self.free).ravel()
+
+    def state(self, rotations, locations):
+        """The solve's state (module docstring) of the sub-model's ``rotations`` (b,4) and pose
+        ``locations`` (b,3; None: all 0)."""
+        if not self.count:
+            return rotations
+        rows = np.zeros((self.count, 4))
+        if locations is not None:
+            rows[:, 1:] = locations[self.bones]
+        return np.concatenate([rotations, rows])
+
+    def pull(self, state, preferred, weight):
+        """The rest pull of the slides (3k,) in the scaled columns: ``w (l_pref − l) / L`` on
+        the free axes, the translational part of ``steps``' pull ``w · 2 log(q_pref ⊗ q*)``."""
+        rows = slice(len(state) - self.count, None)
+        return (weight / self.size) * ((preferred[rows, 1:] - state[rows, 1:]) * self.free).ravel()
+
+    def everywhere(self, state, locations, bones, count):
+        """The pose locations (count,3) of a whole model of ``count`` bones from its
+        ``locations`` (None: all 0), with the slides of ``state`` on its bones ``bones`` (the
+        sliding ones); None when nothing slides."""
+        if not self.count:
+            return None
+        located = np.zeros((count, 3)) if locations is None else locations.copy()
+        located[bones] = state[len(state) - self.count:, 1:]
+        return located
