@@ -22,15 +22,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .acceptance import (
-    better,
-    blocked,
-    holds,
-    hopeless,
-    line_search,
-    out_of_time,
-    stalled,
-)
+from .acceptance import better, blocked, holds, hopeless, line_search, out_of_time, stalled
 from .escapes import ATTEMPTS, escape, futile_here
 from .measure import SolveResult, measure, put_back, state_of
 from .moving_joints_fk import GivenPose
@@ -61,9 +53,8 @@ class Solver:
         max_distance) -> (signed distance, outward normal)`` in armature space (for points inside
         an obstacle or within ``max_distance`` outside it, else ``inf``) turns on contacts for
         the bones with ``collision`` and ``radii`` > 0 (see ``contacts``); ``self_collision``
-        keeps those capsules apart from each other too. ``translation`` (n,3), 1 on each
-        location axis a bone may slide along (``slides``; None: none slides): those of its bones
-        that some task moves slide, from the given ``locations``."""
+        keeps those capsules apart from each other too. ``translation`` (n,3): 1 on each location
+        axis a bone may slide along from its given location (``slides``; ``slid_bones``)."""
         self.settings = settings or SolverSettings()
         self.problem = Problem(model, tasks, limits, stiffness, self.settings, obstacles, radii,
                                collision, self_collision, translation)
@@ -74,16 +65,14 @@ class Solver:
         self.computed_mask[self.bones[self.problem.fk.moving]] = True
         contacts = self.problem.contacts    # the bones whose capsules are tested (None: no contacts)
         self.capsule_bones = None if contacts is None else self.bones[contacts.capsule_bones()]
-        self.fixed_tasks = ~self.problem.tasks.joint_masks[:, self.problem.column_joints].any(
-            axis=1)
-        self.slid_bones = self.bones[self.problem.slides.bones]   # whose locations it moves
+        columns, self.slid_bones = self.problem.column_joints, self.bones[self.problem.slides.bones]
+        self.fixed_tasks = ~self.problem.tasks.joint_masks[:, columns].any(axis=1)
         # each task's error to distance units: an angular one at the chain's size, as weighed
         self.error_scale = np.where(self.problem.tasks.angular, self.problem.size, 1.0)
         self.given = GivenPose.of(self.bones, locations, scales, evaluated)
         self._locations = None if locations is None else np.asarray(locations, np.float64)
         self.problem.hang(self.given)
-        self.update = PoseUpdate(self.problem.joints, self.problem.limits,
-                                 self.problem.slides.count)
+        self.update = PoseUpdate(self.problem.joints, self.problem.limits, self.slid_bones.size)
         self.steps = Steps(self.problem, self.update)
         self.results = ResultCache()   # results by their exact inputs (``solve(remember=True)``)
         self._measured = None   # the ``SolveState`` ``measure`` put back last
