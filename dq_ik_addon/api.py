@@ -24,7 +24,8 @@ Baking, what ``dqik.bake`` runs (``blender/keys/baking.py``), one frame at a tim
 """
 
 from .blender.errors import ArmatureError
-from .blender.keys.baking import BakeOptions, BakeReport, FrameBake
+from .blender.keys.bake_options import BakeOptions, BakeReport
+from .blender.keys.baking import FrameBake
 from .blender.solving.session import Session
 from .blender.solving.sessions import drop_sessions, session_for
 from .blender.solving.snapshot import SolveSnapshot, TaskReport

@@ -1,6 +1,7 @@
 """The settings DQ IK stores on pose bones and armature objects.
 
-``PoseBone.dqik`` holds one bone's task, swing/twist limits, stiffness and collision capsule;
+``PoseBone.dqik`` holds one bone's task, swing/twist limits, stiffness, translation and collision
+capsule;
 ``Object.dqik`` holds the armature-wide solver, collision, live-solve and frame-change settings.
 All angles are radians relative to the rest pose; all lengths are metres.
 
@@ -223,6 +224,15 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
         name="Stiffness",
         description="How reluctantly the solver turns this joint: 0 is free, 1 is locked",
         subtype='FACTOR', default=0.0, min=0.0, max=1.0,
+    )
+
+    use_translation: BoolProperty(
+        override=_OVERRIDABLE, update=_settings_changed,
+        name="Translation",
+        description="Let the solve move this bone's location as well as its rotation (a "
+                    "floating pelvis): every task whose chain reaches the bone can slide it, "
+                    "along the axes Lock Location leaves free",
+        default=False,
     )
 
     use_collision: BoolProperty(

@@ -15,7 +15,8 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 from ..dq_ik_addon.blender.errors import ArmatureError, run_reported
-from ..dq_ik_addon.blender.keys.baking import BakeOptions, FrameBake
+from ..dq_ik_addon.blender.keys.bake_options import BakeOptions
+from ..dq_ik_addon.blender.keys.baking import FrameBake
 from ..dq_ik_addon.blender.rig.objects import active_armature
 from .poll import editable_armature
 

@@ -1,9 +1,11 @@
 """``dqik.apply_preset``: anatomical swing/twist limits for humanoid rigs, found by bone name
-(how: ``dq_ik_addon/blender/authoring/limit_presets.py``)."""
+(how: ``dq_ik_addon/blender/authoring/limit_presets.py``), and a floating pelvis
+(``authoring/body_roles.py``)."""
 
 import bpy
 from bpy.props import BoolProperty, EnumProperty
 
+from ..dq_ik_addon.blender.authoring.body_roles import pelvis_bone
 from ..dq_ik_addon.blender.authoring.limit_presets import plan_preset
 from ..dq_ik_addon.blender.errors import ArmatureError, run_reported
 from ..dq_ik_addon.blender.rig.objects import (
@@ -20,7 +22,7 @@ def _names(names, limit=5):
 
 
 class DQIK_OT_apply_preset(bpy.types.Operator):
-    """Give the armature's bones anatomical swing/twist limits, recognised by bone name (Rigify, Mixamo, common names)"""
+    """Give the armature's bones anatomical swing/twist limits, recognised by bone name (Rigify, Mixamo, common names), and its pelvis Translation"""
 
     bl_idname = "dqik.apply_preset"
     bl_label = "Apply Limit Preset"
@@ -60,8 +62,12 @@ class DQIK_OT_apply_preset(bpy.types.Operator):
             plan[name][1].write(obj.pose.bones[name].dqik, self.enable_limits)
         skipped = [name for name in unmatched if not self.only_selected
                    or is_selected(obj.pose.bones[name])]
-        message = (f"DQ IK: {self.preset.title()} limits on {len(limited)} bones of '{obj.name}'; "
-                   f"{len(skipped)} bones unmatched")
+        pelvis = pelvis_bone(obj)
+        if pelvis is not None and (not self.only_selected or is_selected(obj.pose.bones[pelvis])):
+            obj.pose.bones[pelvis].dqik.use_translation = True
+        message = (f"DQ IK: {self.preset.title()} limits on {len(limited)} bones of '{obj.name}'"
+                   + (f", Translation on {pelvis}" if pelvis else "")
+                   + f"; {len(skipped)} bones unmatched")
         self.report({'INFO'}, message + (f" ({_names(skipped)})" if skipped else ""))
         return {'FINISHED'}
 

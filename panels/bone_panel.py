@@ -1,4 +1,5 @@
-"""Bone Properties → DQ IK: the active pose bone's task, limits, stiffness and capsule."""
+"""Bone Properties → DQ IK: the active pose bone's task, limits, stiffness, translation and
+capsule."""
 
 import bpy
 
@@ -63,6 +64,7 @@ class DQIK_PT_bone(bpy.types.Panel):
             col.prop(settings, name)
 
         layout.prop(settings, "stiffness", slider=True)
+        layout.prop(settings, "use_translation")
         row = layout.row(heading="Collision")
         row.prop(settings, "use_collision", text="")
         sub = row.row()

@@ -81,7 +81,7 @@ class Problem:
         self.chain_roots, self._inner = chain_roots(self.tasks.joint_masks)
         free = np.zeros(len(self.model), dtype=bool)     # joints free to turn every way
         free[self.joints] = True if self.limits is None else ~self.limits.limited
-        # reach: straight; a chain that slides reaches anywhere
+        # reach: straight (a chain that slides: not only by turning)
         self.free_chains = ~(self.tasks.joint_masks & ~free).any(axis=1) & ~self.slides.moves_task
         self._given_key = self.chain_reach = None    # (``hang``: the given pose sets the reach)
         tasks = self.tasks
@@ -135,8 +135,8 @@ class Problem:
         if key == self._given_key:
             return
         self._given_key = key
-        self.chain_reach = np.where(self.slides.moves_task, np.inf, reach_bounds(
-            self.model, self.tasks.bones, self._inner, given, self.fk.still))
+        self.chain_reach = reach_bounds(self.model, self.tasks.bones, self._inner, given,
+                                        self.fk.still) + self.slides.allowance()
         self.tasks.set_reach(self.chain_roots, self.chain_reach, self.free_chains,
                              self.settings.soft_reach)
 

@@ -35,6 +35,14 @@ class Slides:
         self.moves_task = joint_masks[:, self.bones].any(axis=1)
         self.count = self.bones.size
 
+    def allowance(self):
+        """What a slide adds to each task's reach in one solve (T,): the chain size L for the
+        tasks it moves. A slide could carry a chain anywhere, but the tasks above it (planted
+        feet) usually hold it, so a target out of reach still pulls the same way wherever it
+        lies along a direction (``reach_bound``, ``TaskSet.set_reach``); solving again from the
+        new pose, as live posing does, follows it further."""
+        return np.where(self.moves_task, self.size, 0.0)
+
     def column_scale(self):
         """The slides' column scales (3k,): L on a free axis, 0 on a locked one."""
         return (self.size * self.free).ravel()

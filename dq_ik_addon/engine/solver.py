@@ -59,19 +59,18 @@ class Solver:
         self.problem = Problem(model, tasks, limits, stiffness, self.settings, obstacles, radii,
                                collision, self_collision, translation)
         self.bones, self.moved_mask = self.problem.bones, self.problem.moved_mask
-        self.modelled_mask = np.zeros(len(model), dtype=bool)    # the bones the solve reads
+        # the bones the solve reads, those it poses by its own FK, those it slides (``slid_bones``)
+        self.modelled_mask, self.computed_mask, self.slid_mask = np.zeros((3, len(model)), bool)
         self.modelled_mask[self.bones] = True
-        self.computed_mask = np.zeros(len(model), dtype=bool)   # posed by the solve's own FK
         self.computed_mask[self.bones[self.problem.fk.moving]] = True
         contacts = self.problem.contacts    # the bones whose capsules are tested (None: no contacts)
         self.capsule_bones = None if contacts is None else self.bones[contacts.capsule_bones()]
-        columns, self.slid_bones = self.problem.column_joints, self.bones[self.problem.slides.bones]
-        self.fixed_tasks = ~self.problem.tasks.joint_masks[:, columns].any(axis=1)
+        self.slid_bones = self.bones[self.problem.slides.bones]
+        self.slid_mask[self.slid_bones] = True
+        self.fixed_tasks = ~self.problem.tasks.joint_masks[:, self.problem.column_joints].any(1)
         # each task's error to distance units: an angular one at the chain's size, as weighed
         self.error_scale = np.where(self.problem.tasks.angular, self.problem.size, 1.0)
-        self.given = GivenPose.of(self.bones, locations, scales, evaluated)
-        self._locations = None if locations is None else np.asarray(locations, np.float64)
-        self.problem.hang(self.given)
+        self._take_given(locations, scales, evaluated)
         self.update = PoseUpdate(self.problem.joints, self.problem.limits, self.slid_bones.size)
         self.steps = Steps(self.problem, self.update)
         self.results = ResultCache()   # results by their exact inputs (``solve(remember=True)``)
@@ -86,8 +85,7 @@ class Solver:
         self.update.terms = None
 
     def warm_start(self):
-        """The warm-start memory (opaque), to ``resume`` later: a benchmark repeats one warm
-        solve that way."""
+        """The warm-start memory (opaque), to ``resume`` later (a benchmark's repeated solve)."""
         return self._memo, self._last, self._futile, self.update.terms
 
     def resume(self, memory):
@@ -96,14 +94,11 @@ class Solver:
 
     def retarget(self, targets=None, locations=None, obstacles=None, scales=None, evaluated=None):
         """New ``targets`` (one per task, in the order the tasks were given), given pose
-        (``locations``, ``scales``, ``evaluated``: see ``__init__``) and ``obstacles`` query for
-        the same tasks, keeping everything built from the rig; the chains' reach follows the
-        given pose (``Problem.hang``)."""
+        (``locations``, ``scales``, ``evaluated``: ``__init__``) and ``obstacles`` query for the
+        same tasks, keeping everything built from the rig (``_take_given``)."""
         if targets is not None:
             self.problem.tasks.set_targets(targets)
-        self.given = GivenPose.of(self.bones, locations, scales, evaluated)
-        self._locations = None if locations is None else np.asarray(locations, np.float64)
-        self.problem.hang(self.given)
+        self._take_given(locations, scales, evaluated)
         if obstacles is not None:
             if obstacles is not self.problem.contacts.obstacles:
                 self.results = ResultCache()    # its results hold the old query: none hits now
@@ -112,31 +107,41 @@ class Solver:
             self.problem.seat_targets()
         self._measured = None
 
+    def _take_given(self, locations, scales, evaluated):
+        """The given pose (``__init__``) and the chains' reach in it (``Problem.hang``)."""
+        self.given = GivenPose.of(self.bones, locations, scales, evaluated)
+        self._locations = None if locations is None else np.array(locations, np.float64)
+        self.problem.hang(self.given)
+
     def state(self):
         """What the next solve sees (targets, given pose, obstacles): a ``SolveState``."""
         return state_of(self.problem, self.given)
 
-    def measure(self, rotations=None, matrices=None, state=None):
+    def measure(self, rotations=None, matrices=None, state=None, slides=None):
         """The ``Measure`` (task errors, contact penetration) of the modelled bones (``bones``)
-        posed by ``rotations`` (b,4), hung from the given pose, or by their pose ``matrices``
-        (b,4,4); with ``state`` (a ``SolveState``), as that solve saw it: its targets and
-        obstacles are kept for the next solve too, until ``retarget``."""
+        posed by ``rotations`` (b,4) (and ``slides``, the locations (k,3) of ``slid_bones``),
+        hung from the given pose, or by their pose ``matrices`` (b,4,4); with ``state`` (a
+        ``SolveState``), as that solve saw it: its targets and obstacles stay until ``retarget``."""
         if state is not None and state is not self._measured:
             put_back(self.problem, state)
             self._measured = state
+        if slides is not None:
+            rotations = np.concatenate([rotations, np.pad(slides, ((0, 0), (1, 0)))])
         return measure(self.problem, self.given if state is None else state.given, rotations,
                        matrices)
 
     def pose_matrices(self, rotations):
         """Armature-space pose matrices (m,4,4) of the modelled bones (``bones``) for the (n,4)
-        ``rotations``, hung from the given pose of the last solve (``GivenPose``), as the solve
-        computes them (``moving_joints_fk.MovingJointsFK``)."""
-        return self.problem.fk(np.asarray(rotations, dtype=np.float64)[self.bones])
+        ``rotations``, hung from the given pose of the last solve (``GivenPose``, its locations
+        those of the sliding bones too), as the solve computes them (``MovingJointsFK``)."""
+        return self.problem.fk(self.problem.slides.state(
+            np.asarray(rotations, dtype=np.float64)[self.bones], self.given.locations))
 
-    def solve(self, rotations, preferred=None, remember=False):
-        """Iterate from ``rotations`` (n,4); on a stall short of a reachable target, escape and go
-        on, the rest pull then aiming at the escaped pose. The best state seen, in priority order,
-        is returned, so escapes never make it worse.
+    def solve(self, rotations, preferred=None, remember=False, locations=None):
+        """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3;
+        None: the given ones), preferring them too; on a stall short of a reachable target,
+        escape and go on, the rest pull then aiming at the escaped pose. The best state seen, in
+        priority order, is returned, so escapes never make it worse.
 
         ``max_iterations`` bounds each descent: the first, and each one after an escape.
 
@@ -156,7 +161,8 @@ class Solver:
         tol = settings.tolerance
         started = time.perf_counter()
         full = np.array(rotations, dtype=np.float64)
-        slides, located = problem.slides, self.given.locations
+        slides, located = problem.slides, self.given.locations if locations is None else \
+            np.asarray(locations, dtype=np.float64)[self.bones]
         last = self._continued(slides.state(full[self.bones], located))
         if last is not None:
             q, world = last
@@ -165,6 +171,7 @@ class Solver:
             if problem.limits is not None:
                 q[problem.joints] = problem.limits.project(q[problem.joints])
             world = problem.fk.start(q, self.given)
+        problem.tasks.anchor(slides.moves_task, world)
         memo_key = (problem.tasks.target_key(), problem.given_key(self.given),
                     None if problem.contacts is None else problem.contacts.obstacles)
         remembered = (q.tobytes(), memo_key) if remember and preferred is None else None

@@ -54,7 +54,7 @@ def test_a_cancelled_bake_leaves_every_frame_as_it_was(clean_scene, dqik):
 def _left_arm_base(dqik, obj):
     """The animated start's base of the left arm's bones (the metarig's rest: identity)."""
     session = dqik.api.session_for(obj)
-    return session.animated.base[[obj.pose.bones.find(name) for name in ARMS[:3]]]
+    return session.animated.rotations.values[[obj.pose.bones.find(name) for name in ARMS[:3]]]
 
 
 def test_an_edit_of_one_bone_keeps_the_others_base(clean_scene, dqik):
@@ -64,7 +64,7 @@ def test_an_edit_of_one_bone_keeps_the_others_base(clean_scene, dqik):
         obj.pose.bones["upper_arm.R"].rotation_quaternion = (0.9, 0.3, 0.1, 0.2)
     _frame_40_after(edit_right_arm)
     assert np.abs(_left_arm_base(dqik, obj) - [1.0, 0.0, 0.0, 0.0]).max() < 1e-6
-    right = dqik.api.session_for(obj).animated.base[obj.pose.bones.find("upper_arm.R")]
+    right = dqik.api.session_for(obj).animated.rotations.values[obj.pose.bones.find("upper_arm.R")]
     assert np.abs(right - np.array([0.9, 0.3, 0.1, 0.2]) / np.linalg.norm(
         [0.9, 0.3, 0.1, 0.2])).max() < 1e-6          # the edit is the new base
 

@@ -42,7 +42,7 @@ def test_keyed_frames_follow_a_target_moved_by_a_constraint_or_a_driver(clean_sc
     variable.targets[0].id = reader
     variable.targets[0].data_path = "location.z"
     driver.expression = variable.name
-    frames = dqik.dq_ik_addon.blender.keys.baking.bake_frames(
+    frames = dqik.dq_ik_addon.blender.keys.bake_options.bake_frames(
         obj, dqik.api.BakeOptions(1, 20, frames='KEYED'))
     assert frames.tolist() == [1, 7, 13, 20]
 
@@ -50,7 +50,7 @@ def test_keyed_frames_follow_a_target_moved_by_a_constraint_or_a_driver(clean_sc
 def test_steps_that_miss_the_end_frame_bake_it_too_and_frames_past_blenders_are_refused(
         clean_scene, dqik):
     obj = rigs.metarig("basic")
-    bake_frames = dqik.dq_ik_addon.blender.keys.baking.bake_frames
+    bake_frames = dqik.dq_ik_addon.blender.keys.bake_options.bake_frames
     assert bake_frames(obj, dqik.api.BakeOptions(1, 10, step=4)).tolist() == [1, 5, 9, 10]
     with pytest.raises(dqik.dq_ik_addon.blender.errors.ArmatureError, match="past the frames"):
         bake_frames(obj, dqik.api.BakeOptions(1, 2_000_000))

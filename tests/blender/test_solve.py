@@ -18,6 +18,7 @@ def _reach_problems(obj, dqik, count, seed):
     empties = sp.add_targets(obj, sp.EFFECTORS)
     rng = np.random.default_rng(seed)
     for _ in range(count):
+        sp.clear_pose(obj)      # the pelvis's location too (the preset's Translation slides it)
         sp.set_pose(obj, sp.random_pose_in_limits(obj, names, rng, dqik))
         for name, empty in empties.items():
             empty.location = sp.world_tail(obj, name)

@@ -9,7 +9,8 @@
   its sources);
 - with Only Insert Available, every existing F-curve of each bone gets a key, and no curve is
   added;
-- else each bone's rotation channel in its own rotation mode;
+- else each bone's rotation channel in its own rotation mode, and the location of the bones
+  whose location changed (those the solve slides, ``PoseBone.dqik.use_translation``);
 - always with the scene's keyframe type (``ToolSettings.keyframe_type``) and the preferences'
   Visual Keying, Only Insert Needed (for auto-keying) and the scene's Cycle-Aware Keying.
 """
@@ -19,9 +20,10 @@ from ..rig.rotation_modes import channel_of
 from .action_slots import slot_fcurves
 
 
-def auto_key(context, obj, names):
+def auto_key(context, obj, names, moved=()):
     """Key the pose bones ``names`` of ``obj`` on the current frame as Blender's transform
-    would with the scene's auto-keying settings; returns whether anything was keyed."""
+    would with the scene's auto-keying settings, ``moved`` (names) the ones whose location
+    changed; returns whether anything was keyed."""
     scene = context.scene
     tools, preferences = scene.tool_settings, context.preferences.edit
     if not names or not tools.use_keyframe_insert_auto:
@@ -46,6 +48,8 @@ def auto_key(context, obj, names):
         pose_bone = obj.pose.bones[name]
         path = channel_of(pose_bone.rotation_mode)
         keyed |= pose_bone.keyframe_insert(path, group=name, **key)
+        if name in moved:
+            keyed |= pose_bone.keyframe_insert("location", group=name, **key)
     return keyed
 
 

@@ -5,7 +5,8 @@ A ``FrameBake`` walks the frames in order. Each ``step()`` sets the scene to the
 chains move with it, as in Blender's own bake, ``bpy_extras/anim_utils.py``
 ``bake_action_objects_iter``), solves it through the armature's solving session exactly as
 ``dqik.solve`` does (limits, priorities, collisions), each from that frame's animated pose
-(``Session.tick(animated=True)``, ``solving/animated_start.py``), and records the rotations.
+(``Session.tick(animated=True)``, ``solving/animated_start.py``), and records the rotations
+(and the locations of the bones it slides, ``PoseBone.dqik.use_translation``).
 That is the pose Solve on Frame Change shows on that frame however it is reached
 (``solving/frame_change.py``); while a bake runs the session's ``baking`` flag makes that
 handler leave the armature alone, so no frame is solved twice.
@@ -18,9 +19,7 @@ a frame (a target deleted, the rig changed) cancels and raises ``ArmatureError``
 written to an action before ``finish``.
 """
 
-import math
 import time
-from dataclasses import dataclass
 
 import bpy
 import numpy as np
@@ -32,93 +31,9 @@ from ..rig.pose import POSE_CHANNELS, PoseArrays, PoseSnapshot
 from ..rig.rotation_modes import channel_of, channel_values, to_quaternions
 from ..solving.sessions import session_for
 from .action_slots import played_slots, slot_fcurves
+from .bake_options import ACTIONS, BONE_SETS, FRAME_CHOICES, BakeReport, bake_frames
 from .curve_cleanup import TaskTolerance, kept_keys
 from .key_writer import curve_warnings, prepare_action, refuse_unkeyable, write_curves
-from .keyed_frames import driving_objects, keyed_frames
-
-BONE_SETS = ('TASK_CHAINS', 'SELECTED', 'ALL')
-MAX_FRAME = 1048574     # MAXFRAME, source/blender/makesdna/DNA_scene_types.h (MINAFRAME is −MAXFRAME)
-ACTIONS = ('NEW', 'ACTIVE')
-FRAME_CHOICES = ('STEP', 'KEYED')
-
-
-@dataclass(frozen=True)
-class BakeOptions:
-    """What ``dqik.bake`` bakes (its operator properties):
-
-    - ``frame_start``, ``frame_end`` (inclusive, within ±``MAX_FRAME``), ``step`` (the end
-      frame is baked too when the steps miss it);
-    - ``bones``: ``'TASK_CHAINS'`` (the bones the enabled tasks move), ``'SELECTED'`` or
-      ``'ALL'``; bones the solve does not move are keyed with their animated channels
-      (rotation, location, scale) at each baked frame;
-    - ``action``: ``'NEW'`` (a DQ IK action; the active one goes to the NLA) or ``'ACTIVE'``;
-    - ``frames``: ``'STEP'`` (every ``step`` frames) or ``'KEYED'`` (the frames where the
-      armature, a target, a collider or a parent of one has a key, and the range's ends);
-    - ``cleanup_tolerance``: 0 keys every baked frame; above 0, keys of the solved bones are
-      dropped where every task stays within it (world metres) on every frame, and
-      no capsule sinks deeper into a collider than in the solve by more than it;
-    - ``switch_off_tasks``: afterwards, every task it baked and Solve on Frame Change are off,
-      so the keys play on their own (tasks it left out, a missing target, stay on)."""
-
-    frame_start: int
-    frame_end: int
-    step: int = 1
-    bones: str = 'TASK_CHAINS'
-    action: str = 'NEW'
-    frames: str = 'STEP'
-    cleanup_tolerance: float = 0.0
-    switch_off_tasks: bool = True
-
-
-@dataclass(frozen=True)
-class BakeReport:
-    """What a finished bake did: frames solved, bones and keys written, where the keys and the
-    animation that was there before went, the largest task error of any frame (metres;
-    NaN without position tasks), seconds spent and the solve's warnings."""
-
-    frames: int
-    bones: tuple
-    keys: int
-    action: str
-    old_animation: str
-    worst_error: float
-    seconds: float
-    warnings: tuple
-
-    def describe(self):
-        rate = self.frames / self.seconds if self.seconds > 0 else float("inf")
-        return (f"DQ IK: baked {self.frames} frames of {len(self.bones)} bones "
-                f"({self.keys} keys) into '{self.action}' at {rate:.0f} frames/s; largest task "
-                f"error {self.worst_error * 1e3:.3g} mm; {self.old_animation}")
-
-
-def bake_frames(obj, options):
-    """The frames a bake solves, in order (ints), or ``ArmatureError`` for an empty or reversed
-    range or a step below 1."""
-    start, end, step = options.frame_start, options.frame_end, options.step
-    numbers = {"frame_start": start, "frame_end": end, "step": step}
-    odd = [f"{name} {value!r}" for name, value in numbers.items()
-           if isinstance(value, bool) or not isinstance(value, (int, np.integer))]
-    if odd:
-        raise ArmatureError(f"Bake frames are whole numbers, not {', '.join(odd)}")
-    tolerance = options.cleanup_tolerance
-    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance >= 0):
-        raise ArmatureError(f"The Clean Up tolerance must be a finite distance ≥ 0, not "
-                            f"{tolerance!r}")
-    if end < start:
-        raise ArmatureError(f"The frame range {start}–{end} is empty or reversed; the end must "
-                            "not come before the start")
-    if step < 1:
-        raise ArmatureError(f"The step must be at least 1 frame, not {step}")
-    if start < -MAX_FRAME or end > MAX_FRAME:
-        raise ArmatureError(f"The frame range {start}–{end} goes past the frames Blender "
-                            f"plays (±{MAX_FRAME})")
-    if options.frames == 'STEP':      # the end frame too, so the keys span the whole range
-        return np.unique(np.append(np.arange(start, end + 1, step), end))
-    keyed = keyed_frames(driving_objects(obj))
-    inside = np.round(keyed[(keyed >= start) & (keyed <= end)]).astype(np.int64)
-    return np.unique(np.concatenate([[start, end], inside]))
-
 
 _RUNNING = []      # the FrameBakes between their first step and their end
 
@@ -174,7 +89,7 @@ class FrameBake:
         self.index = 0
         self.solver = None
         self.started = time.perf_counter()
-        self.recorded, self.others = [], []
+        self.recorded, self.others, self.slid = [], [], []
         self.states = []    # with Clean Up, what each frame's solve saw (its colliders included)
         self.worst_error, self.warnings = 0.0, set()
         self.reference, self.unsolved = None, None
@@ -230,12 +145,15 @@ class FrameBake:
             self._choose_bones()
         elif solver is not self.solver:     # rebuilt: the rig, or its settings, changed
             if not (np.array_equal(solver.bones, self.solver.bones)
-                    and np.array_equal(solver.moved_mask, self.solver.moved_mask)):
+                    and np.array_equal(solver.moved_mask, self.solver.moved_mask)
+                    and np.array_equal(solver.slid_mask, self.solver.slid_mask)):
                 raise ArmatureError("the bones the tasks move changed (a rig edit, or keyed or "
                                     "driven DQ IK settings); bake the frames before and after "
                                     "the change separately")
             self.solver, self.resolved = solver, True
         self.recorded.append(self.session.last_rotations[solver.bones].copy())
+        if solver.slid_bones.size:
+            self.slid.append(self.session.last_locations[solver.slid_bones].copy())
         if self.options.cleanup_tolerance > 0.0:    # Clean Up measures each frame again
             self.states.append(solver.state())
         if self.other_rows.size:
@@ -249,9 +167,9 @@ class FrameBake:
         """The baked bones: those the solve moves (keyed from its rotations) and, for
         ``'SELECTED'`` and ``'ALL'``, others (keyed from their channels)."""
         bones = self.obj.pose.bones
-        moved = self.solver.moved_mask
+        moved, slid = self.solver.moved_mask, self.solver.slid_mask
         if self.options.bones == 'TASK_CHAINS':
-            chosen = moved.copy()
+            chosen = moved | slid
         elif self.options.bones == 'ALL':
             chosen = np.ones(len(moved), dtype=bool)
         else:
@@ -260,7 +178,9 @@ class FrameBake:
                 raise ArmatureError("no bones are selected; select some in Pose Mode or bake "
                                     "the Task Chains")
         self.solved_rows = np.flatnonzero(chosen & moved)
-        self.other_rows = np.flatnonzero(chosen & ~moved)
+        self.slid_rows = np.flatnonzero(chosen & slid)     # their locations keyed as solved
+        self.slid_in_record = np.searchsorted(self.solver.slid_bones, self.slid_rows)
+        self.other_rows = np.flatnonzero(chosen & ~moved & ~slid)
         _refuse_animated_modes(self.obj, np.flatnonzero(chosen))
         position = {bone: row for row, bone in enumerate(self.solver.bones.tolist())}
         self.solved_in_sub = np.array([position[row] for row in self.solved_rows.tolist()],
@@ -356,13 +276,21 @@ class FrameBake:
             values.append(keys.reshape(len(frames), -1))
             for k, row in enumerate(rows.tolist()):
                 per_bone.setdefault(row, []).append((channel, keys[:, k], None))
+        if self.slid_rows.size:      # the slid bones' locations, as solved
+            slid = np.stack(self.slid)[:, self.slid_in_record]
+            first = sum(v.shape[1] for v in values)
+            layout.append(('LOCATION', slice(first, first + slid[0].size), 3,
+                           self.slid_in_record))
+            values.append(slid.reshape(len(frames), -1))
+            for k, row in enumerate(self.slid_rows.tolist()):
+                per_bone.setdefault(row, []).append(("location", slid[:, k], None))
         kept = np.arange(len(frames))
         if self.options.cleanup_tolerance > 0.0 and self.resolved:
             self.warnings.add("Clean Up was not applied: the solve was set up again within the "
                               "range (keyed or driven DQ IK settings, or the armature's scale, "
                               "changed), and it measures every frame with one set of tasks")
         elif self.options.cleanup_tolerance > 0.0 and values and len(frames) > 2:
-            tolerance = TaskTolerance(self.solver, self.recorded, self.states, layout,
+            tolerance = TaskTolerance(self.solver, self.recorded, self.slid, self.states, layout,
                                       to_quaternions,
                                       self.options.cleanup_tolerance / self.session.unit,
                                       self.solver.settings.tolerance)

@@ -51,7 +51,9 @@ class TaskTolerance:
     Poses are measured by the solver itself (``Solver.measure``), as it saw that frame
     (``states``, one ``SolveState`` per frame: each task batch's targets, Blender's evaluated
     parents, the obstacle query, since colliders may move or deform), from the sub-model's
-    recorded rotations (every bone the solve reads); distances in the solver's units (armature
+    recorded rotations (every bone the solve reads) and the recorded locations of the bones it
+    slides (``slid``, one (s,3) array per frame; the layout's ``'LOCATION'`` columns are theirs,
+    in the order of ``Solver.slid_bones``); distances in the solver's units (armature
     space, ``Session.unit``). A task allows ``tolerance`` where the solve met it (its error
     within the solver's ``solver_tolerance``), else its solved error plus ``tolerance``: a
     reachable target stays within the tolerance and an unreachable one gets no more than that
@@ -61,31 +63,35 @@ class TaskTolerance:
     so dropped keys never swing a limb through a collider the solve went around. The solver
     keeps the last frame's targets until its next ``retarget``."""
 
-    def __init__(self, solver, recorded, states, layout, to_quaternions, tolerance,
+    def __init__(self, solver, recorded, slid, states, layout, to_quaternions, tolerance,
                  solver_tolerance):
-        self.solver, self.recorded, self.states = solver, recorded, states
+        self.solver, self.recorded, self.slid, self.states = solver, recorded, slid, states
         self.layout, self.to_quaternions = layout, to_quaternions
         self.scale = solver.error_scale
-        solved = np.array([self._errors(i, recorded[i]) for i in range(len(recorded))])
+        solved = np.array([self._errors(i, recorded[i], slid[i] if slid else None)
+                           for i in range(len(recorded))])
         tasks = len(self.scale)
         self.allowed = np.where(solved <= solver_tolerance, tolerance, solved + tolerance)
         self.allowed[:, tasks:] = solved[:, tasks:] + tolerance
 
-    def _errors(self, frame, rotations):
+    def _errors(self, frame, rotations, slides):
         """Each task's error (distance units) at recorded frame ``frame`` posed by
-        ``rotations`` (the sub-model's, (b,4)), then, with contacts, their penetration."""
-        measured = self.solver.measure(rotations, state=self.states[frame])
+        ``rotations`` (the sub-model's, (b,4)) and ``slides`` (the slid bones' locations, or
+        None), then, with contacts, their penetration."""
+        measured = self.solver.measure(rotations, state=self.states[frame], slides=slides)
         errors = measured.errors * self.scale
         return errors if measured.penetration is None else np.append(errors, measured.penetration)
 
     def __call__(self, indices, interpolated):
         excess = np.empty(len(indices))
-        quaternions = [(rows, self.to_quaternions(mode, interpolated[:, columns]
-                                                  .reshape(len(indices), -1, width)))
-                       for mode, columns, width, rows in self.layout]
+        channels = [(mode == 'LOCATION', rows, values if mode == 'LOCATION' else
+                     self.to_quaternions(mode, values))
+                    for mode, columns, width, rows in self.layout
+                    for values in [interpolated[:, columns].reshape(len(indices), -1, width)]]
         for k, frame in enumerate(indices.tolist()):
             rotations = self.recorded[frame].copy()
-            for rows, values in quaternions:
-                rotations[rows] = values[k]
-            excess[k] = np.max(self._errors(frame, rotations) / self.allowed[frame])
+            slides = self.slid[frame].copy() if self.slid else None
+            for located, rows, values in channels:
+                (slides if located else rotations)[rows] = values[k]
+            excess[k] = np.max(self._errors(frame, rotations, slides) / self.allowed[frame])
         return excess

@@ -64,7 +64,7 @@ def rig_fingerprint(obj):
     (``matrix_local``), their frames and heads relative to their parents (``Bone.matrix``,
     ``Bone.head``: a re-parented bone changes them unless the new parent's tail and orientation
     equal the old one's), lengths, connections, inherited rotation and scale and local location,
-    and with
+    the pose bones' locked rotation and location axes, and with
     the address of the first bone and pose bone (leaving Edit Mode re-allocates both)."""
     bones, pose_bones = obj.data.bones, obj.pose.bones
     count = len(bones)
@@ -76,8 +76,11 @@ def rig_fingerprint(obj):
         bones.foreach_get(attr, values[offset * count:(offset + width) * count])
     for k, attr in enumerate(("use_connect", "use_inherit_rotation", "use_local_location")):
         bones.foreach_get(attr, flags[k * count:(k + 1) * count])
+    locks = np.empty(count * 6, dtype=bool)
+    pose_bones.foreach_get("lock_rotation", locks[:3 * count])
+    pose_bones.foreach_get("lock_location", locks[3 * count:])
     return (obj.data.as_pointer(), bones[0].as_pointer(), pose_bones[0].as_pointer(),
-            tuple(pose_bones.keys()), values.tobytes(), flags.tobytes(),
+            tuple(pose_bones.keys()), values.tobytes(), flags.tobytes(), locks.tobytes(),
             read_array(bones, "inherit_scale", 1, dtype=np.int32, count=count).tobytes())
 
 

@@ -41,11 +41,14 @@ class PoseSnapshot:
             bones.foreach_set(attr, self.channels[attr].ravel())
         obj.update_tag(refresh={'OBJECT'})
 
-    def changed_bones(self, obj):
-        """Names of the bones whose channels differ from the snapshot's."""
+    def changed_bones(self, obj, channels=None):
+        """Names of the bones whose channels (``channels``: those only) differ from the
+        snapshot's."""
         now = PoseSnapshot(obj)
         differ = np.zeros(len(obj.pose.bones), dtype=bool)
         for attr, values in self.channels.items():
+            if channels is not None and attr not in channels:
+                continue
             change = now.channels[attr] != values
             differ |= change.any(axis=1) if change.ndim > 1 else change
         return [name for name, moved in zip(obj.pose.bones.keys(), differ.tolist()) if moved]
@@ -102,9 +105,15 @@ class PoseArrays:
                 channel[selected] = from_quaternions(mode, q[selected], channel[selected])
                 self.changed.add(channel_of(mode))
 
+    def set_locations(self, locations, rows):
+        """Store new pose locations (n,3) of the bones ``rows`` (a mask): the bones a solve
+        slides."""
+        self.location[rows] = np.asarray(locations, dtype=np.float64)[rows]
+        self.changed.add("location")
+
     def write(self, obj):
-        """Write the rotation channels ``set_rotations`` changed with ``foreach_set`` (locations
-        are only read) and tag the armature object for re-evaluation. The values go as float32,
+        """Write the channels ``set_rotations`` and ``set_locations`` changed with
+        ``foreach_set`` and tag the armature object for re-evaluation. The values go as float32,
         what Blender stores (the same rounding, without its per-value conversion).
 
         The pose channels belong to the object, not to its armature data, so the object alone is

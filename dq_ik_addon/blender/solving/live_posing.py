@@ -133,7 +133,7 @@ class LivePosing:
         the current frame with the scene's auto-keying settings, as Blender's transform does
         (``auto_keying``). Returns those bones."""
         changed = self.start.changed_bones(self.obj)
-        auto_key(context, self.obj, changed)
+        auto_key(context, self.obj, changed, self.start.changed_bones(self.obj, ("location",)))
         self.stop()
         return changed
 

@@ -74,6 +74,7 @@ class Session:
         self.obj = obj
         self.last_result = None
         self.last_rotations = None   # (n,4) of the last result, every bone
+        self.last_locations = None   # (n,3) of the last result when it slid a bone, else None
         self.dragged = None          # (bone name, world point) while a bone is dragged
         self.baking = False          # dqik.bake solves the frames itself: frame changes and live skip it
         self.unmeasured = False      # the last live tick's errors wait for Blender's evaluation
@@ -239,7 +240,9 @@ class Session:
         tick's solve ended; else ``tick(time_budget_ms)``, which goes on warm from the last
         result. A solve cut short by the budget ends too once ``_STUCK_TICKS`` ticks in a row
         have brought no task closer by more than the tolerance (a target out of reach, held
-        by an obstacle: each tick is too short to settle, and would go on forever).
+        by an obstacle: each tick is too short to settle, and would go on forever); the last of
+        those ticks gets ``_SETTLING_BUDGET`` times the budget, so a solve whose escapes take
+        longer than a tick (straight knees bent to lower a floating pelvis) still gets there.
         ``moved_only``: None as well when only a solve cut short is left to go on with (the
         ticks that follow Blender's updates leave that to the timer, ``live_posing``). None
         while ``dqik.bake`` solves the armature's frames (``baking``). A tick that raised
@@ -257,7 +260,9 @@ class Session:
             return None
         try:
             check_armature_settings(inputs.obj, ("time_budget_ms",))
-            snapshot = self._tick(time_budget_ms, False, inputs)
+            budget = time_budget_ms if self._stuck < _STUCK_TICKS - 1 or time_budget_ms is None \
+                else _SETTLING_BUDGET * time_budget_ms
+            snapshot = self._tick(budget, False, inputs)
         except ArmatureError:   # the same error is not solved again until something moves
             self._seen = moved
             raise
@@ -314,12 +319,17 @@ class Session:
             self.solver.retarget([task.target for task in tasks], pose.location, obstacles,
                                  pose.scale, pose.evaluated)
         self.solver.settings.time_budget_ms = time_budget_ms
-        rotations = pose.rotations(self.solver.modelled_mask)
+        solver = self.solver
+        rotations, locations = pose.rotations(solver.modelled_mask), None
         if animated:
-            rotations = self.animated.start(obj, pose, rotations, self.solver.moved_mask)
+            rotations, locations = self.animated.start(obj, pose, rotations, solver.moved_mask,
+                                                       solver.slid_mask)
         self._start = (rotations, pose.evaluated)
-        result = self.solver.solve(rotations, remember=animated)
-        pose.set_rotations(result.rotations, rows=self.solver.moved_mask)
+        result = solver.solve(rotations, remember=animated, locations=locations)
+        pose.set_rotations(result.rotations, rows=solver.moved_mask)
+        if result.locations is not None:
+            pose.set_locations(result.locations, solver.slid_mask)
+        self.last_locations = result.locations
         pose.write(obj)
         if animated:
             self.animated.wrote(pose)
@@ -366,6 +376,7 @@ class Session:
 
 
 _STUCK_TICKS = 3
+_SETTLING_BUDGET = 10
 _SAME_MATRIX = 1e-5   # Blender's float32 pose against the model's FK (relative to the rig's size)
 _SAME_UNIT = 1e-5     # a turning armature's world unit moves in float32's last digits
 

@@ -1,6 +1,7 @@
 """A session's engine ``Solver``, built from the rig's model, the tick's tasks and inputs: the
 bones the tasks (and the colliders) involve, their joint limits and stiffness (locked bones
-stiff), the capsules that collide, and the settings in the armature's units; with the warnings
+stiff), the bones that slide (``settings.translation``), the capsules that collide, and the
+settings in the armature's units; with the warnings
 about the rig that the build finds (``rig.rig_checks``, ``rig.constraint_followers``)."""
 
 from dataclasses import replace
@@ -12,6 +13,7 @@ from ..colliders.capsules import capsule_radii
 from ..rig.constraint_followers import seen_bones, switched_away
 from ..rig.rig_checks import changed_after_solve, check_chains, locked_bones
 from ..settings.scene_tasks import read_joints, read_settings
+from ..settings.translation import read_translation
 
 
 def build_solver(inputs, model, tasks, names, pose, obstacles, colliders, switches, warnings):
@@ -34,7 +36,7 @@ def build_solver(inputs, model, tasks, names, pose, obstacles, colliders, switch
     settings, unit = read_settings(obj), inputs.unit
     solver = Solver(model, tasks, limits, stiffness, in_armature_units(settings, unit),
                     pose.location, obstacles, radii, collision, self_collision, pose.scale,
-                    pose.evaluated)
+                    pose.evaluated, read_translation(obj, model, bones, warnings))
     check_chains(obj, model, tasks, solver.moved_mask)
     changed = changed_after_solve(obj, model, solver.moved_mask)
     if changed:

@@ -84,6 +84,7 @@ class TaskSet:
             self.angular[index], self.reaches_point[index] = batch.angular, batch.reaches_point
         self.any_angular = bool(self.angular.any())
         self.origins = self.reach = self.aim = self.soft = None   # (``set_reach``)
+        self.anchored, self.anchors = None, None    # (``anchor``)
         self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
         self._effectors_of = (None, None)  # (pose matrices, each batch's ``Effectors``)
 
@@ -96,7 +97,17 @@ class TaskSet:
         self.origins, reach = np.asarray(roots, dtype=np.int64), np.asarray(reach, float)
         self.reach = np.where(free, 1.0, 1.0 + _BEYOND) * reach     # beyond it, a point is far
         self.aim = np.where(free, 1.0 - _SHORT, 1.0 + _BEYOND) * reach    # a far one is solved at
-        self.soft = np.where(free, soft, 0.0) * np.where(np.isfinite(self.aim), self.aim, 0.0)
+        self.soft = np.where(free, soft, 0.0) * self.aim
+
+    def anchor(self, tasks, world):
+        """Measure the reach of ``tasks`` (a (T,) mask, or None: none) from where their chain
+        roots' heads are in the pose matrices ``world`` (the start of a solve), not from where
+        they are as the solve goes on: a chain that slides carries its root along, and a far
+        target brought in from a moving root would move with it."""
+        self.anchored = tasks if tasks is not None and tasks.any() else None
+        if self.anchored is not None:
+            self.anchors = world.take(self.origins, axis=0)[:, :3, 3]
+        self._effectors_of = (None, None)
 
     def set_targets(self, targets):
         """New targets for the same tasks: one per task, in the order the tasks were given."""
@@ -129,6 +140,8 @@ class TaskSet:
             return self._effectors_of[1]
         tails = self.tails(world)
         origins = None if self.origins is None else world.take(self.origins, axis=0)[:, :3, 3]
+        if self.anchored is not None:
+            origins[self.anchored] = self.anchors[self.anchored]
         if self.whole:
             effectors = [Effectors(world, self.bones, tails, origins, self.reach, self.aim,
                                    self.soft)]
