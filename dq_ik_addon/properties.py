@@ -19,7 +19,6 @@ property callback sees, the solve refuses what does not fit (``dq_ik_addon/blend
 import math
 
 import bpy
-from bpy.app.handlers import persistent
 from bpy.props import (
     BoolProperty,
     EnumProperty,
@@ -29,9 +28,12 @@ from bpy.props import (
     StringProperty,
 )
 
-from .blender.lifecycle import render_lock
-from .blender.rig.objects import select_only
-from .blender.solving.sessions import invalidate
+from .blender.settings.edits import (
+    FINITE,
+    frame_change_switched,
+    select_active_task,
+    settings_changed,
+)
 
 _OVERRIDABLE = {'LIBRARY_OVERRIDABLE'}
 # The aim axes, named as Damped Track's and Track To's ``track_axis`` (so they import as they are)
@@ -45,60 +47,9 @@ _QUARTER_TURN = math.pi / 2
 _HALF_TURN = math.pi
 
 
-_EDITS = [0]
-
-
-def settings_edits():
-    """``(edits, objects)``: how many times a DQ IK setting with ``_settings_changed`` was set (on
-    any armature), or undo, redo or a file load may have changed settings
-    (``note_settings_edit``), and how many objects the file has (deleting a target clears its
-    pointer without any update callback): what reads every bone's settings (the overlay, the
-    task list) reads them again only when this changed, not on every pose change. Settings
-    animated, driven or written as raw ID properties are read at the next such change."""
-    return _EDITS[0], len(bpy.data.objects)
-
-
-@persistent
-def note_settings_edit(*_args):
-    """Count a change of settings (also an ``undo_post``, ``redo_post`` or ``load_post``
-    handler)."""
-    _EDITS[0] += 1
-
-
-def _settings_changed(settings, _context):
-    note_settings_edit()
-    invalidate(settings.id_data)
-
-
-def _select_active_task(settings, _context):
-    """A click on a row of the sidebar's task list selects that row's bone (and only it)."""
-    obj = settings.id_data
-    index = settings.active_task_index
-    if obj.type == 'ARMATURE' and obj.pose is not None and 0 <= index < len(obj.pose.bones):
-        try:
-            select_only(obj, obj.pose.bones[index])
-        except AttributeError:      # linked armature data: its selection cannot be written
-            pass
-
-def _frame_change_switched(settings, _context):
-    """Lock the interface while rendering where the option is switched on, and give the lock
-    back where it is switched off on a scene's last armature (``dq_ik_addon/blender/lifecycle/render_lock.py``)."""
-    if settings.use_solve_on_frame_change:
-        render_lock.lock_for(settings.id_data)
-    else:
-        render_lock.give_back(settings.id_data.users_scene)
-
-
-def _keep_when_not_finite(_settings, value, stored, _is_set):
-    return value if math.isfinite(value) else stored
-
-
-_FINITE = {"set_transform": _keep_when_not_finite} if bpy.app.version >= (5, 0, 0) else {}
-
-
 def _swing_min(name, axis):
     return FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name=name,
         description=f"Largest swing about the bone's local {axis} axis in the negative direction "
         "(0 locks this half-axis; swings form an ellipse between the four bounds)",
@@ -109,7 +60,7 @@ def _swing_min(name, axis):
 
 def _swing_max(name, axis):
     return FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name=name,
         description=f"Largest swing about the bone's local {axis} axis in the positive direction "
         "(0 locks this half-axis; swings form an ellipse between the four bounds)",
@@ -122,51 +73,51 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     """Per pose bone: task, limits, stiffness and collision capsule."""
 
     use_target: BoolProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Target",
         description="Give this bone an IK task: pull its tail (and optionally its orientation) "
         "towards the target",
         default=False,
     )
     target: PointerProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Target",
         type=bpy.types.Object,
         description="Object the bone reaches for; with an armature, pick a bone as subtarget",
     )
     subtarget: StringProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Bone",
         description="Bone of the target armature whose head is the goal position",
     )
     priority: IntProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Priority",
         description="Task priority level: 1 is the most important. A lower-priority task only uses "
         "what higher levels leave free",
         default=1, min=1, soft_max=5, max=32,
     )
     use_position: BoolProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Position",
         description="Bring the bone's tail onto the target's position",
         default=True,
     )
     use_rotation: BoolProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Rotation",
         description="Align the bone's orientation with the target's orientation",
         default=False,
     )
     use_aim: BoolProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Aim",
         description="Point the bone's Aim Axis from its head at the target, as a head or an eye "
         "looks at something (Blender's Damped Track, solved with the other tasks)",
         default=False,
     )
     position_axes: EnumProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Position Axes",
         description="The target's own axes along which the tail must match it: Z alone keeps "
         "the tail on the target's XY plane (a foot on a floor), X and Y on its Z line",
@@ -174,20 +125,20 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
         options={'ENUM_FLAG'}, default={'X', 'Y', 'Z'},
     )
     aim_axis: EnumProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Aim Axis",
         description="The bone axis that points at the target (Y runs along the bone)",
         items=AIM_AXES,
         default='TRACK_Y',
     )
     weight: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Weight",
         description="Relative weight among tasks sharing the same priority level",
         default=1.0, min=0.0, soft_max=10.0,
     )
     chain_count: IntProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Chain Length",
         description="How many bones this task may move, counting its own bone, as Blender's IK "
         "Chain Length (0 = all the way to the root)",
@@ -195,7 +146,7 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     )
 
     use_limits: BoolProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Limits",
         description="Restrict this joint to a swing/twist range relative to its rest pose",
         default=False,
@@ -205,14 +156,14 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     swing_z_min: _swing_min("Swing Z Min", "Z")
     swing_z_max: _swing_max("Swing Z Max", "Z")
     twist_min: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Twist Min",
         description="Smallest twist about the bone's own Y axis (0 locks negative twist)",
         subtype='ANGLE', unit='ROTATION',
         default=-_QUARTER_TURN, min=-_HALF_TURN, max=0.0,
     )
     twist_max: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Twist Max",
         description="Largest twist about the bone's own Y axis (0 locks positive twist)",
         subtype='ANGLE', unit='ROTATION',
@@ -220,14 +171,14 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     )
 
     stiffness: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Stiffness",
         description="How reluctantly the solver turns this joint: 0 is free, 1 is locked",
         subtype='FACTOR', default=0.0, min=0.0, max=1.0,
     )
 
     use_translation: BoolProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Translation",
         description="Let the solve move this bone's location as well as its rotation (a "
                     "floating pelvis): every task whose chain reaches the bone can slide it, "
@@ -235,14 +186,31 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
         default=False,
     )
 
+    use_support: BoolProperty(
+        override=_OVERRIDABLE, update=settings_changed,
+        name="Support",
+        description="This bone carries the body's weight (a foot): with Balance on, the centre "
+                    "of mass stays over the polygon of the supporting bones and the bones they "
+                    "carry (its toe)",
+        default=False,
+    )
+    mass: FloatProperty(
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
+        name="Mass",
+        description="The bone's share of the body's mass for Balance, in any unit (0 = "
+                    "automatic: the volume of the skin it carries, or its length on a rig "
+                    "without a skinned mesh)",
+        default=0.0, min=0.0, soft_max=100.0,
+    )
+
     use_collision: BoolProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Collision",
         description="Treat this bone as a capsule that avoids colliders",
         default=True,
     )
     radius: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Radius",
         description="Capsule radius (0 = automatic, from the skinned mesh or the bone length)",
         subtype='DISTANCE', unit='LENGTH',
@@ -254,82 +222,97 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     """Per armature object: colliders and solver settings, and the sidebar's task list."""
 
     active_task_index: IntProperty(
-        override=_OVERRIDABLE, update=_select_active_task,
+        override=_OVERRIDABLE, update=select_active_task,
         name="Active Task",
         description="Index in the pose bones of the task list's active row; setting it selects "
         "that bone",
         default=0, min=0,
     )
     use_collisions: BoolProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Collisions",
         description="Keep the bones out of the colliders and, with Self Collision, apart from "
         "each other; off solves without either, keeping their settings",
         default=True,
     )
     colliders: PointerProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Colliders",
         type=bpy.types.Collection,
         description="Collection whose meshes (and those of its child collections) are obstacles",
     )
     margin: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Margin",
         description="Clearance kept between bone capsules and obstacles",
         subtype='DISTANCE', unit='LENGTH',
         default=0.01, min=0.0, soft_max=0.2,
     )
     use_self_collision: BoolProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Self Collision",
         description="Keep non-adjacent bone capsules of this armature apart",
         default=False,
     )
     max_iterations: IntProperty(
-        override=_OVERRIDABLE, update=_settings_changed,
+        override=_OVERRIDABLE, update=settings_changed,
         name="Max Iterations",
         description="Iterations per solve (and per escape) before stopping short of the tolerance; "
                     "a solve cut short says so, and solving again goes on",
         default=300, min=1, soft_max=1000, max=100000,
     )
     tolerance: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Tolerance",
         description="A solve stops when every task is closer than this",
         subtype='DISTANCE', unit='LENGTH',
         default=1e-5, min=1e-9, soft_max=0.01, precision=6,
     )
     damping: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Damping",
         description="Damped least-squares factor, relative to the chain size; larger is smoother "
         "near singular poses but slower to converge",
         default=0.05, min=0.0, soft_max=1.0, precision=3,
     )
     rest_weight: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Rest Pull",
         description="Weight of the lowest-priority pull towards the starting pose (on a frame "
         "change or in a bake, the frame's animated pose) in the remaining freedom",
         default=0.1, min=0.0, soft_max=1.0,
     )
+    use_balance: BoolProperty(
+        override=_OVERRIDABLE, update=settings_changed,
+        name="Balance",
+        description="Keep the centre of mass over the support polygon of the bones marked "
+                    "Support (the feet): it does nothing while the centre of mass is inside, and "
+                    "holds the edge when a lower-priority task would pull it out",
+        default=False,
+    )
+    balance_priority: IntProperty(
+        override=_OVERRIDABLE, update=settings_changed,
+        name="Balance Priority",
+        description="The priority level of Balance among the tasks (1 is the most important): "
+                    "below the planted feet, above the reaching hands",
+        default=2, min=1, soft_max=5, max=32,
+    )
     soft_reach: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Soft Reach",
         description="Fraction of a freely turning limb's reach over which a target near or "
         "beyond it is eased in (soft IK): no knee or elbow snap as a target crosses the reach",
         default=0.0, min=0.0, max=0.5, subtype='FACTOR',
     )
     time_budget_ms: FloatProperty(
-        override=_OVERRIDABLE, update=_settings_changed, **_FINITE,
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Time Budget (ms)",
         description="Live solving stops iterating before an iteration would end past this many "
                     "milliseconds per tick (the first always runs); the next tick goes on",
         default=4.0, min=0.5, soft_max=33.0,
     )
     use_solve_on_frame_change: BoolProperty(
-        override=_OVERRIDABLE, update=_frame_change_switched,
+        override=_OVERRIDABLE, update=frame_change_switched,
         name="Solve on Frame Change",
         description="Solve this armature on every frame change (playback, scrubbing, "
         "frame_set, rendering), each frame from its animated pose, which it keeps where the "
@@ -377,6 +360,11 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
         override=_OVERRIDABLE, name="Task Errors", default=True,
         description="A line from each effector to its target, coloured by the last solve: "
         "green met, orange closest reachable, red missing or failed, grey not solved yet",
+    )
+    show_overlay_balance: BoolProperty(
+        override=_OVERRIDABLE, name="Balance", default=True,
+        description="With Balance on: the support polygon of the last solve, its centre of "
+        "mass and that point's projection on the ground",
     )
 
 

@@ -5,7 +5,7 @@
 import bpy
 from bpy.props import BoolProperty, EnumProperty
 
-from ..dq_ik_addon.blender.authoring.body_roles import pelvis_bone
+from ..dq_ik_addon.blender.authoring.body_roles import foot_bones, pelvis_bone
 from ..dq_ik_addon.blender.authoring.limit_presets import plan_preset
 from ..dq_ik_addon.blender.errors import ArmatureError, run_reported
 from ..dq_ik_addon.blender.rig.objects import (
@@ -62,11 +62,16 @@ class DQIK_OT_apply_preset(bpy.types.Operator):
             plan[name][1].write(obj.pose.bones[name].dqik, self.enable_limits)
         skipped = [name for name in unmatched if not self.only_selected
                    or is_selected(obj.pose.bones[name])]
+        chosen = {pb.name for pb in bones}
         pelvis = pelvis_bone(obj)
-        if pelvis is not None and (not self.only_selected or is_selected(obj.pose.bones[pelvis])):
+        if pelvis in chosen:
             obj.pose.bones[pelvis].dqik.use_translation = True
+        feet = [name for name in foot_bones(obj) if name in chosen]
+        for name in feet:
+            obj.pose.bones[name].dqik.use_support = True
         message = (f"DQ IK: {self.preset.title()} limits on {len(limited)} bones of '{obj.name}'"
-                   + (f", Translation on {pelvis}" if pelvis else "")
+                   + (f", Translation on {pelvis}" if pelvis in chosen else "")
+                   + (f", Support on {' and '.join(feet)}" if feet else "")
                    + f"; {len(skipped)} bones unmatched")
         self.report({'INFO'}, message + (f" ({_names(skipped)})" if skipped else ""))
         return {'FINISHED'}

@@ -65,6 +65,9 @@ class DQIK_PT_bone(bpy.types.Panel):
 
         layout.prop(settings, "stiffness", slider=True)
         layout.prop(settings, "use_translation")
+        row = layout.row(heading="Balance")
+        row.prop(settings, "use_support")
+        row.prop(settings, "mass")
         row = layout.row(heading="Collision")
         row.prop(settings, "use_collision", text="")
         sub = row.row()

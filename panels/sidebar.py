@@ -199,6 +199,26 @@ class DQIK_PT_sidebar_collision(_ArmaturePanel, bpy.types.Panel):
         col.prop(settings, "use_self_collision")
 
 
+class DQIK_PT_sidebar_balance(_ArmaturePanel, bpy.types.Panel):
+    """Balance: the header toggle (``use_balance``) keeps the centre of mass over the support
+    polygon of the bones marked Support (Bone > DQ IK), at the priority set here."""
+
+    bl_label = "Balance"
+    bl_parent_id = "DQIK_PT_sidebar"
+
+    def draw_header(self, context):
+        self.layout.prop(context.active_object.dqik, "use_balance", text="")
+
+    def draw(self, context):
+        settings, col = self.settings_column(context)
+        col.active = settings.use_balance
+        col.prop(settings, "balance_priority", text="Priority")
+        obj = context.active_object
+        supports = [pb.name for pb in obj.pose.bones if pb.dqik.use_support]
+        col.label(text=("Support: " + ", ".join(supports[:4])) if supports else
+                  "No bone marked Support (Bone > DQ IK)", icon='NONE' if supports else 'ERROR')
+
+
 class DQIK_PT_sidebar_live(_ArmaturePanel, bpy.types.Panel):
     """Live posing: its button and the time budget of its ticks."""
 
@@ -268,5 +288,5 @@ class DQIK_PT_sidebar_overlay(_ArmaturePanel, bpy.types.Panel):
 
 
 CLASSES = (DQIK_UL_tasks, DQIK_PT_sidebar, DQIK_PT_sidebar_tasks, DQIK_PT_sidebar_solver,
-           DQIK_PT_sidebar_collision, DQIK_PT_sidebar_live, DQIK_PT_sidebar_frame_change,
+           DQIK_PT_sidebar_collision, DQIK_PT_sidebar_balance, DQIK_PT_sidebar_live, DQIK_PT_sidebar_frame_change,
            DQIK_PT_sidebar_mocap, DQIK_PT_sidebar_overlay)

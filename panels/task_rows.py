@@ -7,7 +7,7 @@ so tasks of one priority level stand together. The UIList (``sidebar.DQIK_UL_tas
 ``filter_items`` from ``list_order`` and draws each row from ``row_status``; neither reads the
 rig, only the bones' ``dqik`` settings and ``session.last_result_of`` (once per draw, through
 ``reports_by_name``). Which bones are tasks, and their priorities, are read in one pass over
-the pose bones only when a setting was edited (``properties.settings_edits``) or the bones
+the pose bones only when a setting was edited (``settings.edits.settings_edits``) or the bones
 changed, not on every redraw of the list (a live tick or a frame change redraws it).
 """
 
@@ -17,9 +17,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..dq_ik_addon.blender.settings.edits import settings_edits
 from ..dq_ik_addon.blender.solving.sessions import last_result_of
 from ..dq_ik_addon.blender.solving.snapshot import format_error
-from ..dq_ik_addon.properties import settings_edits
 
 # Blender's sequencer strip colours read as traffic lights (present in 4.5 and 5.0)
 STATUS_ICONS = {'MET': 'STRIP_COLOR_04',        # green: within the tolerance
@@ -98,7 +98,7 @@ _TASKS = {"key": None, "tasks": []}
 
 def _tasks_of(obj):
     """``[(priority, name, index)]`` of every task of ``obj`` sorted, read again only when
-    ``obj``, its bones' names or a setting (``properties.settings_edits``) changed."""
+    ``obj``, its bones' names or a setting (``settings.edits.settings_edits``) changed."""
     pose_bones = obj.pose.bones
     key = (obj.as_pointer(), settings_edits(), tuple(pose_bones.keys()))
     if _TASKS["key"] != key:

@@ -6,7 +6,8 @@ Blender a handful of calls (``IK_SolverAddGoal``, ``IK_Solve``):
 
 - **Build.** ``ChainModel.from_bones`` (with ``BoneFlags``, ``INHERIT_SCALE_MODES``) and
   ``.matrices`` / ``.forward``; tasks (``Task`` of a kind: ``Position``, ``AxesPosition``,
-  ``Orientation``, ``Aim``, ``Loop``, ``LoopOrientation``), limits (``SwingTwistLimits``)
+  ``Orientation``, ``Aim``, ``Loop``, ``LoopOrientation``, ``Balance`` of a ``Body``,
+  measured by ``center_of_mass`` over a ``support_polygon``), limits (``SwingTwistLimits``)
   and ``SolverSettings``; ``involved_bones`` and ``Solver(model, tasks, limits, ...)``.
 - **Retarget, solve, reset.** ``Solver.retarget`` (new targets, given pose and obstacles),
   ``Solver.solve`` → ``SolveResult``, ``Solver.reset``.
@@ -44,6 +45,8 @@ from .swing_twist import quat_from_swing_twist, swing_twist_array
 from .tasks import (
     Aim,
     AxesPosition,
+    Balance,
+    Body,
     Loop,
     LoopOrientation,
     Orientation,
@@ -51,11 +54,13 @@ from .tasks import (
     Task,
     TaskKind,
 )
+from .tasks.balance import center_of_mass, support_polygon
 from .tasks.task_set import joint_masks
 from .triangles import closest_segment_one_triangle
 
 __all__ = [
-    "INHERIT_SCALE_MODES", "MIN_RADIUS", "Aim", "AxesPosition", "BoneFlags", "ChainModel",
+    "INHERIT_SCALE_MODES", "MIN_RADIUS", "Aim", "AxesPosition", "Balance", "Body", "BoneFlags",
+    "ChainModel", "center_of_mass", "support_polygon",
     "Loop", "LoopOrientation", "Measure",
     "Orientation", "Position", "SolveResult", "SolveState", "Solver", "SolverSettings",
     "SwingTwistLimits", "Task", "TaskKind", "chain_size", "closest_segment_one_triangle",

@@ -35,8 +35,8 @@ def escape(problem, q, world, errors, attempt):
     (FK ``world``, task errors ``errors``), or None when nothing can escape: a contact holds the
     pose, or no unmet task is within its chain's reach."""
     tasks, tol = problem.tasks, problem.settings.tolerance
-    if problem.contacts is not None and problem.contacts.touching(world):
-        return None  # held by an obstacle, not by a local minimum of the limits
+    if problem.contacts is not None and problem.contacts.touching(world) or tasks.holding(world):
+        return None  # held by an obstacle or a balance, not by a local minimum of the limits
     tails = tasks.tails(world)
     root_heads = world[problem.chain_roots, :3, 3]
     distance = np.linalg.norm(tasks.goals() - root_heads, axis=1)

@@ -25,10 +25,13 @@ from .tasks import TaskSet
 
 
 def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):
-    """Sorted bones the solve must model: the task bones and loop partners; with contacts every
+    """Sorted bones the solve must model: the task bones, loop partners and the bones a balance
+    task weighs or stands on (``Task.body``); with contacts every
     capsule bone (radius ≥ ``contacts.MIN_RADIUS``) the tasks move, with self-collision every
     one; and all their ancestors."""
-    ends = [t.bone for t in tasks] + [t.partner for t in tasks if t.partner >= 0]
+    ends = [t.bone for t in tasks] + [t.partner for t in tasks if t.partner >= 0] + [
+        bone for t in tasks if t.body is not None
+        for bone in np.flatnonzero((t.body.masses > 0) | t.body.supports).tolist()]
     if obstacles is None and not self_collision:
         return model.with_ancestors(ends)
     bones = np.zeros(len(model), dtype=bool)
@@ -52,7 +55,8 @@ class Problem:
         sub_index[self.bones] = np.arange(self.bones.size)
         self.model = model.subset(self.bones)
         self.tasks = TaskSet(self.model, [replace(t, bone=int(sub_index[t.bone]), partner=int(
-            sub_index[t.partner]) if t.partner >= 0 else -1) for t in tasks])
+            sub_index[t.partner]) if t.partner >= 0 else -1, body=None if t.body is None else
+            t.body.take(self.bones)) for t in tasks])
         self.settings = settings
         self.size = chain_size(model)
         stiffness = np.zeros(len(self.model)) if stiffness is None else \
@@ -86,6 +90,8 @@ class Problem:
         self._given_key = self.chain_reach = None    # (``hang``: the given pose sets the reach)
         tasks = self.tasks
         self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.column_joints))
+        for batch in tasks.batches:
+            batch.bind(self.model, self.column_joints, self.moves)
         chain, ancestors = chain_order(tasks.joint_masks, self.moves, self.column_joints)
         self.chain_orders = list(zip(tasks.by_batch(chain), tasks.by_batch(ancestors)))
         self.contacts = None

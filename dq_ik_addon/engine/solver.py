@@ -130,12 +130,13 @@ class Solver:
         return measure(self.problem, self.given if state is None else state.given, rotations,
                        matrices)
 
-    def pose_matrices(self, rotations):
+    def pose_matrices(self, rotations, locations=None):
         """Armature-space pose matrices (m,4,4) of the modelled bones (``bones``) for the (n,4)
-        ``rotations``, hung from the given pose of the last solve (``GivenPose``, its locations
-        those of the sliding bones too), as the solve computes them (``MovingJointsFK``)."""
+        ``rotations`` and the sliding bones' ``locations`` (n,3; None: the given ones), hung
+        from the given pose of the last solve (``GivenPose``), as its FK (``MovingJointsFK``)."""
+        located = self.given.locations if locations is None else np.asarray(locations)[self.bones]
         return self.problem.fk(self.problem.slides.state(
-            np.asarray(rotations, dtype=np.float64)[self.bones], self.given.locations))
+            np.asarray(rotations, dtype=np.float64)[self.bones], located))
 
     def solve(self, rotations, preferred=None, remember=False, locations=None):
         """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3;
@@ -150,11 +151,10 @@ class Solver:
         ``solve_memory.SAME_POSE``, e.g. after a round trip through float32 pose channels) with
         the same targets, given pose and obstacles returns it at once, with 0 iterations. A start
         within ``SAME_POSE`` of the last result, with the same given pose, continues from that
-        result exactly; such a warm solve
-        does not escape again while the last escapes found nothing better and its targets stay as
-        far (``escapes.futile_here``). With ``remember``, the solve starts with no warm memory
-        (``reset``), its result is kept by its exact inputs and a solve with the same inputs
-        returns it (``solve_memory.ResultCache``)."""
+        result exactly; such a warm solve does not escape again while the last escapes found
+        nothing better and its targets stay as far (``escapes.futile_here``). With ``remember``,
+        the solve starts with no warm memory (``reset``), its result is kept by its exact inputs
+        and a solve with the same inputs returns it (``solve_memory.ResultCache``)."""
         if remember:
             self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps

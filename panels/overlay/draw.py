@@ -23,7 +23,7 @@ there, and tests draw into a ``gpu.types.GPUOffScreen`` with ``draw_overlay``.
 
 ``register`` adds the draw handler and the ``undo_post``, ``redo_post``, ``load_post`` and
 ``blend_import_pre``/``_post`` (library reload) handlers that count a possible settings change
-(``properties.note_settings_edit``: settings set through their update callbacks count
+(``settings.edits.note_settings_edit``: settings set through their update callbacks count
 themselves); ``unregister`` removes them.
 """
 
@@ -35,7 +35,7 @@ import numpy as np
 from gpu_extras.batch import batch_for_shader
 
 from ...dq_ik_addon.blender.errors import ArmatureError
-from ...dq_ik_addon.properties import note_settings_edit
+from ...dq_ik_addon.blender.settings.edits import note_settings_edit
 from .layers import ArmatureLines, shown_layers
 
 LINE_WIDTH = 2.0        # pixels at a UI line width of 1
@@ -51,6 +51,7 @@ STYLE_COLOURS = {       # RGBA, drawn in this order
     "task_met": (0.2, 0.85, 0.3, 1.0),
     "task_closest": (1.0, 0.55, 0.0, 1.0),
     "task_failed": (0.95, 0.12, 0.12, 1.0),
+    "balance": (0.25, 0.9, 0.95, 1.0),
 }
 # Drawn one UI line wide with ``UNIFORM_COLOR``: the wires of every capsule, most of the
 # overlay's vertices, whose wide lines cost a software rasterizer about 80 ns a vertex

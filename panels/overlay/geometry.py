@@ -193,3 +193,15 @@ def crosses(points, size):
     arms = 0.5 * size * np.eye(3)
     return segments((points[:, None, :] - arms).reshape(-1, 3),
                     (points[:, None, :] + arms).reshape(-1, 3))
+
+
+def balance_marks(centre, polygon, size):
+    """The balance layer: the support ``polygon`` (p,3) as a closed outline, a cross on the
+    centre of mass ``centre`` (3,) and on its projection along the world's Z onto the polygon's
+    plane, and the line between them."""
+    centre, polygon = np.asarray(centre, dtype=float), np.asarray(polygon, dtype=float)
+    ground = np.array([centre[0], centre[1], polygon[:, 2].mean()])
+    outline = segments(polygon, np.roll(polygon, -1, axis=0)) if len(polygon) > 1 else \
+        np.zeros((0, 3))
+    return np.concatenate([outline, crosses(np.stack([centre, ground]), size),
+                           segments(centre[None], ground[None])])

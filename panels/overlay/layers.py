@@ -15,12 +15,14 @@ Layers (each switched by ``Object.dqik.show_overlay_<layer>``):
 - ``contacts``: the last result's contacts, a cross on each point and its normal, while the
   armature avoids collisions (as the capsules);
 - ``tasks``: a line from each task's effector (the bone's tail; its head for an aim-only task)
-  to its target, coloured by the task's status; a cross on the effector if its target is missing.
+  to its target, coloured by the task's status; a cross on the effector if its target is missing;
+- ``balance``: with Balance on, the last result's support polygon, its centre of mass and that
+  point's projection on the ground (``SolveSnapshot.balance``).
 
 ``ArmatureLines.update`` remakes the lists only when its change key differs from the last one:
 the pose (``PoseBone.matrix`` of every bone), the selection, the armature's and targets'
 ``matrix_world`` (and a target bone's pose matrix), the shown layers, the last result (by
-identity) and ``properties.settings_edits``, which counts the settings set through their update
+identity) and ``settings.edits.settings_edits``, which counts the settings set through their update
 callbacks (and undo, redo, file loads, library reloads). Every bone's limits, collision
 settings and which bones are tasks (``BoneSettings``) are read, one pass over the pose bones,
 only when that count or the rig (``rig_key``) changed: a pose change (a live tick, a frame
@@ -39,6 +41,7 @@ from ...dq_ik_addon.blender.colliders.geometry import ColliderCache
 from ...dq_ik_addon.blender.rig.arrays import evaluated_matrices, read_array
 from ...dq_ik_addon.blender.rig.model_reader import rig_key
 from ...dq_ik_addon.blender.rig.reader import last_model
+from ...dq_ik_addon.blender.settings.edits import settings_edits
 from ...dq_ik_addon.blender.settings.scene_tasks import (
     collision_settings,
     target_matrix,
@@ -52,11 +55,10 @@ from ...dq_ik_addon.engine import (
     quat_to_matrix,
     swing_twist_array,
 )
-from ...dq_ik_addon.properties import settings_edits
 from ..task_rows import reports_by_name, row_status
 from . import geometry as geometry
 
-LAYERS = ("swing", "twist", "capsules", "contacts", "tasks")
+LAYERS = ("swing", "twist", "capsules", "contacts", "tasks", "balance")
 TWIST_CENTRE = 0.5      # of the bone's length from its head: where the twist arc is drawn
 TWIST_RADIUS = 0.2      # of the bone's length
 MARK_SIZE = 0.015       # of the rig's size (``problem.chain_size``): contact and missing crosses
@@ -172,7 +174,7 @@ class RigCache:
     """What the overlay reads once per rig change: the ``ChainModel`` (the one the session
     solves with, ``rig.reader.last_model``) and its size
     (``problem.chain_size``), for the ``rig_key`` ``fingerprint``; and once per rig change or
-    settings edit (``properties.settings_edits``): the ``BoneSettings`` and the capsule radii
+    settings edit (``settings.edits.settings_edits``): the ``BoneSettings`` and the capsule radii
     (``colliders.capsules.capsule_radii``). ``refresh`` checks the rig; the readers below assume it
     was called for the object they are given."""
 
@@ -331,6 +333,8 @@ def _overlay_lines(obj, layers, rig):
     if "tasks" in layers:
         found, targets = task_lines(obj, pose, snapshot, size, bone_settings.tasks)
         lines.update(found)
+    if "balance" in layers and snapshot is not None and snapshot.balance is not None:
+        lines["balance"] = geometry.balance_marks(*snapshot.balance, size)
     return lines, targets
 
 

@@ -20,7 +20,8 @@ def plane_kind(dqik, monkeypatch):
     properties = dqik.dq_ik_addon.properties
     settings_class = properties.DQIK_PG_bone     # PoseBone.dqik, declared as its other toggles
     settings_class.use_plane = bpy.props.BoolProperty(
-        name="Plane", update=properties._settings_changed, override={'LIBRARY_OVERRIDABLE'})
+        name="Plane", update=dqik.dq_ik_addon.blender.settings.edits.settings_changed,
+        override={'LIBRARY_OVERRIDABLE'})
 
     def plane(goal, _matrix, _options):
         normal = goal[:3, 2] / np.linalg.norm(goal[:3, 2])

@@ -398,15 +398,15 @@ def test_bone_settings_are_read_again_only_after_a_settings_edit(clean_scene, dq
     assert lines.rig.settings is not kept
     assert lines.rig.settings.tasks == tuple(sorted(
         obj.pose.bones.find(name) for name in ("hand.L", "hand.R")))
-    edits = dqik.dq_ik_addon.properties.settings_edits()
-    handler = dqik.dq_ik_addon.properties.note_settings_edit
+    edits = dqik.dq_ik_addon.blender.settings.edits.settings_edits()
+    handler = dqik.dq_ik_addon.blender.settings.edits.note_settings_edit
     assert all(handler in getattr(bpy.app.handlers, name)
                for name in ("undo_post", "redo_post", "load_post"))
     handler(bpy.context.scene, None)
-    assert dqik.dq_ik_addon.properties.settings_edits() != edits
-    edits = dqik.dq_ik_addon.properties.settings_edits()
+    assert dqik.dq_ik_addon.blender.settings.edits.settings_edits() != edits
+    edits = dqik.dq_ik_addon.blender.settings.edits.settings_edits()
     bpy.data.objects.remove(bpy.data.objects["target_hand.L"])     # no update callback
-    assert dqik.dq_ik_addon.properties.settings_edits() != edits
+    assert dqik.dq_ik_addon.blender.settings.edits.settings_edits() != edits
 
 
 def test_batches_leave_out_empty_segments_and_share_a_colour(clean_scene, dqik):

@@ -18,7 +18,7 @@ def _skinned_meshes(obj):
         m.type == 'ARMATURE' and m.object == obj for m in o.modifiers)]
 
 
-def _skin_radii(obj, model, cache):
+def skin_radii(obj, model, cache):
     """Per bone name: the median distance from the bone's rest segment of the vertices weighted
     ≥ 0.5 to its vertex group, over every mesh the armature deforms (rest coordinates)."""
     found = {}
@@ -67,7 +67,7 @@ def capsule_radii(obj, model, cache):
                         ("radius",), radii[enabled])
     automatic = np.flatnonzero(radii <= 0.0)
     if automatic.size:
-        skin = _skin_radii(obj, model, cache)
+        skin = skin_radii(obj, model, cache)
         radii[automatic] = [skin.get(model.names[i], _LENGTH_FRACTION * model.lengths[i])
                             for i in automatic.tolist()]
     return np.maximum(radii, 1e-3), enabled

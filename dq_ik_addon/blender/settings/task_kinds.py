@@ -13,7 +13,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ...engine import Aim, AxesPosition, Loop, LoopOrientation, Orientation, Position
+from ...engine import Aim, AxesPosition, Balance, Loop, LoopOrientation, Orientation, Position
 from ..errors import ArmatureError
 
 # ``PoseBone.dqik.aim_axis`` as a unit vector in the bone's frame
@@ -114,10 +114,13 @@ def labels():
 
 
 def report_of(kind):
-    """The ``TaskReport.errors`` key of the engine kind ``kind`` (a drag is a ``Position``)."""
-    return next(entry.report for entry in TASK_KINDS if entry.kind is kind)
+    """The ``TaskReport.errors`` key of the engine kind ``kind`` (a drag is a ``Position``; the
+    balance, no bone's kind, reports how far the centre of mass is outside its support)."""
+    return "balance" if kind is Balance else next(entry.report for entry in TASK_KINDS
+                                                  if entry.kind is kind)
 
 
 def is_angular(report):
     """True when the errors reported under ``report`` are angles (radians), else lengths."""
-    return next(entry.kind.angular for entry in TASK_KINDS if entry.report == report)
+    return report != "balance" and next(entry.kind.angular for entry in TASK_KINDS
+                                        if entry.report == report)

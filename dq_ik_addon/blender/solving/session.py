@@ -46,7 +46,6 @@ from dataclasses import replace
 import bpy
 import numpy as np
 
-from ...engine import Position, Task
 from ..colliders.scene_query import ObstacleQuery
 from ..errors import ArmatureError
 from ..rig.arrays import evaluated_matrices
@@ -56,14 +55,14 @@ from ..rig.objects import check_editable
 from ..rig.reader import read_rig
 from ..rig.rig_checks import shown_as_solved
 from ..settings import animated_settings
-from ..settings.scene_tasks import solved_tasks
-from ..settings.target_dependencies import mutual_targets
+from ..settings.balance import BalanceSetup
 from ..settings.task_kinds import report_of
 from ..settings.validation import check_armature_settings
 from .animated_start import AnimatedStart
 from .snapshot import SceneContacts, SolveSnapshot, TaskReport, closer, farther
 from .solver_build import build_solver
 from .tick_inputs import TickInputs, matrix_bytes
+from .tick_tasks import tick_tasks
 
 
 class Session:
@@ -94,6 +93,7 @@ class Session:
         self._switches = []          # bones whose constraints may switch what they follow
         self._read_for_drag = None   # the dragged bone when the rig was last read, if any
         self.obstacles = ObstacleQuery()
+        self.balance = BalanceSetup()  # the body Balance weighs (``settings.balance``)
         self._written = None         # the ``PoseArrays`` the last tick wrote (live ticks key it)
 
     def invalidate(self):
@@ -128,8 +128,17 @@ class Session:
         self.last_rotations = result.rotations
         self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
                                          (time.perf_counter() - begun) * 1e3, tuple(warnings),
-                                         contacts=contacts, cut_short=result.cut_short)
+                                         contacts=contacts, cut_short=result.cut_short,
+                                         balance=self._balance_shown(result))
         return self.last_result
+
+    def _balance_shown(self, result):
+        """``(centre of mass, support polygon)`` in world space of the solved pose, or None
+        without Balance (``BalanceSetup.shown``)."""
+        matrices = np.zeros((len(self.model), 4, 4))
+        matrices[self.solver.bones] = self.solver.pose_matrices(result.rotations,
+                                                                result.locations)
+        return self.balance.shown(self.obj, self.model, matrices)
 
     def measure_shown(self):
         """The last snapshot with every solved task's errors measured again on the pose Blender
@@ -296,11 +305,9 @@ class Session:
                 fingerprint[:3] + (switches_key(obj, self._switches),)
             self._dirty = False
         pose = inputs.pose()
-        tasks, names, kept, warnings = solved_tasks(obj, self.model, self._sources)
-        self._mutual, mutual = mutual_targets(obj, kept)
-        warnings += mutual
-        if self.dragged is not None:
-            tasks, names = self._with_drag(obj, tasks, names)
+        tasks, names, kept, warnings, self._mutual = tick_tasks(
+            obj, self.model, self._sources, self.dragged, self.balance, self.obstacles.cache,
+            inputs.unit)
         warnings = self._warnings + warnings
         if not tasks:
             raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
@@ -350,24 +357,13 @@ class Session:
         elif model is not None and model.riders[model.index.get(bone, 0)]:
             self._dirty = True   # the followers above it keep their parents for this drag
 
-    def _with_drag(self, obj, tasks, names):
-        """``tasks, names`` with the dragged bone's tasks replaced by the drag task."""
-        bone, point = self.dragged
-        index = self.model.index.get(bone)
-        if index is None:
-            raise ArmatureError(f"'{obj.name}' has no bone '{bone}' to drag")
-        to_armature = np.linalg.inv(np.array(obj.matrix_world))
-        kept = [(task, name) for task, name in zip(tasks, names) if task.bone != index]
-        top = min((task.priority for task, _ in kept), default=1) - 1
-        drag = Task(Position, index, to_armature[:3, :3] @ point + to_armature[:3, 3], top)
-        return [task for task, _ in kept] + [drag], [name for _, name in kept] + [bone]
-
     def _read_rig(self, obj):
         """The model (with the bones that follow others through constraints re-parented,
         ``constraint_followers``) and every task's settings, read again; the solver is built
         on next use."""
         self.model, self.solver = None, None
         self.obstacles.forget()
+        self.balance.forget()
         self._read_for_drag = None if self.dragged is None else self.dragged[0]
         dragged = [] if self.dragged is None else [obj.pose.bones.find(self.dragged[0])]
         self.model, self._sources, self._warnings = read_rig(

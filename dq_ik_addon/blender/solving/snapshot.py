@@ -84,7 +84,9 @@ class SolveSnapshot:
     """The last tick of a session. ``status`` is ``'MET'`` when the solve converged,
     ``'CLOSEST'`` when it stopped at the closest reachable pose, ``'ERROR'`` when the tick
     failed (``error`` says why; nothing was written). ``ms`` is the whole tick's time.
-    ``contacts``: the ``SceneContacts`` of the result (None without colliders)."""
+    ``contacts``: the ``SceneContacts`` of the result (None without colliders). ``balance``:
+    with Balance on, the world centre of mass and support polygon ((3,), (p,3)) of the result
+    (``center_of_mass``, ``support_polygon``), else None."""
 
     tasks: tuple = ()
     iterations: int = 0
@@ -94,6 +96,18 @@ class SolveSnapshot:
     error: str = ""
     contacts: object = None
     cut_short: bool = False
+    balance: tuple = None
+
+    @property
+    def center_of_mass(self):
+        """The world centre of mass of the result (None without Balance)."""
+        return None if self.balance is None else self.balance[0]
+
+    @property
+    def support_polygon(self):
+        """The world support polygon of the result, counter-clockwise from above (None
+        without Balance)."""
+        return None if self.balance is None else self.balance[1]
 
     @property
     def status(self):

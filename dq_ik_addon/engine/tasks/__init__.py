@@ -2,10 +2,11 @@
 
 from .aim import Aim
 from .axes_position import AxesPosition
+from .balance import Balance, Body
 from .kind import TaskKind
 from .loop import Loop, LoopOrientation
 from .orientation import Orientation
 from .position import Position
 from .task_set import Task, TaskSet
 
-__all__ = ["Aim", "AxesPosition", "Loop", "LoopOrientation", "Orientation", "Position", "Task", "TaskKind", "TaskSet"]
+__all__ = ["Aim", "AxesPosition", "Balance", "Body", "Loop", "LoopOrientation", "Orientation", "Position", "Task", "TaskKind", "TaskSet"]

@@ -48,6 +48,17 @@ class TaskKind:
     def second_order(self, motion, effectors, errors):
         return None
 
+    def holds(self, effectors):
+        """True when an inequality task of the batch rests on its bound at the pose (a balance
+        on its support polygon's edge): that holds the other tasks short, not a local minimum
+        (``escapes``)."""
+        return False
+
+    def bind(self, model, columns, moves):
+        """Take what the kind needs of the solve once its Jacobian columns are known (the
+        sub-``model``, ``Problem.column_joints``, the model's ``descendants_mask``); most need
+        nothing."""
+
 
 class Effectors:
     """What the task kinds read of a pose for their batch: the pose matrices ``world`` (n,4,4)

@@ -26,7 +26,9 @@ class Task:
     Blender's IK "Chain Length" (0 = all the way to the root). ``priority`` 1 is the most
     important; ``weight`` trades tasks of one priority level against each other. ``partner``
     (a bone, or -1): the bone a loop task holds this one on (``tasks.loop``); the task moves
-    none of the partner's ancestors, which the two share (Baerlocher §4.4).
+    none of the partner's ancestors, which the two share (Baerlocher §4.4). ``body`` (a
+    ``balance.Body``, or None): the masses a whole-body task (``Balance``) weighs; it may move
+    every joint above a bone with mass, whatever its chain.
     """
 
     kind: type
@@ -37,6 +39,7 @@ class Task:
     chain_count: int = 0
     options: tuple = ()
     partner: int = -1
+    body: object = None
 
 
 def joint_masks(model, tasks):
@@ -45,6 +48,9 @@ def joint_masks(model, tasks):
     (and ``partner``)."""
     masks = np.zeros((len(tasks), len(model)), dtype=bool)
     for i, t in enumerate(tasks):
+        if getattr(t, "body", None) is not None:
+            masks[i] = model.descendants_mask()[:, t.body.massive()].any(axis=1)
+            continue
         bone, moved = t.bone, 0
         while bone >= 0 and (t.chain_count <= 0 or moved < t.chain_count):
             masks[i, bone] = True
@@ -77,6 +83,7 @@ class TaskSet:
                         for kind, index in zip(kinds, self.index)]
         for batch, index in zip(self.batches, self.index):
             batch.partners = np.array([tasks[i].partner for i in index], dtype=np.int64)
+            batch.bodies = [tasks[i].body for i in index]
         self.whole = len(self.batches) == 1   # one batch in task order: no rows to pick
         self.angular = np.zeros(len(tasks), bool)
         self.reaches_point = np.zeros(len(tasks), bool)
@@ -161,6 +168,10 @@ class TaskSet:
         if self.whole:
             return [self.batches[0].errors(effectors[0])]
         return [batch.errors(at) for batch, at in zip(self.batches, effectors)]
+
+    def holding(self, world):
+        """True when an inequality task rests on its bound at ``world`` (``TaskKind.holds``)."""
+        return any(batch.holds(at) for batch, at in zip(self.batches, self._effectors(world)))
 
     def true_errors(self, world):
         """Each batch's error rows at ``world`` towards the targets as they are (for reports)."""

@@ -1,0 +1,81 @@
+"""Balance (``Object.dqik.use_balance``): the body a balance task weighs, read from the rig, the
+task itself, built on each tick, and what a snapshot shows of it.
+
+The body (``engine.Body``) gives each bone its ``PoseBone.dqik.mass``, or, at 0, an automatic
+mass: the volume of the skin it carries, ``π r² ℓ`` with r the median distance of its skin
+vertices from the bone (the capsule radius of ``colliders.capsules``) and ℓ its length, for the
+bones a skinned mesh follows and 0 for the others; on a rig without a skinned mesh, its length
+for the deforming bones. The supporting bones are those marked ``PoseBone.dqik.use_support`` and
+the bones they carry (a foot and its toe). The ground plane is the world's: its normal, the
+world's Z in armature space, is the task's target.
+"""
+
+import numpy as np
+
+from ...engine import Balance, Body, Task, center_of_mass, support_polygon
+from ..colliders.capsules import skin_radii
+from ..settings.validation import check_bone_settings
+
+NAME = "Balance"        # the task's name in reports
+_BAND = 1e-3            # metres: within this of the polygon's edge the balance holds it
+
+
+class BalanceSetup:
+    """One armature's body, read once per reading of the rig (``forget``)."""
+
+    def __init__(self):
+        self.body = None
+
+    def forget(self):
+        self.body = None
+
+    def tasks(self, obj, model, cache, unit, tasks, names, warnings):
+        """``tasks, names`` with the balance task added when ``Object.dqik.use_balance`` is
+        on (``cache``: the colliders' ``ColliderCache``, for the skin; ``unit``: the
+        armature's world unit); no bone marked Support is named in ``warnings``."""
+        if not obj.dqik.use_balance:
+            return tasks, names
+        if self.body is None:
+            self.body = read_body(obj, model, cache, _BAND / unit)
+        if not self.body.supports.any():
+            warnings.append("Balance is on but no bone carries the weight: turn on Support for "
+                            "the feet (Bone > DQ IK); balance skipped")
+            return tasks, names
+        up = np.linalg.inv(np.array(obj.matrix_world)[:3, :3]) @ np.array([0.0, 0.0, 1.0])
+        task = Task(Balance, int(self.body.massive()[0]), up / np.linalg.norm(up),
+                    priority=obj.dqik.balance_priority, body=self.body)
+        return tasks + [task], names + [NAME]
+
+    def shown(self, obj, model, matrices):
+        """``(centre of mass, support polygon)`` in world space for the armature-space pose
+        ``matrices`` (n,4,4) of every bone, or None without a body."""
+        body = self.body
+        if body is None or not obj.dqik.use_balance or not body.supports.any():
+            return None
+        world = np.array(obj.matrix_world) @ matrices     # a bone's Y: its length's scale
+        centre = center_of_mass(world, model.lengths, body.masses)
+        supports = np.flatnonzero(body.supports)
+        heads = world[supports, :3, 3]
+        tails = heads + model.lengths[supports, None] * world[supports, :3, 1]
+        polygon, _ = support_polygon(np.concatenate([heads, tails]), np.array([0.0, 0.0, 1.0]))
+        return centre, polygon
+
+
+def read_body(obj, model, cache, band):
+    """The armature's ``Body`` (module docstring), its ``band`` in armature units."""
+    settings = [pose_bone.dqik for pose_bone in obj.pose.bones]
+    masses = np.array([s.mass for s in settings], dtype=np.float64)
+    check_bone_settings(obj, list(model.names), ("mass",), masses[:, None])
+    automatic = masses <= 0.0
+    skin = skin_radii(obj, model, cache)
+    if skin:
+        radii = np.array([skin.get(name, 0.0) for name in model.names])
+        masses[automatic] = (np.pi * radii ** 2 * model.lengths)[automatic]
+    else:
+        deforming = np.array([bone.use_deform for bone in obj.data.bones], dtype=bool)
+        masses[automatic] = np.where(deforming if deforming.any() else True,
+                                     model.lengths, 0.0)[automatic]
+    marked = np.array([s.use_support for s in settings], dtype=bool)
+    supports = model.descendants_mask()[marked].any(axis=0) if marked.any() else marked
+    return Body(masses, supports, band)
+

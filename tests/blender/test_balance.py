@@ -1,0 +1,104 @@
+"""Balance (``Object.dqik.use_balance``): a body with its feet planted reaching far forward keeps
+its centre of mass over its feet, measured on the pose Blender shows; without it, it tips over.
+The Humanoid preset marks the feet Support; the snapshot gives the centre of mass and the
+polygon; the overlay draws them; a rig without supports says so."""
+
+import bpy
+import numpy as np
+import pytest
+import rigs
+import solve_problems as sp
+
+FEET = ("foot.L", "foot.R")
+
+
+def _reaching(obj, forward):
+    """Feet planted (position and rotation, priority 1, chains to the root), the left hand's
+    target ``forward`` metres ahead of it (−Y) and 0.3 m lower at priority 3."""
+    bpy.ops.dqik.apply_preset()
+    feet = sp.add_targets(obj, FEET, priority=1, use_rotation=True)
+    for name, empty in feet.items():
+        empty.matrix_world = obj.matrix_world @ obj.pose.bones[name].matrix
+        empty.location = sp.world_tail(obj, name)
+    hand = sp.add_targets(obj, ["hand.L"], priority=3)["hand.L"]
+    hand.location = sp.world_tail(obj, "hand.L") + np.array([0.0, -forward, -0.3])
+    bpy.context.view_layer.update()
+    return feet
+
+
+def _outside(dqik, obj):
+    """How far (m) the centre of mass of the pose Blender shows lies outside the support polygon
+    of the feet and the bones they carry (toes, heels), on the ground (masses: the deforming bones' lengths, as Balance's
+    automatic masses on a rig without a skinned mesh)."""
+    engine = dqik.dq_ik_addon.engine
+    balance = engine.tasks.balance
+    bones = [pb for pb in obj.pose.bones if pb.bone.use_deform]
+    world = np.array(obj.matrix_world)
+    mids = np.array([world @ np.append(0.5 * (np.array(pb.head) + np.array(pb.tail)), 1.0)
+                     for pb in bones])[:, :3]
+    masses = np.array([pb.bone.length for pb in bones])
+    centre = masses @ mids / masses.sum()
+    carried = [pb.name for name in FEET for pb in [obj.pose.bones[name],
+                                                    *obj.pose.bones[name].children_recursive]]
+    ends = np.array([sp.world_tail(obj, name) for name in carried]
+                    + [np.array(obj.matrix_world @ obj.pose.bones[name].head) for name in carried])
+    polygon, (u, v) = balance.support_polygon(ends, np.array([0.0, 0.0, 1.0]))
+    d, _ = balance.polygon_distance(np.array([centre @ u, centre @ v]),
+                                    np.stack([polygon @ u, polygon @ v], axis=1))
+    return d, centre
+
+
+@pytest.mark.parametrize("forward", [0.9, 1.1, 1.3])
+def test_balance_keeps_the_centre_of_mass_over_the_feet(clean_scene, dqik, forward):
+    obj = rigs.metarig("basic")
+    feet = _reaching(obj, forward)
+    assert all(obj.pose.bones[name].dqik.use_support for name in FEET)   # the preset's
+    session = dqik.api.session_for(obj)
+    session.tick()
+    bpy.context.view_layer.update()
+    tipped, _ = _outside(dqik, obj)
+    assert tipped > 0.01                    # without balance the body leans out over its toes
+    sp.clear_pose(obj)
+    obj.dqik.use_balance = True
+    assert obj.dqik.balance_priority == 2
+    snapshot = session.tick()
+    bpy.context.view_layer.update()
+    outside, centre = _outside(dqik, obj)
+    assert outside <= 1e-3
+    for name, empty in feet.items():
+        assert np.linalg.norm(sp.world_tail(obj, name) - np.array(empty.location)) <= 1e-4
+    assert np.linalg.norm(snapshot.center_of_mass - centre) <= 1e-4
+    assert snapshot.support_polygon.shape[1] == 3 and len(snapshot.support_polygon) >= 3
+    report = {task.name: task for task in snapshot.tasks}["Balance"]
+    assert report.errors["balance"] <= 1e-3
+    assert obj.pose.bones["spine"].location.length > 0.01       # the hips moved back
+
+
+def test_the_overlay_draws_the_polygon_and_the_centre_of_mass(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    _reaching(obj, 0.9)
+    obj.dqik.use_balance = True
+    dqik.api.session_for(obj).tick()
+    layers = dqik.panels.overlay.layers
+    lines, _ = layers.overlay_lines(obj, ("balance",), _refreshed(dqik, obj))
+    assert len(lines["balance"]) >= 2 * (3 + 6 + 1)      # outline, two crosses, the drop line
+    obj.dqik.use_balance = False
+    dqik.api.session_for(obj).tick()
+    lines, _ = layers.overlay_lines(obj, ("balance",), _refreshed(dqik, obj))
+    assert "balance" not in lines
+
+
+def _refreshed(dqik, obj):
+    layers = dqik.panels.overlay.layers
+    rig = layers.RigCache()
+    rig.refresh(obj, dqik.dq_ik_addon.blender.rig.model_reader.rig_key(obj))
+    return rig
+
+
+def test_balance_without_supports_says_so(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"].location = (0.3, -0.4, 1.0)
+    obj.dqik.use_balance = True
+    snapshot = dqik.api.session_for(obj).tick()
+    assert any("no bone carries the weight" in warning for warning in snapshot.warnings)
+    assert snapshot.balance is None

@@ -1,0 +1,129 @@
+"""Balance (``tasks.balance``): the centre of mass's Jacobian against differences, the support
+polygon's geometry, and a body reaching forward with its feet planted: with balance its centre
+of mass stays over the feet, the hips going back; without, it leaves them."""
+
+import numpy as np
+import pytest
+
+from dq_ik_addon.engine import ChainModel, Orientation, Position, Solver, Task
+from dq_ik_addon.engine.jacobian import JointFrames, column_mask
+from dq_ik_addon.engine.quaternion import matrix_to_quat, qexp, qmul
+from dq_ik_addon.engine.tasks import Balance, Body, TaskSet
+from dq_ik_addon.engine.tasks.balance import center_of_mass, polygon_distance, support_polygon
+
+UP = np.array([0.0, 0.0, 1.0])
+FEET = [7, 10]
+
+
+def _body():
+    """A pelvis (0, root) with a spine (1), a neck (2), an arm of two bones reaching forward
+    (3, 4; forward is −Y) and two legs of thigh, shin and foot (5-7, 8-10)."""
+    up, down = [[1, 0, 0], [0, 0, -1], [0, 1, 0]], [[1, 0, 0], [0, 0, 1], [0, -1, 0]]
+    forward = [[1, 0, 0], [0, -1, 0], [0, 0, -1]]
+    frames = [up, up, up, forward, forward, down, down, forward, down, down, forward]
+    heads = [[0, 0, 1.0], [0, 0, 1.1], [0, 0, 1.6], [0.2, 0, 1.5], [0.2, -0.3, 1.5],
+             [0.1, 0, 1.0], [0.1, 0, 0.5], [0.1, 0, 0.05], [-0.1, 0, 1.0], [-0.1, 0, 0.5],
+             [-0.1, 0, 0.05]]
+    rest = np.tile(np.eye(4), (11, 1, 1))
+    rest[:, :3, :3], rest[:, :3, 3] = frames, heads
+    return ChainModel.from_bones(
+        ["pelvis", "spine", "neck", "arm", "forearm", "thigh.L", "shin.L", "foot.L", "thigh.R",
+         "shin.R", "foot.R"], [-1, 0, 1, 1, 3, 0, 5, 6, 0, 8, 9], rest,
+        lengths=[0.1, 0.5, 0.2, 0.3, 0.3, 0.5, 0.45, 0.2, 0.5, 0.45, 0.2],
+        connected=[False, False, True, False, True, False, True, False, False, True, False])
+
+
+def _start(model, seed=0):
+    rng = np.random.default_rng(seed)
+    q = np.tile([1.0, 0, 0, 0], (len(model), 1))
+    return qmul(qexp(rng.normal(scale=0.05, size=(len(model), 3))), q)
+
+
+def _bodies(model):
+    supports = np.zeros(len(model), bool)
+    supports[FEET] = True
+    return Body(model.lengths.copy(), supports)
+
+
+def test_the_centre_of_mass_jacobian_matches_central_differences():
+    model = _body()
+    body = _bodies(model)
+    q = _start(model, 1)
+    locations = np.zeros((len(model), 3))
+    joints, sliders = np.arange(len(model)), np.array([0])
+    columns = np.concatenate([joints, sliders])
+    tasks = TaskSet(model, [Task(Balance, 0, UP, body=body)])
+    tasks.batches[0].bind(model, columns, model.descendants_mask())
+    world = model.matrices(q, locations)
+    frame = JointFrames(model, joints, sliders)(world)
+    mask = column_mask(tasks.joint_masks, columns)
+    # the row along each direction n is n nᵀ J_G: read J_G off three directions of a forced row
+    batch = tasks.batches[0]
+    effectors = tasks._effectors(world)[0]
+    rows, mids = batch._geometry(effectors)
+    h, jg = 1e-6, np.zeros((3, columns.size * 3))
+    for axis in range(3):
+        n = np.eye(3)[axis]
+        batch._geometry_of = (world, ([(True, n, 0.0)], mids))
+        jg[axis] = batch.jacobian(frame, effectors, mask)[0][axis]
+    for c, joint in enumerate(columns):
+        for k in range(3):
+            plus, minus = q.copy(), q.copy()
+            lp, lm = locations.copy(), locations.copy()
+            if c < joints.size:
+                delta = np.zeros(3)
+                delta[k] = h / 2
+                plus[joint] = qmul(qexp(delta), q[joint])
+                minus[joint] = qmul(qexp(-delta), q[joint])
+            else:
+                lp[joint, k] += h
+                lm[joint, k] -= h
+            fd = (center_of_mass(model.matrices(plus, lp), model.lengths, body.masses)
+                  - center_of_mass(model.matrices(minus, lm), model.lengths, body.masses)) / (2 * h)
+            np.testing.assert_allclose(jg[:, 3 * c + k], fd, atol=1e-7)
+
+
+def test_the_support_polygon_and_distances():
+    points = np.array([[0, 0, 0.1], [1, 0, 0.0], [1, 1, 0.2], [0, 1, 0.0], [0.5, 0.5, 0.3]])
+    polygon, (u, v) = support_polygon(points, UP)
+    assert len(polygon) == 4 and np.allclose(polygon @ UP, 0.0)
+    flat = np.stack([polygon @ u, polygon @ v], axis=1)
+    for point, distance in (([0.5, 0.5], -0.5), ([0.9, 0.5], -0.1), ([2.0, 0.5], 1.0),
+                            ([2.0, 2.0], np.sqrt(2.0))):
+        p3 = np.array([*point, 0.0])
+        d, n = polygon_distance(np.array([p3 @ u, p3 @ v]), flat)
+        assert d == pytest.approx(distance)
+        assert np.linalg.norm(n) == pytest.approx(1.0)
+
+
+def _reach(model, forward, balance, priority=2):
+    q = _start(model, 2)
+    world = model.matrices(q)
+    tails = model.tails(world)
+    tasks = [Task(Position, f, tails[f]) for f in FEET] + \
+        [Task(Orientation, f, matrix_to_quat(world[f, :3, :3])) for f in FEET] + \
+        [Task(Position, 4, tails[4] + [0.0, -forward, -0.6], priority=3)]
+    if balance:
+        tasks.append(Task(Balance, 0, UP, priority=priority, body=_bodies(model)))
+    translation = np.zeros((len(model), 3))
+    translation[0] = 1.0
+    solver = Solver(model, tasks, translation=translation)
+    result = solver.solve(q)
+    posed = model.matrices(result.rotations, result.locations)
+    feet = np.concatenate([model.tails(posed)[FEET], posed[FEET, :3, 3]])
+    polygon, (u, v) = support_polygon(feet, UP)
+    centre = center_of_mass(posed, model.lengths, model.lengths)
+    d, _ = polygon_distance(np.array([centre @ u, centre @ v]),
+                            np.stack([polygon @ u, polygon @ v], axis=1))
+    return result, d, np.linalg.norm(model.tails(posed)[FEET] - tails[FEET], axis=1).max()
+
+
+@pytest.mark.parametrize("forward", [0.9, 1.1, 1.3])
+def test_balance_keeps_the_centre_of_mass_over_the_feet_of_a_body_reaching_forward(forward):
+    model = _body()
+    _, outside, _ = _reach(model, forward, balance=False)
+    assert outside > 0.01                  # without balance it tips over its toes
+    result, inside, feet = _reach(model, forward, balance=True)
+    assert inside <= 1e-3
+    assert feet <= 1e-4
+    assert result.errors[:4].max() <= 1e-4
