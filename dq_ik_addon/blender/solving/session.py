@@ -201,8 +201,12 @@ class Session:
         scale = max(1.0, float(np.abs(shown[:, :3, 3]).max(initial=0.0)))
         if np.abs(solver.pose_matrices(rotations) - shown).max(initial=0.0) > _SAME_MATRIX * scale:
             return False
-        return shown_as_solved(self.obj, self.model, self._solved_names, solver.moved_mask,
+        return shown_as_solved(self.obj, self.model, self._task_bones(), solver.moved_mask,
                                self._riding_to_tasks())
+
+    def _task_bones(self):
+        """The names of the bones the last solve's tasks move (the balance moves none)."""
+        return {name for name in self._solved_names if name in self.model.index}
 
     def _riding_to_tasks(self):
         """(n,) mask: the bones from a bone with a task up to the first bone the solve turns
@@ -210,7 +214,7 @@ class Session:
         (``MovingJointsFK``'s riders: their offsets are taken from Blender's evaluated start)."""
         model, solver = self.model, self.solver
         moved, riding = solver.moved_mask, np.zeros(len(model), dtype=bool)
-        for name in set(self._solved_names):
+        for name in self._task_bones():
             bone, path = model.index[name], []
             while bone >= 0 and not moved[bone]:
                 path.append(bone)
