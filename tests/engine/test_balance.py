@@ -52,21 +52,27 @@ def test_the_centre_of_mass_jacobian_matches_central_differences():
     locations = np.zeros((len(model), 3))
     joints, sliders = np.arange(len(model)), np.array([0])
     columns = np.concatenate([joints, sliders])
-    tasks = TaskSet(model, [Task(Balance, 0, UP, body=body)])
-    tasks.batches[0].bind(model, columns, model.descendants_mask())
+    # the balance moves the joints its fellow tasks move: here the arm's and the legs' chains
+    tasks = TaskSet(model, [Task(Position, b, np.zeros(3)) for b in (4, *FEET)]
+                    + [Task(Balance, 0, UP, body=body)])
+    assert tasks.joint_masks[3].tolist() == tasks.joint_masks[:3].any(axis=0).tolist()
+    batch = tasks.batches[1]
+    batch.bind(model, columns, model.descendants_mask())
     world = model.matrices(q, locations)
     frame = JointFrames(model, joints, sliders)(world)
-    mask = column_mask(tasks.joint_masks, columns)
+    mask = column_mask(tasks.joint_masks, columns)[3:]
     # the row along each direction n is n nᵀ J_G: read J_G off three directions of a forced row
-    batch = tasks.batches[0]
-    effectors = tasks._effectors(world)[0]
-    rows, mids = batch._geometry(effectors)
+    effectors = tasks._effectors(world)[1]
+    mids = batch._geometry(effectors)[0][3]
     h, jg = 1e-6, np.zeros((3, columns.size * 3))
     for axis in range(3):
         n = np.eye(3)[axis]
-        batch._geometry_of = (world, ([(True, n, 0.0)], mids))
+        batch._geometry_of = (world, [(True, n, 0.0, mids)])
         jg[axis] = batch.jacobian(frame, effectors, mask)[0][axis]
     for c, joint in enumerate(columns):
+        if not mask[0, 3 * c]:      # the neck: no task moves it
+            assert not jg[:, 3 * c:3 * c + 3].any()
+            continue
         for k in range(3):
             plus, minus = q.copy(), q.copy()
             lp, lm = locations.copy(), locations.copy()

@@ -52,19 +52,25 @@ class Body:
 def center_of_mass(world, lengths, masses):
     """G (3,) of the pose matrices ``world`` (n,4,4) with the bones' ``lengths`` and ``masses``."""
     weights = np.asarray(masses, float) / max(float(np.sum(masses)), 1e-300)
-    return weights.dot(_midpoints(world, lengths))
+    return weights.dot(world[:, :3, 3] + 0.5 * lengths[:, None] * world[:, :3, 1])
+
+
+def plane_basis(up):
+    """An orthonormal basis ``(u, v)`` (3,2) of the plane normal to ``up``, with ``(u, v, up)``
+    right-handed (so counter-clockwise in it is about ``up``)."""
+    up = np.asarray(up, float) / np.linalg.norm(up)
+    u = np.cross(up, np.eye(3)[np.argmin(np.abs(up))])
+    u /= np.linalg.norm(u)
+    return np.stack([u, np.cross(up, u)], axis=1)
 
 
 def support_polygon(points, up):
     """The convex hull (p,3), counter-clockwise about ``up``, of ``points`` (k,3) projected on the
     plane through their lowest point along ``up``; with the plane's basis ``(u, v)``."""
     up = np.asarray(up, float) / np.linalg.norm(up)
-    u = np.cross(up, np.eye(3)[np.argmin(np.abs(up))])
-    u /= np.linalg.norm(u)
-    v = np.cross(up, u)
-    flat = _hull(np.stack([points.dot(u), points.dot(v)], axis=1))
+    plane = plane_basis(up)
     height = float(np.min(points.dot(up)))
-    return flat[:, :1] * u + flat[:, 1:] * v + height * up, (u, v)
+    return _hull(points.dot(plane)).dot(plane.T) + height * up, tuple(plane.T)
 
 
 def polygon_distance(point, polygon):
@@ -95,65 +101,71 @@ class Balance(TaskKind):
     ``Body`` is in ``bodies`` (set by the task set). Rows in metres."""
 
     def bind(self, model, columns, moves):
-        """Take what the Jacobian needs of the solve: the bones' lengths and, per column joint
-        (``columns``: ``Problem.column_joints``), each body's mass fractions of the bones it
-        carries (``moves``: the model's ``descendants_mask``)."""
-        self.lengths = model.lengths
-        carried = moves[columns].astype(float)
-        self.weights = [np.asarray(body.masses, float) / max(float(np.sum(body.masses)), 1e-300)
-                        for body in self.bodies]
-        self.carried = [carried * weights for weights in self.weights]    # (M, b) each
-        self.fractions = [np.repeat(part.sum(axis=1), 3) for part in self.carried]
+        """Take what the Jacobian needs of the solve: per body, its bones with mass and their
+        lengths and mass fractions, its supporting bones, and per column joint (``columns``:
+        ``Problem.column_joints``) the fractions of those bones it carries (``moves``: the
+        model's ``descendants_mask``)."""
+        self.parts = []
+        for body in self.bodies:
+            massive = body.massive()
+            weights = np.asarray(body.masses, float)[massive]
+            weights = weights / max(float(weights.sum()), 1e-300)
+            carried = moves[np.ix_(columns, massive)] * weights          # (M, massive)
+            self.parts.append((massive, model.lengths[massive], weights, carried,
+                               np.repeat(carried.sum(axis=1), 3),
+                               np.flatnonzero(body.supports), model.lengths[body.supports]))
         self._geometry_of = (None, None)
 
+    def set_targets(self, targets):
+        """New up directions, and with them each ground plane's basis ``(u, v)`` (3,2)."""
+        super().set_targets(targets)
+        self.planes = [plane_basis(up) for up in self.targets]
+
     def _geometry(self, effectors):
-        """Per task ``(active, n, d)`` and the midpoints, at the pose (cached per pose)."""
+        """Per task ``(active, n, d)`` and its bones' midpoints, at the pose (cached per pose)."""
         world = effectors.world
         if self._geometry_of[0] is world:
             return self._geometry_of[1]
-        mids = _midpoints(world, self.lengths)
         rows = []
-        for body, weights, up in zip(self.bodies, self.weights, self.targets):
-            heads, tails = _ends(world, self.lengths, np.flatnonzero(body.supports))
-            if not heads.size:
-                rows.append((False, np.zeros(3), 0.0))
+        for (massive, lengths, weights, _, _, supports, support_lengths), body, plane in zip(
+                self.parts, self.bodies, self.planes):
+            frames = world.take(massive, axis=0)
+            mids = frames[:, :3, 3] + (0.5 * lengths)[:, None] * frames[:, :3, 1]
+            if not supports.size:
+                rows.append((False, np.zeros(3), 0.0, mids))
                 continue
-            polygon, (u, v) = support_polygon(np.concatenate([heads, tails]), up)
-            centre = weights.dot(mids)
-            d, n = polygon_distance(np.array([centre.dot(u), centre.dot(v)]),
-                                    np.stack([polygon.dot(u), polygon.dot(v)], axis=1))
-            rows.append((d > -body.band, n[0] * u + n[1] * v, d))
-        self._geometry_of = (world, (rows, mids))
-        return rows, mids
+            heads = world[supports, :3, 3]
+            ends = np.concatenate([heads, heads + support_lengths[:, None] * world[supports, :3, 1]])
+            d, n = polygon_distance(weights.dot(mids).dot(plane), _hull(ends.dot(plane)))
+            rows.append((d > -body.band, plane.dot(n), d, mids))
+        self._geometry_of = (world, rows)
+        return rows
 
     def holds(self, effectors):
         """Within twice the band of the boundary (where a descent along it settles)."""
-        return any(d > -2.0 * body.band for (_, _, d), body
-                   in zip(self._geometry(effectors)[0], self.bodies))
+        return any(row[2] > -2.0 * body.band
+                   for row, body in zip(self._geometry(effectors), self.bodies))
 
     def errors(self, effectors):
-        rows, _ = self._geometry(effectors)
-        return np.array([-max(d, 0.0) * n if active else np.zeros(3) for active, n, d in rows])
+        return np.array([-max(d, 0.0) * n if active else np.zeros(3)
+                         for active, n, d, _ in self._geometry(effectors)])
 
     def jacobian(self, frame, effectors, mask):
-        rows, mids = self._geometry(effectors)
+        rows = self._geometry(effectors)
         out = np.zeros((len(rows), 3, frame.axes.shape[1]))
-        for k, ((active, n, _), carried, fractions) in enumerate(
-                zip(rows, self.carried, self.fractions)):
+        for k, ((active, n, _, mids), part) in enumerate(zip(rows, self.parts)):
             if active:
+                carried, fractions = part[3], part[4]
                 sums = np.repeat(carried.dot(mids), 3, axis=0)      # S_j per column (3M,3)
-                along = np.cross(frame.axes.T, sums).dot(n) - fractions * frame.moments.dot(n)
+                along = _cross_rows(frame.axes.T, sums).dot(n) - fractions * frame.moments.dot(n)
                 out[k] = n[:, None] * (along * mask[k])[None, :]
         return out
 
 
-def _midpoints(world, lengths):
-    return world[:, :3, 3] + 0.5 * lengths[:, None] * world[:, :3, 1]
-
-
-def _ends(world, lengths, bones):
-    heads = world[bones, :3, 3]
-    return heads, heads + lengths[bones, None] * world[bones, :3, 1]
+def _cross_rows(u, v):
+    """Row-wise cross products of two (k,3) arrays."""
+    return np.stack([u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1], u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2],
+                     u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]], axis=1)
 
 
 def _hull(points):

@@ -27,8 +27,8 @@ class Task:
     important; ``weight`` trades tasks of one priority level against each other. ``partner``
     (a bone, or -1): the bone a loop task holds this one on (``tasks.loop``); the task moves
     none of the partner's ancestors, which the two share (Baerlocher §4.4). ``body`` (a
-    ``balance.Body``, or None): the masses a whole-body task (``Balance``) weighs; it may move
-    every joint above a bone with mass, whatever its chain.
+    ``balance.Body``, or None): the masses a whole-body task (``Balance``) weighs; it moves the
+    joints the other tasks move, whatever its chain (``joint_masks``).
     """
 
     kind: type
@@ -44,12 +44,14 @@ class Task:
 
 def joint_masks(model, tasks):
     """(T, n): True where the task may move the joint (the bone and its ancestors in the chain,
-    less a loop's partner and its ancestors). ``tasks`` need only ``bone`` and ``chain_count``
-    (and ``partner``)."""
+    less a loop's partner and its ancestors; for a whole-body task, ``Task.body``, the joints
+    the other tasks move: the balance poses the body through the limbs the animator posed, and
+    carries the rest, fingers and face, as they stand). ``tasks`` need only ``bone`` and
+    ``chain_count`` (and ``partner``, ``body``)."""
     masks = np.zeros((len(tasks), len(model)), dtype=bool)
+    bodies = [i for i, t in enumerate(tasks) if getattr(t, "body", None) is not None]
     for i, t in enumerate(tasks):
-        if getattr(t, "body", None) is not None:
-            masks[i] = model.descendants_mask()[:, t.body.massive()].any(axis=1)
+        if i in bodies:
             continue
         bone, moved = t.bone, 0
         while bone >= 0 and (t.chain_count <= 0 or moved < t.chain_count):
@@ -59,6 +61,7 @@ def joint_masks(model, tasks):
         while bone >= 0:
             masks[i, bone] = False
             bone = model.parents[bone]
+    masks[bodies] = masks.any(axis=0)
     return masks
 
 
