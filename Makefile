@@ -1,6 +1,6 @@
 # DQ IK: every target creates the virtual environment it needs.
 #   make test      tests on bpy 5.0.1        make test-lts  the same on bpy 4.5.15 (LTS)
-#   make build     dist/dq_ik-<version>.zip  make bench     benchmarks/{fk,solve,collision,overhead,reach_rate,production_rig,frame_change,overlay,live,bake,mocap}.py
+#   make build     dist/dq_ik-<version>.zip  make bench     benchmarks/{fk,solve,collision,overhead,reach_rate,production_rig,frame_change,overlay,live,bake,mocap,fullbody}.py
 #   make demo      the main job, headless, on a real rig; results in demo_output/
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -29,7 +29,7 @@ build: $(STAMP)
 	$(VENV_PY) tests/extension_cli.py build dist
 
 bench: $(STAMP)
-	for script in fk solve collision overhead reach_rate production_rig frame_change overlay live bake mocap; do $(VENV_PY) benchmarks/$$script.py || exit 1; done
+	for script in fk solve collision overhead reach_rate production_rig frame_change overlay live bake mocap fullbody; do $(VENV_PY) benchmarks/$$script.py || exit 1; done
 
 demo: $(STAMP)
 	$(VENV_PY) demo/run_demo.py demo_output

@@ -14,20 +14,23 @@ from workbench import RESOLUTION, frame_camera, render
 SELECTED = ("upper_arm.L", "forearm.L", "hand.L")   # their limits are drawn
 
 
-def render_with_overlay(scene, obj, dqik, path, caption):
-    """Render ``scene`` to ``path`` with ``obj``'s overlay over it (``SELECTED`` bones
-    selected, every layer on), the camera framed on them and their targets; returns the file
-    name and ``{style: vertices drawn}``."""
+def render_with_overlay(scene, obj, dqik, path, caption, selected=SELECTED, framed=None,
+                        margin=2.2, view=(1.0, -0.4, 0.35)):
+    """Render ``scene`` to ``path`` with ``obj``'s overlay over it (the ``selected`` bones
+    selected, every layer on), the camera framed on them and their targets (or on the world
+    points ``framed``) from ``view`` (by default from the left, beside the wall); returns the
+    file name and ``{style: vertices drawn}``."""
     import bpy
     import offscreen
     import rigs
-    rigs.select_bones(obj, SELECTED)
-    pose_bones = [obj.pose.bones[name] for name in SELECTED]
-    targets = [pb.dqik.target for pb in pose_bones if pb.dqik.target is not None]
-    frame_camera(scene.camera, [tuple(obj.matrix_world @ point) for pb in pose_bones
-                                for point in (pb.head, pb.tail)]
-                 + [tuple(target.matrix_world.translation) for target in targets],
-                 margin=2.2, view=(1.0, -0.4, 0.35))   # from the left, beside the wall
+    rigs.select_bones(obj, selected)
+    if framed is None:
+        pose_bones = [obj.pose.bones[name] for name in selected]
+        targets = [pb.dqik.target for pb in pose_bones if pb.dqik.target is not None]
+        framed = [tuple(obj.matrix_world @ point) for pb in pose_bones
+                  for point in (pb.head, pb.tail)] \
+            + [tuple(target.matrix_world.translation) for target in targets]
+    frame_camera(scene.camera, framed, margin=margin, view=view)
     name = render(scene, path, caption)     # also makes the GPU context offscreen drawing needs
     if not offscreen.initialise_gpu():
         raise SystemExit("gpu cannot draw on this machine: no picture of the overlay")

@@ -23,14 +23,17 @@
    through live ticks while the feet and hands hold their targets.
 7. In a new file, motion-capture clean-up (``mocap_cleanup.py``): a BVH walk clip given targets
    from its own animation, its feet planted, a hand raised, played with Solve on Frame Change.
-8. Writes into OUTPUT_DIR:
+8. In new files, full-body posing (``fullbody.py``): the basic metarig crouching between its
+   planted feet, and reaching a metre forward without and with Balance.
+9. Writes into OUTPUT_DIR:
    - ``results.json``: per scenario, per task the error in mm, plus iterations, converged, the
      largest joint-limit violation (rad) and the operator's wall time (ms); under
      ``"production_rig"`` the rig's bone and constraint counts, per task the DEF bone's error in
      mm, iterations, converged, wall time and the deepest capsule clearance from the wall (mm);
      under ``"live_drag"`` the drag's errors and tick times; under ``"mocap_cleanup"`` how far
      the unedited playback strays from the clip, the planted ankle's drift, the raised hand's
-     error, the worst pop and the frame changes' time;
+     error, the worst pop and the frame changes' time; under ``"fullbody"`` the crouch's and the
+     reaches' errors, the centre of mass's distance outside the support and the hips' motion;
    - ``dq_ik_demo.blend``: the metarig scene (armature solved for the last scenario, its
      targets, camera, lights and the render proxies); ``dq_ik_demo_rigify.blend``: the
      production-rig scene, solved;
@@ -38,7 +41,8 @@
      (``reachable_1``), ``unreachable.png``, ``wall.png``, ``rigify_fk.png`` (the
      production rig), ``live_drag.png``; ``overlay.png``, the wall scene with the viewport
      overlay drawn over it (``overlay_picture.py``); ``plant.png``, the left ankle target's
-     speed before and after Plant.
+     speed before and after Plant; ``crouch.png``, ``reach_balance_off.png`` and
+     ``reach_balance_on.png`` (with the overlay's Balance layer).
 
 Armatures are not drawn by a render, so each image shows a proxy mesh: one Blender-style
 octahedral bone shape per pose bone (from the evaluated ``PoseBone.matrix`` and length; on the
@@ -63,6 +67,7 @@ for _path in (os.path.join(ROOT, "tests"), ROOT):
         sys.path.insert(0, _path)
 
 import extension_cli  # noqa: E402  (sets BLENDER_USER_RESOURCES before bpy is imported)
+import fullbody  # noqa: E402
 import live_drag  # noqa: E402
 import mocap_cleanup  # noqa: E402
 import production_rig  # noqa: E402
@@ -354,6 +359,7 @@ def main(output_dir):
     results["production_rig"] = production_rig.run(dqik, output_dir)
     results["live_drag"] = live_drag.run(dqik, output_dir)
     results["mocap_cleanup"] = mocap_cleanup.run(dqik, output_dir)
+    results["fullbody"] = fullbody.run(dqik, output_dir)
     results["total_wall_time_s"] = round(time.perf_counter() - started, 2)
     with open(os.path.join(output_dir, "results.json"), "w") as f:
         json.dump(results, f, indent=2)
@@ -374,7 +380,7 @@ def print_summary(results, output_dir):
         print(f"  {s['scenario']:<18}{feet:>16}{hands:>22}{s['iterations']!s:>6}  "
               f"{s['converged']!s:<10}{s['max_limit_violation_rad']:>16.2g}"
               f"{s['solve_wall_time_ms']:>8.1f}")
-    print(f"  (errors: feet L R, hands L R; wall time of bpy.ops.dqik.solve())")
+    print("  (errors: feet L R, hands L R; wall time of bpy.ops.dqik.solve())")
     reachable = [s for s in results["scenarios"] if s["scenario"].startswith("reachable")]
     worst = max(t["error_mm"] for s in reachable for t in s["tasks"].values())
     print(f"  reachable: {sum(bool(s['converged']) for s in reachable)}/{len(reachable)} converged, "
@@ -391,10 +397,13 @@ def print_summary(results, output_dir):
           "vertices, " + ", ".join(f"{style} {count}" for style, count in drawn.items()))
     for line in [*production_rig.summary_lines(results["production_rig"]),
                  *live_drag.summary_lines(results["live_drag"]),
-                 *mocap_cleanup.summary_lines(results["mocap_cleanup"])]:
+                 *mocap_cleanup.summary_lines(results["mocap_cleanup"]),
+                 *fullbody.summary_lines(results["fullbody"])]:
         print(f"  {line}")
     files = [*results["files"].values(), *results["production_rig"]["files"].values(),
-             *results["live_drag"]["files"].values(), results["mocap_cleanup"]["picture"]]
+             *results["live_drag"]["files"].values(), results["mocap_cleanup"]["picture"],
+             results["fullbody"]["crouch"]["image"],
+             *(reach["image"] for reach in results["fullbody"]["reach"])]
     print(f"  wrote {', '.join(sorted(files))} and results.json "
           f"to {output_dir} in {results['total_wall_time_s']:.1f} s")
 

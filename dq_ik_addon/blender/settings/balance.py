@@ -35,9 +35,7 @@ class BalanceSetup:
         armature's world unit); no bone marked Support is named in ``warnings``."""
         if not obj.dqik.use_balance:
             return tasks, names
-        if self.body is None:
-            self.body = read_body(obj, model, cache, _BAND / unit)
-        if not self.body.supports.any():
+        if not self.body_of(obj, model, cache, unit).supports.any():
             warnings.append("Balance is on but no bone carries the weight: turn on Support for "
                             "the feet (Bone > DQ IK); balance skipped")
             return tasks, names
@@ -46,11 +44,17 @@ class BalanceSetup:
                     priority=obj.dqik.balance_priority, body=self.body)
         return tasks + [task], names + [NAME]
 
+    def body_of(self, obj, model, cache, unit):
+        """The armature's ``Body``, read when the rig was read again (``read_body``)."""
+        if self.body is None:
+            self.body = read_body(obj, model, cache, _BAND / unit)
+        return self.body
+
     def shown(self, obj, model, matrices):
         """``(centre of mass, support polygon)`` in world space for the armature-space pose
-        ``matrices`` (n,4,4) of every bone, or None without a body."""
+        ``matrices`` (n,4,4) of every bone, or None without a body or supports."""
         body = self.body
-        if body is None or not obj.dqik.use_balance or not body.supports.any():
+        if body is None or not body.supports.any():
             return None
         world = np.array(obj.matrix_world) @ matrices     # a bone's Y: its length's scale
         centre = center_of_mass(world, model.lengths, body.masses)

@@ -135,6 +135,8 @@ class Session:
     def _balance_shown(self, result):
         """``(centre of mass, support polygon)`` in world space of the solved pose, or None
         without Balance (``BalanceSetup.shown``)."""
+        if not self.obj.dqik.use_balance:
+            return None
         matrices = np.zeros((len(self.model), 4, 4))
         matrices[self.solver.bones] = self.solver.pose_matrices(result.rotations,
                                                                 result.locations)
