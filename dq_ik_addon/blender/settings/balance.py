@@ -50,6 +50,15 @@ class BalanceSetup:
             self.body = read_body(obj, model, cache, _BAND / unit)
         return self.body
 
+    def of_result(self, obj, model, solver, result):
+        """``shown`` for the pose of the engine ``result`` of ``solver`` (its bones' FK, slides
+        included), or None with Balance off."""
+        if not obj.dqik.use_balance:
+            return None
+        matrices = np.zeros((len(model), 4, 4))
+        matrices[solver.bones] = solver.pose_matrices(result.rotations, result.locations)
+        return self.shown(obj, model, matrices)
+
     def shown(self, obj, model, matrices):
         """``(centre of mass, support polygon)`` in world space for the armature-space pose
         ``matrices`` (n,4,4) of every bone, or None without a body or supports."""

@@ -129,18 +129,9 @@ class Session:
         self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
                                          (time.perf_counter() - begun) * 1e3, tuple(warnings),
                                          contacts=contacts, cut_short=result.cut_short,
-                                         balance=self._balance_shown(result))
+                                         balance=self.balance.of_result(
+                                             self.obj, self.model, self.solver, result))
         return self.last_result
-
-    def _balance_shown(self, result):
-        """``(centre of mass, support polygon)`` in world space of the solved pose, or None
-        without Balance (``BalanceSetup.shown``)."""
-        if not self.obj.dqik.use_balance:
-            return None
-        matrices = np.zeros((len(self.model), 4, 4))
-        matrices[self.solver.bones] = self.solver.pose_matrices(result.rotations,
-                                                                result.locations)
-        return self.balance.shown(self.obj, self.model, matrices)
 
     def measure_shown(self):
         """The last snapshot with every solved task's errors measured again on the pose Blender
