@@ -19,7 +19,7 @@ class DQIK_OT_import_limits(bpy.types.Operator):
     """Turn Blender's IK limits, locks and stiffness, Limit Rotation, IK, Damped Track and Track To constraints into DQ IK limits and tasks"""
 
     bl_idname = "dqik.import_limits"
-    bl_label = "Import Blender IK Settings"
+    bl_label = "Import IK Limits"
     bl_options = {'REGISTER', 'UNDO'}
 
     poll = classmethod(editable_armature)

@@ -49,7 +49,7 @@ class DQIK_OT_live(bpy.types.Operator):
     it)"""
 
     bl_idname = "dqik.live"
-    bl_label = "Live"
+    bl_label = "Start Live"
     bl_options = {'UNDO'}   # not REGISTER: Repeat Last cannot start a modal session again
 
     @classmethod

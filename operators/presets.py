@@ -25,7 +25,7 @@ class DQIK_OT_apply_preset(bpy.types.Operator):
     """Give the armature's bones anatomical swing/twist limits, recognised by bone name (Rigify, Mixamo, common names), and its pelvis Translation"""
 
     bl_idname = "dqik.apply_preset"
-    bl_label = "Apply Limit Preset"
+    bl_label = "Humanoid Limits"
     bl_options = {'REGISTER', 'UNDO'}
 
     poll = classmethod(editable_armature)

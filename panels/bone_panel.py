@@ -52,7 +52,7 @@ class DQIK_PT_bone(bpy.types.Panel):
         box = layout.box()
         row = box.row()
         row.prop(settings, "use_target")
-        row.operator("dqik.add_target", text="New Empty", icon='EMPTY_AXIS')
+        row.operator("dqik.add_target", icon='EMPTY_AXIS')
         draw_task_settings(box.column(), settings)
 
         box = layout.box()

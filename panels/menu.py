@@ -17,8 +17,8 @@ class DQIK_MT_pose(bpy.types.Menu):
         layout.operator("dqik.targets_from_animation", icon='ANIM')
         layout.operator("dqik.plant", icon='SNAP_FACE')
         layout.separator()
-        layout.operator("dqik.apply_preset", text="Humanoid Limits")
-        layout.operator("dqik.import_limits", text="Import Blender IK Settings")
+        layout.operator("dqik.apply_preset")
+        layout.operator("dqik.import_limits")
         layout.separator()
         layout.operator("dqik.build_chain", icon='ARMATURE_DATA')
 

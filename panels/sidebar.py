@@ -115,8 +115,8 @@ class DQIK_PT_sidebar(_ArmaturePanel, bpy.types.Panel):
         col.operator("dqik.add_target", icon='EMPTY_AXIS')
         col.operator("dqik.build_chain", icon='ARMATURE_DATA')
         row = col.row(align=True)
-        row.operator("dqik.apply_preset", text="Humanoid Limits", icon='OUTLINER_OB_ARMATURE')
-        row.operator("dqik.import_limits", text="Import Limits", icon='IMPORT')
+        row.operator("dqik.apply_preset", icon='OUTLINER_OB_ARMATURE')
+        row.operator("dqik.import_limits", icon='IMPORT')
 
         snapshot = last_result_of(context.active_object)
         if snapshot is None:
@@ -227,7 +227,7 @@ class DQIK_PT_sidebar_live(_ArmaturePanel, bpy.types.Panel):
 
     def draw(self, context):
         settings, col = self.settings_column(context)
-        col.operator("dqik.live", text="Start Live", icon='PLAY')
+        col.operator("dqik.live", icon='PLAY')
         col.prop(settings, "time_budget_ms")
 
 

@@ -5,7 +5,7 @@ import pytest
 import rigs
 
 
-def test_reports_bones_dofs_tasks_colliders(clean_scene, dqik, capfd):
+def test_reports_in_plain_words_what_the_tasks_move(clean_scene, dqik, capfd):
     obj = rigs.metarig("basic")
     target = bpy.data.objects.new("Goal", None)
     clean_scene.collection.objects.link(target)
@@ -27,10 +27,10 @@ def test_reports_bones_dofs_tasks_colliders(clean_scene, dqik, capfd):
     assert bpy.ops.dqik.build_chain() == {'FINISHED'}
     out = capfd.readouterr()
     report = out.out + out.err
-    assert "29 bones" in report
-    assert f"{29 * 3 - 1 - 3} rotational DOFs" in report
-    assert "1 tasks" in report
+    assert "29 bones, 1 tasks (hand.L)" in report
+    assert "they can turn 7 bones" in report     # hand to root, less the stiff spine
     assert "1 colliders" in report
+    assert "every setting can be solved" in report
 
 
 def test_no_armature_is_a_clear_error(clean_scene, dqik):
@@ -77,3 +77,28 @@ def test_linked_armature_is_a_clear_error(clean_scene, dqik, tmp_path):
     bpy.context.view_layer.objects.active = linked
     with pytest.raises(RuntimeError, match="linked"):
         bpy.ops.dqik.build_chain()
+
+
+@pytest.mark.parametrize("owner, name, value", [
+    ("armature", "damping", float("nan")), ("armature", "tolerance", 0.0),
+    ("armature", "max_iterations", 10 ** 9), ("bone", "swing_x_max", float("nan")),
+    ("bone", "stiffness", 2.0), ("bone", "mass", float("nan"))])
+def test_check_rig_refuses_what_solve_refuses(clean_scene, dqik, owner, name, value):
+    """Raw ID property writes (no property callback checks them) that a solve refuses: Check
+    Rig refuses them with the same message."""
+    obj = rigs.metarig("basic")
+    target = bpy.data.objects.new("Goal", None)
+    clean_scene.collection.objects.link(target)
+    hand = obj.pose.bones["hand.L"].dqik
+    hand.use_target, hand.target = True, target
+    obj.dqik.use_balance = True
+    obj.pose.bones["foot.L"].dqik.use_support = True
+    settings = obj.dqik if owner == "armature" else obj.pose.bones["forearm.L"].dqik
+    if name == "swing_x_max":
+        settings.use_limits = True
+    settings[name] = value
+    with pytest.raises(RuntimeError) as solved:
+        bpy.ops.dqik.solve()
+    with pytest.raises(RuntimeError) as checked:
+        bpy.ops.dqik.build_chain()
+    assert str(checked.value) == str(solved.value)

@@ -54,7 +54,7 @@ def test_the_collisions_toggle_solves_without_the_wall_and_keeps_it(clean_scene,
     snapshot = dqik.api.session_for(obj).last_result
     assert snapshot.contacts is None
     assert obj.dqik.colliders == colliders and obj.dqik.use_self_collision
-    bpy.data.objects.remove(bpy.data.objects["wall"])    # Build Chain leaves the empty
+    bpy.data.objects.remove(bpy.data.objects["wall"])    # Check Rig leaves the empty
     assert bpy.ops.dqik.build_chain() == {'FINISHED'}    # collection alone while off
     sp.box("wall", (tail[0] - 0.6, tail[1] - 0.2, tail[2] - 0.6),
            (tail[0] + 0.6, tail[1] - 0.15, tail[2] + 0.6), colliders)
