@@ -6,6 +6,7 @@ from . import (
                build_chain,
                import_limits,
                live,
+               live_keys,
                plant,
                presets,
                solve,
@@ -13,5 +14,7 @@ from . import (
 )
 
 CLASSES = (*build_chain.CLASSES, *solve.CLASSES, *add_target.CLASSES, *presets.CLASSES,
-           *import_limits.CLASSES, *live.CLASSES, *bake.CLASSES,
+           *import_limits.CLASSES, *live.CLASSES, *live_keys.CLASSES, *bake.CLASSES,
            *targets_from_animation.CLASSES, *plant.CLASSES)
+register_keymap = live_keys.register_keymap
+unregister_keymap = live_keys.unregister_keymap

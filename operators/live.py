@@ -4,22 +4,24 @@ A window timer at about 60 Hz drives the ticks; every other event passes through
 navigates, selects and grabs targets while it runs (the pattern of Blender's
 ``templates_py/operator_modal_timer.py``). While Blender's transform tool or a gizmo runs in
 front of it, the rig follows through Blender's depsgraph updates (``LivePosing.follow``). Keys
-it takes:
+it takes, from the **DQ IK Live** key map (``live_keys``: remappable in Preferences ›
+Add-ons › DQ IK; defaults in brackets):
 
-- **Esc**: put the starting pose back and stop; **Enter**: keep the pose (one undo step; keys
-  with auto-keying on) and stop;
-- **D**: drag the active bone: its tail follows the mouse (in the view plane through the tail)
-  as a temporary task above the others; a click, D or Esc lets go of it, keeping the pose;
-- **P**: pin the active bone: a target where its tail stands (``dqik.add_target``); P again on
-  a bone pinned in this session takes the pin back.
+- **Cancel Live Pose** (Esc): put the starting pose back and stop; **Keep Live Pose** (Enter):
+  keep the pose (one undo step; keys with auto-keying on) and stop;
+- **Drag Bone** (Shift Alt D): drag the active bone: its tail follows the mouse (in the view
+  plane through the tail) as a temporary task above the others; a click, the key again or
+  Cancel lets go of it, keeping the pose;
+- **Pin Bone** (Shift Alt P): pin the active bone: a target where its tail stands
+  (``dqik.add_target``); again on a bone pinned in this session takes the pin back.
 
-These keys act only when pressed over a 3D Viewport's main region, without a modifier and not
-repeated by a held key: a window-level modal handler sees every key before the editors do
-(``wm_handlers_do``, ``source/blender/windowmanager/intern/wm_event_system.cc``), so typing D or
-P in the Text Editor or the Python Console, Shift D in the Graph Editor, or Enter in the console
-pass through to them, and so does Esc while an animation plays (it stops the playback). While a
-bone is dragged, navigation and every other event pass through too; a click over a viewport
-lets go and is not passed on, so it does not select.
+These keys act only when pressed over a 3D Viewport's main region, not repeated by a held key:
+a window-level modal handler sees every key before the editors do (``wm_handlers_do``,
+``source/blender/windowmanager/intern/wm_event_system.cc``), so typing in the Text Editor or the
+Python Console, or Enter in the console, pass through to them, and so does Cancel while an
+animation plays (Esc stops the playback). While a bone is dragged, navigation and every other
+event pass through too; a click over a viewport lets go and is not passed on, so it does not
+select.
 
 The header shows the largest task error, the iterations and the milliseconds of the last tick;
 it is cleared in every 3D Viewport when live posing stops, however it stops (the extension
@@ -34,19 +36,19 @@ from bpy_extras import view3d_utils
 from ..dq_ik_addon.blender.errors import ArmatureError
 from ..dq_ik_addon.blender.rig.objects import active_armature
 from ..dq_ik_addon.blender.solving import live_posing
+from .live_keys import action
 from .poll import editable_armature
 
 _TICK_SECONDS = 1.0 / 60.0
-_KEYS = "Esc cancel, Enter keep, D drag bone, P pin/unpin bone"
+_KEYS = "keys in Preferences > Add-ons > DQ IK (Esc cancel, Enter keep, Shift Alt D drag, " \
+        "Shift Alt P pin)"
 _NEEDS_VIEWPORT = ("DQ IK Live needs a 3D Viewport: start it there (Pose Mode, sidebar > DQ IK > "
                    "Live); a script ticks dq_ik_addon.blender.solving.live_posing.LivePosing instead")
-_RELEASE_DRAG = {'LEFTMOUSE', 'RIGHTMOUSE', 'D', 'ESC'}
+_RELEASE_CLICKS = {'LEFTMOUSE', 'RIGHTMOUSE'}
 
 
 class DQIK_OT_live(bpy.types.Operator):
-    """Solve the active armature's DQ IK tasks live while you move targets or drag bones
-    (Esc: back to the starting pose; Enter: keep it; D: drag the active bone; P: pin or unpin
-    it)"""
+    """Solve the active armature's DQ IK tasks live while you move targets or drag bones"""
 
     bl_idname = "dqik.live"
     bl_label = "Start Live"
@@ -101,20 +103,22 @@ class DQIK_OT_live(bpy.types.Operator):
         if event.type == 'TIMER':
             self._tick(context)
             return {'PASS_THROUGH'}
-        region = _viewport_under(context, event) if _plain_press(event) else None
-        if region is not None and event.type in {'RET', 'NUMPAD_ENTER'}:
+        pressed = event.value == 'PRESS' and not event.is_repeat
+        region = _viewport_under(context, event) if pressed else None
+        key = None if region is None else action(context, event)
+        if key == "dqik.live_keep":
             keyed = self.live.confirm(context)
             return self._finish({'FINISHED'}, f"DQ IK Live: pose kept ({len(keyed)} bones "
                                               "changed)")
         if self.dragged is not None:
-            return self._drag_event(context, event, region)
-        if region is not None and event.type == 'ESC' and not context.screen.is_animation_playing:
+            return self._drag_event(context, event, region, key)
+        if key == "dqik.live_cancel" and not context.screen.is_animation_playing:
             self.live.cancel()
             return self._finish({'CANCELLED'}, "DQ IK Live: pose restored")
         bone = context.active_pose_bone
-        if region is not None and event.type in {'D', 'P'} and bone is not None \
+        if key in {"dqik.live_drag", "dqik.live_pin"} and bone is not None \
                 and bone.id_data == self.live.obj:
-            if event.type == 'D':
+            if key == "dqik.live_drag":
                 self.dragged = bone.name
                 self._drag_to_mouse(region, event)
             else:
@@ -124,11 +128,12 @@ class DQIK_OT_live(bpy.types.Operator):
             return {'RUNNING_MODAL'}
         return {'PASS_THROUGH'}
 
-    def _drag_event(self, context, event, region):
-        """While dragging: the mouse over a viewport moves the point; a click, D or Esc over a
-        viewport lets go, keeping the pose, and is not passed on (a click would select);
-        everything else passes through (navigation included)."""
-        if region is not None and event.type in _RELEASE_DRAG:
+    def _drag_event(self, context, event, region, key):
+        """While dragging: the mouse over a viewport moves the point; a click, the drag key or
+        the cancel key over a viewport lets go, keeping the pose, and is not passed on (a click
+        would select); everything else passes through (navigation included)."""
+        if region is not None and (event.type in _RELEASE_CLICKS
+                                   or key in {"dqik.live_drag", "dqik.live_cancel"}):
             self.live.drag(None, None)
             self.dragged = None
             return {'RUNNING_MODAL'}
@@ -177,12 +182,6 @@ class DQIK_OT_live(bpy.types.Operator):
         """Blender ends the operator (window closed): stop, keeping the pose (the timer and
         the header text go with ``LivePosing.stop``)."""
         self.live.stop()
-
-
-def _plain_press(event):
-    """A key or button pressed, not repeated by a held key, without a modifier."""
-    return event.value == 'PRESS' and not event.is_repeat and not (
-        event.shift or event.ctrl or event.alt or event.oskey or event.hyper)
 
 
 def _viewport_under(context, event):
