@@ -180,9 +180,8 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     use_translation: BoolProperty(
         override=_OVERRIDABLE, update=settings_changed,
         name="Translation",
-        description="Let the solve move this bone's location as well as its rotation (a "
-                    "floating pelvis): every task whose chain reaches the bone can slide it, "
-                    "along the axes Lock Location leaves free",
+        description="Let the solve move this bone's location as well as its rotation, along "
+                    "the axes Lock Location leaves free (a floating pelvis)",
         default=False,
     )
 
@@ -212,7 +211,8 @@ class DQIK_PG_bone(bpy.types.PropertyGroup):
     radius: FloatProperty(
         override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Radius",
-        description="Capsule radius (0 = automatic, from the skinned mesh or the bone length)",
+        description="Capsule radius in world units, as the scene shows it (0 = automatic, from "
+                    "the skinned mesh or the bone length)",
         subtype='DISTANCE', unit='LENGTH',
         default=0.0, min=0.0, soft_max=0.5,
     )
@@ -264,8 +264,16 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     tolerance: FloatProperty(
         override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Tolerance",
-        description="A solve stops when every task is closer than this",
+        description="A solve stops when every task's position is closer than this, in world "
+                    "units",
         subtype='DISTANCE', unit='LENGTH',
+        default=1e-5, min=1e-9, soft_max=0.01, precision=6,
+    )
+    angular_tolerance: FloatProperty(
+        override=_OVERRIDABLE, update=settings_changed, **FINITE,
+        name="Angle Tolerance",
+        description="A solve stops when every task's rotation or aim is closer than this",
+        subtype='ANGLE', unit='ROTATION',
         default=1e-5, min=1e-9, soft_max=0.01, precision=6,
     )
     damping: FloatProperty(
@@ -286,8 +294,7 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
         override=_OVERRIDABLE, update=settings_changed,
         name="Balance",
         description="Keep the centre of mass over the support polygon of the bones marked "
-                    "Support (the feet): it does nothing while the centre of mass is inside, and "
-                    "holds the edge when a lower-priority task would pull it out",
+                    "Support (the feet)",
         default=False,
     )
     balance_priority: IntProperty(
@@ -306,7 +313,7 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     )
     time_budget_ms: FloatProperty(
         override=_OVERRIDABLE, update=settings_changed, **FINITE,
-        name="Time Budget (ms)",
+        name="Time Budget",
         description="Live solving stops iterating before an iteration would end past this many "
                     "milliseconds per tick (the first always runs); the next tick goes on",
         default=4.0, min=0.5, soft_max=33.0,
@@ -314,10 +321,8 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     use_solve_on_frame_change: BoolProperty(
         override=_OVERRIDABLE, update=frame_change_switched,
         name="Solve on Frame Change",
-        description="Solve this armature on every frame change (playback, scrubbing, "
-        "frame_set, rendering), each frame from its animated pose, which it keeps where the "
-        "targets allow. The pose is written, not keyed (Bake keys it); an error turns this off. "
-        "Turning it on locks the interface while rendering, which solving in a render needs",
+        description="Solve this armature on every frame change, from the frame's animated pose. "
+        "The pose is written, not keyed (Bake keys it)",
         default=False,
     )
 
@@ -342,10 +347,8 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     )
     show_overlay_capsules: BoolProperty(
         override=_OVERRIDABLE, name="Capsules", default=True,
-        description="The collision capsules the last solve tested (with colliders or self "
-        "collision; before any solve, every bone with collision on), of the selected bones "
-        "(every one with All Capsules); capsules touching an obstacle in the last solve are "
-        "always drawn, and stand out",
+        description="The collision capsules of the selected bones (all with All Capsules), "
+        "and those touching an obstacle in the last solve",
     )
     show_overlay_all_capsules: BoolProperty(
         override=_OVERRIDABLE, name="All Capsules", default=False,

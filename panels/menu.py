@@ -1,4 +1,5 @@
-"""3D Viewport → Pose → DQ IK: the operators in the Pose menu, so F3 search finds them too."""
+"""3D Viewport → Pose → Inverse Kinematics → DQ IK: the operators beside Blender's own IK
+items in the Pose menu, so F3 search finds them too."""
 
 import bpy
 
@@ -32,8 +33,8 @@ CLASSES = (DQIK_MT_pose,)
 
 
 def register_menu():
-    bpy.types.VIEW3D_MT_pose.append(draw_pose_menu_entry)
+    bpy.types.VIEW3D_MT_pose_ik.append(draw_pose_menu_entry)
 
 
 def unregister_menu():
-    bpy.types.VIEW3D_MT_pose.remove(draw_pose_menu_entry)
+    bpy.types.VIEW3D_MT_pose_ik.remove(draw_pose_menu_entry)

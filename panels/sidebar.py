@@ -1,7 +1,8 @@
 """3D Viewport sidebar (N) → DQ IK tab, for the active armature: the actions and the last
 solve's outcome, then sub-panels in Blender's style: Tasks (the task list and the active task's
-settings), Solver, Collision (its header toggle switches collision avoidance), Live, Solve on
-Frame Change (its header toggle) and Overlay (its header toggle; the layers below).
+settings) and Live open; Solver, Collision (its header toggle switches collision avoidance),
+Balance (its header toggle), Solve on Frame Change (its header toggle), Overlay (its header
+toggle; the layers below) and Motion Capture closed until opened.
 
 Every panel reads ``context.active_object``, so with several armatures in the scene the tab
 shows the one being worked on; each armature keeps its own settings, task list row
@@ -97,11 +98,6 @@ class _ArmaturePanel:
         obj = context.active_object
         return obj is not None and obj.type == 'ARMATURE'
 
-    def settings_column(self, context):
-        """The active armature's ``Object.dqik`` and a column for its settings, split into
-        label and value as Blender's property panels are."""
-        self.layout.use_property_split = True
-        return context.active_object.dqik, self.layout.column()
 
 
 class DQIK_PT_sidebar(_ArmaturePanel, bpy.types.Panel):
@@ -168,25 +164,36 @@ class DQIK_PT_sidebar_tasks(_ArmaturePanel, bpy.types.Panel):
         draw_task_settings(box.column(), settings)
 
 
-class DQIK_PT_sidebar_solver(_ArmaturePanel, bpy.types.Panel):
+class _Settings:
+    """What the armature-wide settings panels share, wherever they are drawn."""
+
+    def settings_column(self, context):
+        """The active armature's ``Object.dqik`` and a column for its settings, split into
+        label and value as Blender's property panels are."""
+        self.layout.use_property_split = True
+        return context.active_object.dqik, self.layout.column()
+
+
+class _SolverSettings(_Settings):
     bl_label = "Solver"
-    bl_parent_id = "DQIK_PT_sidebar"
+    bl_options = {'DEFAULT_CLOSED'}
 
     def draw(self, context):
         settings, col = self.settings_column(context)
         col.prop(settings, "max_iterations")
         col.prop(settings, "tolerance")
+        col.prop(settings, "angular_tolerance")
         col.prop(settings, "damping")
         col.prop(settings, "rest_weight")
         col.prop(settings, "soft_reach")
 
 
-class DQIK_PT_sidebar_collision(_ArmaturePanel, bpy.types.Panel):
+class _CollisionSettings(_Settings):
     """The header toggle (``use_collisions``) switches collision avoidance for this armature,
     keeping the colliders, margin and Self Collision as set."""
 
     bl_label = "Collision"
-    bl_parent_id = "DQIK_PT_sidebar"
+    bl_options = {'DEFAULT_CLOSED'}
 
     def draw_header(self, context):
         self.layout.prop(context.active_object.dqik, "use_collisions", text="")
@@ -199,12 +206,12 @@ class DQIK_PT_sidebar_collision(_ArmaturePanel, bpy.types.Panel):
         col.prop(settings, "use_self_collision")
 
 
-class DQIK_PT_sidebar_balance(_ArmaturePanel, bpy.types.Panel):
+class _BalanceSettings(_Settings):
     """Balance: the header toggle (``use_balance``) keeps the centre of mass over the support
     polygon of the bones marked Support (Bone > DQ IK), at the priority set here."""
 
     bl_label = "Balance"
-    bl_parent_id = "DQIK_PT_sidebar"
+    bl_options = {'DEFAULT_CLOSED'}
 
     def draw_header(self, context):
         self.layout.prop(context.active_object.dqik, "use_balance", text="")
@@ -219,11 +226,10 @@ class DQIK_PT_sidebar_balance(_ArmaturePanel, bpy.types.Panel):
                   "No bone marked Support (Bone > DQ IK)", icon='NONE' if supports else 'ERROR')
 
 
-class DQIK_PT_sidebar_live(_ArmaturePanel, bpy.types.Panel):
+class _LiveSettings(_Settings):
     """Live posing: its button and the time budget of its ticks."""
 
     bl_label = "Live"
-    bl_parent_id = "DQIK_PT_sidebar"
 
     def draw(self, context):
         settings, col = self.settings_column(context)
@@ -231,12 +237,12 @@ class DQIK_PT_sidebar_live(_ArmaturePanel, bpy.types.Panel):
         col.prop(settings, "time_budget_ms")
 
 
-class DQIK_PT_sidebar_frame_change(_ArmaturePanel, bpy.types.Panel):
+class _FrameChangeSettings(_Settings):
     """Solve on Frame Change: the header toggle switches it for this armature; the panel shows
     the scene's Render > Lock Interface, which rendering with it needs (``render_lock``)."""
 
     bl_label = "Solve on Frame Change"
-    bl_parent_id = "DQIK_PT_sidebar"
+    bl_options = {'DEFAULT_CLOSED'}
 
     def draw_header(self, context):
         self.layout.prop(context.active_object.dqik, "use_solve_on_frame_change", text="")
@@ -261,12 +267,12 @@ class DQIK_PT_sidebar_mocap(_ArmaturePanel, bpy.types.Panel):
         col.operator("dqik.plant", icon='SNAP_FACE')
 
 
-class DQIK_PT_sidebar_overlay(_ArmaturePanel, bpy.types.Panel):
+class _OverlaySettings(_Settings):
     """The viewport overlay (``overlay_draw``): the header toggle switches it for this
     armature, the rows its layers; it draws in Pose Mode only."""
 
     bl_label = "Overlay"
-    bl_parent_id = "DQIK_PT_sidebar"
+    bl_options = {'DEFAULT_CLOSED'}
 
     def draw_header(self, context):
         self.layout.prop(context.active_object.dqik, "show_overlay", text="")
@@ -287,6 +293,21 @@ class DQIK_PT_sidebar_overlay(_ArmaturePanel, bpy.types.Panel):
             layout.label(text="Drawn in Pose Mode", icon='INFO')
 
 
-CLASSES = (DQIK_UL_tasks, DQIK_PT_sidebar, DQIK_PT_sidebar_tasks, DQIK_PT_sidebar_solver,
-           DQIK_PT_sidebar_collision, DQIK_PT_sidebar_balance, DQIK_PT_sidebar_live, DQIK_PT_sidebar_frame_change,
-           DQIK_PT_sidebar_mocap, DQIK_PT_sidebar_overlay)
+# the armature-wide settings, drawn in the sidebar and in Properties › Object Data
+# (``object_data``): (name, what they draw)
+SETTINGS = (("solver", _SolverSettings), ("collision", _CollisionSettings),
+            ("balance", _BalanceSettings), ("live", _LiveSettings),
+            ("frame_change", _FrameChangeSettings), ("overlay", _OverlaySettings))
+
+
+def settings_panels(prefix, place, parent):
+    """A panel per entry of ``SETTINGS``, named ``<prefix>_<name>``, placed by the mixin
+    ``place`` under the panel ``parent``."""
+    return tuple(type(f"{prefix}_{name}", (settings, place, bpy.types.Panel),
+                      {"bl_parent_id": parent, "__doc__": settings.__doc__})
+                 for name, settings in SETTINGS)
+
+
+CLASSES = (DQIK_UL_tasks, DQIK_PT_sidebar, DQIK_PT_sidebar_tasks,
+           *settings_panels("DQIK_PT_sidebar", _ArmaturePanel, "DQIK_PT_sidebar"),
+           DQIK_PT_sidebar_mocap)

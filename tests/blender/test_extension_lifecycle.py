@@ -16,7 +16,7 @@ def _dqik_state():
         "pose_bone_prop": hasattr(bpy.types.PoseBone, "dqik"),
         "object_prop": hasattr(bpy.types.Object, "dqik"),
         "classes": sorted(name for name in dir(bpy.types) if name.startswith("DQIK_")),
-        "pose_menu_entries": [f.__name__ for f in bpy.types.VIEW3D_MT_pose._dyn_ui_initialize()
+        "pose_menu_entries": [f.__name__ for f in bpy.types.VIEW3D_MT_pose_ik._dyn_ui_initialize()
                               if f.__module__.startswith(MODULE)],
         "handlers": {name: sum(f.__module__.startswith(MODULE)
                                for f in getattr(bpy.app.handlers, name))

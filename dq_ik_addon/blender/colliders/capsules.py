@@ -5,6 +5,7 @@ it (the meshes the armature deforms), else a fraction of its length."""
 import bpy
 import numpy as np
 
+from ..rig.model_reader import world_unit
 from ..settings.validation import check_bone_settings
 from .geometry import vertices
 
@@ -56,15 +57,17 @@ def skin_radii(obj, model, cache):
 
 
 def capsule_radii(obj, model, cache):
-    """Per bone: ``PoseBone.dqik.radius``; when 0, automatic: the median distance of the skin
-    vertices weighted to the bone (meshes the armature deforms), else 15 % of the bone length;
-    never below 1 mm. Also the ``use_collision`` mask. A radius that is not finite or is negative
-    on a bone with collision on is refused (``validation.check_bone_settings``)."""
+    """Per bone, in armature units: ``PoseBone.dqik.radius`` (world metres, as the Tolerance and
+    the Margin: divided by the armature's ``world_unit``); when 0, automatic: the median distance
+    of the skin vertices weighted to the bone (meshes the armature deforms), else 15 % of the bone
+    length; never below 1 mm. Also the ``use_collision`` mask. A radius that is not finite or is
+    negative on a bone with collision on is refused (``validation.check_bone_settings``)."""
     settings = [pose_bone.dqik for pose_bone in obj.pose.bones]
     enabled = np.array([s.use_collision for s in settings], dtype=bool)
     radii = np.array([s.radius for s in settings], dtype=np.float64)
     check_bone_settings(obj, [model.names[i] for i in np.flatnonzero(enabled).tolist()],
                         ("radius",), radii[enabled])
+    radii = radii / (world_unit(obj) or 1.0)
     automatic = np.flatnonzero(radii <= 0.0)
     if automatic.size:
         skin = skin_radii(obj, model, cache)

@@ -13,6 +13,12 @@
   whose location changed (those the solve slides, ``PoseBone.dqik.use_translation``);
 - always with the scene's keyframe type (``ToolSettings.keyframe_type``) and the preferences'
   Visual Keying, Only Insert Needed (for auto-keying) and the scene's Cycle-Aware Keying.
+
+Blender's ``bpy_extras.anim_utils.AutoKeying`` (5.0; not in 4.5) does not give the same keys:
+it keys Replace mode on frames without a key too, uses the class's key type instead of the
+scene's and the preferences' general Only Insert Needed instead of the auto-keying one, keys
+Only Insert Available through ``INSERTKEY_AVAILABLE`` on the bone's transform paths only, and
+passes over absolute keying sets; so the transform's own rules are followed here.
 """
 
 from ..rig.channel_paths import bone_channel

@@ -34,6 +34,7 @@ handles.
 
 import bpy
 import numpy as np
+from bpy_extras import anim_utils
 
 from ..errors import ArmatureError
 
@@ -137,9 +138,19 @@ def prepare_action(obj, mode):
         data.action_slot = _slot_for(obj, action)
     if action.get(ACTION_MARK):
         data.action_blend_type, data.action_influence = 'REPLACE', 1.0
+    return _channelbag(action, data.action_slot), where
+
+
+def _channelbag(action, slot):
+    """The channelbag of ``slot`` in ``action``'s keyframe strip, made if need be: Blender's
+    ``anim_utils.action_ensure_channelbag_for_slot`` (5.0); 4.5 has it only as a private
+    function (``_ensure_channelbag_exists``), whose three steps this repeats there."""
+    ensure = getattr(anim_utils, "action_ensure_channelbag_for_slot", None)
+    if ensure is not None:
+        return ensure(action, slot)
     layer = action.layers[0] if action.layers else action.layers.new("Layer")
     strip = layer.strips[0] if layer.strips else layer.strips.new(type='KEYFRAME')
-    return strip.channelbag(data.action_slot, ensure=True), where
+    return strip.channelbag(slot, ensure=True)
 
 
 def _slot_for(obj, action):

@@ -220,10 +220,11 @@ _joint_settings = operator.attrgetter(*_JOINT_FIELDS)
 
 
 _SOLVER_FIELDS = ("use_collisions", "colliders", "margin", "use_self_collision",
-                  "max_iterations", "tolerance", "damping", "rest_weight", "soft_reach")
+                  "max_iterations", "tolerance", "angular_tolerance", "damping", "rest_weight",
+                  "soft_reach")
 _armature_fields = operator.attrgetter(*_SOLVER_FIELDS)
-_NUMERIC_SOLVER_FIELDS = ("margin", "max_iterations", "tolerance", "damping", "rest_weight",
-                          "soft_reach")
+_NUMERIC_SOLVER_FIELDS = ("margin", "max_iterations", "tolerance", "angular_tolerance",
+                          "damping", "rest_weight", "soft_reach")
 
 
 def armature_settings(obj):
@@ -250,5 +251,5 @@ def read_settings(obj):
     check_armature_settings(obj, _NUMERIC_SOLVER_FIELDS)
     s = obj.dqik
     return SolverSettings(max_iterations=s.max_iterations, tolerance=s.tolerance,
-                          damping=s.damping, rest_weight=s.rest_weight, margin=s.margin,
-                          soft_reach=s.soft_reach)
+                          angular_tolerance=s.angular_tolerance, damping=s.damping,
+                          rest_weight=s.rest_weight, margin=s.margin, soft_reach=s.soft_reach)

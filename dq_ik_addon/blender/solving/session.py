@@ -56,7 +56,7 @@ from ..rig.reader import read_rig
 from ..rig.rig_checks import shown_as_solved
 from ..settings import animated_settings
 from ..settings.balance import BalanceSetup
-from ..settings.task_kinds import report_of
+from ..settings.task_kinds import is_angular, report_of
 from ..settings.validation import check_armature_settings
 from .animated_start import AnimatedStart
 from .snapshot import SceneContacts, SolveSnapshot, TaskReport, closer, farther
@@ -87,7 +87,7 @@ class Session:
         self._sources, self._warnings, self._solved_names, self._kinds = [], [], [], []
         self._reports_of = []        # each task's (``TaskReport.errors`` key, angular)
         self._mutual = set()         # bones whose targets follow another rig that follows this
-        self._tolerance = 0.0        # metres (radians for angular errors)
+        self._tolerances = (0.0, 0.0)    # metres, and radians for angular errors
         self.unit = 1.0
         self._start = None           # (rotations, evaluated matrices) the last solve started from
         self._switches = []          # bones whose constraints may switch what they follow
@@ -147,7 +147,7 @@ class Session:
         met = all(task.status == 'MET' for task in shown)
         solved = {task.name: task for task in snapshot.tasks}
         moved = [task.name for task in shown if task.name in solved
-                 and farther(task, solved[task.name], self._tolerance)]
+                 and farther(task, solved[task.name], self._tolerances[0])]
         warnings = snapshot.warnings + (() if not moved else (
             f"Blender moves {', '.join(moved)} after the solve (a constraint or driver on a "
             "bone of the chain or above it follows the solved bones): the errors given are "
@@ -226,8 +226,9 @@ class Session:
             error = error if angular else error * self.unit
             parts = found.setdefault(name, {})
             parts[report] = max(error, parts.get(report, 0.0))
-        tolerance, mutual = self._tolerance, self._mutual
-        return [TaskReport(name, 'MET' if max(parts.values()) <= tolerance
+        tolerances, mutual = self._tolerances, self._mutual
+        return [TaskReport(name, 'MET' if all(error <= tolerances[is_angular(report)]
+                                              for report, error in parts.items())
                            and name not in mutual else 'CLOSEST', parts)
                 for name, parts in found.items()]
 
@@ -272,7 +273,8 @@ class Session:
         except ArmatureError:   # the same error is not solved again until something moves
             self._seen = moved
             raise
-        gained = last is None or moved != self._seen or closer(last, snapshot, self._tolerance)
+        gained = last is None or moved != self._seen or closer(last, snapshot,
+                                                                self._tolerances[0])
         self._stuck = 0 if gained or not snapshot.cut_short else self._stuck + 1
         self._seen = self._moves(inputs, self._written.key())
         self.unmeasured = not self.shown_as_solved()
@@ -313,7 +315,7 @@ class Session:
             self.obstacles.query(obj, self.model, pose.evaluated, warnings)
         kinds = [task.kind for task in tasks]
         if self.solver is None or names != self._solved_names or kinds != self._kinds:
-            self.solver, self._tolerance = build_solver(inputs, self.model, tasks, names, pose,
+            self.solver, self._tolerances = build_solver(inputs, self.model, tasks, names, pose,
                                                         obstacles, self.obstacles.cache,
                                                         self._switches, warnings)
             self.unit = inputs.unit

@@ -17,9 +17,9 @@ from ..settings.translation import read_translation
 
 
 def build_solver(inputs, model, tasks, names, pose, obstacles, colliders, switches, warnings):
-    """``(solver, tolerance)``: a new engine ``Solver`` for ``tasks`` (of the bones ``names``)
-    on ``model`` from the tick's ``inputs`` and ``pose``, and the Tolerance in metres (radians
-    for angular tasks); ``colliders``: the ``ColliderCache`` of the skin radii; ``switches``:
+    """``(solver, tolerances)``: a new engine ``Solver`` for ``tasks`` (of the bones ``names``)
+    on ``model`` from the tick's ``inputs`` and ``pose``, and the Tolerance (metres) and Angle
+    Tolerance (radians); ``colliders``: the ``ColliderCache`` of the skin radii; ``switches``:
     the bones whose constraints may switch what they follow. Locked bones stay, chains through
     a bone that does not inherit rotation are refused, and moved bones that Blender changes
     again after the solve, tasks whose chain has no bone that can turn, and task bones no
@@ -50,12 +50,10 @@ def build_solver(inputs, model, tasks, names, pose, obstacles, colliders, switch
         warnings.append(f"{name}: {away[bone]}, which can follow it, follows another bone "
                         "now (its IK/FK switch is set to the other side), so the mesh will "
                         f"not follow {name}; switch that limb over")
-    return solver, settings.tolerance
+    return solver, (settings.tolerance, settings.angular_tolerance)
 
 
 def in_armature_units(settings, unit):
     """``SolverSettings`` given in metres with the Tolerance and Margin in the units of an
-    armature of ``world_unit`` ``unit``; the tolerance of angular tasks stays the Tolerance's
-    value, in radians."""
-    return replace(settings, tolerance=settings.tolerance / unit, margin=settings.margin / unit,
-               angular_tolerance=settings.tolerance)
+    armature of ``world_unit`` ``unit``; the Angle Tolerance stays in radians."""
+    return replace(settings, tolerance=settings.tolerance / unit, margin=settings.margin / unit)
