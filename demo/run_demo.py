@@ -4,8 +4,10 @@
 
 1. Builds the extension zip with Blender's own extension CLI and installs it into a scratch user
    folder (``tests/extension_cli.py``), exactly as a user would install it.
-2. Adds the Rigify human metarig (159 bones) and gives it anatomical limits with
-   ``bpy.ops.dqik.apply_preset(preset='HUMANOID')``.
+2. Adds the Rigify human metarig (159 bones), gives it anatomical limits with
+   ``bpy.ops.dqik.apply_preset(preset='HUMANOID')`` and a body: a Skin-modifier mesh over its
+   main bones, bound to it by an Armature modifier (``skinned_body.py``), from which the
+   capsules take their radii.
 3. Puts an Empty target on both feet at priority 1 and on both hands at priority 2: the feet are
    planted first, the hands only use the freedom the feet leave.
 4. Scenarios, each solved from the rest pose with ``bpy.ops.dqik.solve()``:
@@ -73,6 +75,7 @@ import mocap_cleanup  # noqa: E402
 import production_rig  # noqa: E402
 from console import captured_output, timed_operator  # noqa: E402
 from overlay_picture import SELECTED, render_with_overlay  # noqa: E402
+from skinned_body import build_body  # noqa: E402
 from workbench import (  # noqa: E402
     COLOURS,
     bone_points,
@@ -214,6 +217,15 @@ def add_wall(obj, goal):
     return wall
 
 
+def capsule_radii_mm(obj, dqik):
+    """The automatic capsule radii (mm) of the arm and leg bones, from the body's skin."""
+    model = dqik.dq_ik_addon.blender.rig.reader.read_rig(obj)[0]
+    radii, _ = dqik.dq_ik_addon.blender.colliders.capsules.capsule_radii(
+        obj, model, dqik.api.session_for(obj).obstacles.cache)
+    return {name: round(float(radii[model.index[name]]) * 1e3, 1)
+            for name in ("upper_arm.L", "forearm.L", "hand.L", "thigh.L", "shin.L")}
+
+
 def run_scenario(name, obj, empties, dqik, description, extra=None):
     import solve_problems as sp
     sp.clear_pose(obj)
@@ -256,6 +268,8 @@ def main(output_dir):
     preset_result, preset_report, _ = timed_operator(bpy.ops.dqik.apply_preset, preset='HUMANOID')
     if preset_result != {'FINISHED'}:
         raise SystemExit(f"apply_preset returned {preset_result}: {preset_report}")
+    with captured_output():
+        body = build_body(obj)
 
     empties = sp.add_targets(obj, FEET, priority=1)
     empties.update(sp.add_targets(obj, HANDS, priority=2))
@@ -354,6 +368,8 @@ def main(output_dir):
         "scenarios": scenarios,
         "files": {"blend": os.path.basename(blend), **images},
         "overlay_vertices": overlay_vertices,
+        "body": {"vertices": len(body.data.vertices), "vertex_groups": len(body.vertex_groups),
+                 "capsule_radii_mm": capsule_radii_mm(obj, dqik)},
     }
     # a new file: the metarig scene is saved above and no longer open
     results["production_rig"] = production_rig.run(dqik, output_dir)
@@ -393,6 +409,10 @@ def print_summary(results, output_dir):
                   + ", ".join(f"{b} {s['tasks'][b]['error_mm']:.0f} mm" for b in HANDS)
                   + " (priority 2)")
     drawn = results["overlay_vertices"]
+    body = results["body"]
+    print(f"  body: {body['vertices']} vertices, {body['vertex_groups']} vertex groups (each vertex "
+          "to its nearest bone); capsule radii from its skin (mm): "
+          + ", ".join(f"{name} {radius:g}" for name, radius in body["capsule_radii_mm"].items()))
     print(f"  overlay (wall scene, {', '.join(SELECTED)} selected): {sum(drawn.values())} "
           "vertices, " + ", ".join(f"{style} {count}" for style, count in drawn.items()))
     for line in [*production_rig.summary_lines(results["production_rig"]),

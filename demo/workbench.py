@@ -84,6 +84,7 @@ def build_bone_proxy(obj, roles, name="bone_proxies"):
     mesh.update()
     proxy = bpy.data.objects.new(name, mesh)
     bpy.context.scene.collection.objects.link(proxy)
+    proxy.show_in_front = True      # over a skinned body (``skinned_body``)
     return proxy
 
 
