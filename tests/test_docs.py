@@ -85,3 +85,11 @@ def test_the_operator_names_in_the_docs_are_their_labels():
                 if labels.get(idname) != cells[0]:
                     wrong.append((page, cells[0], idname, labels.get(idname)))
     assert wrong == []
+
+
+def test_the_zip_ships_no_page_whose_links_point_outside_it():
+    """The README links the manual in ``docs/``, which the extension zip leaves out: so the zip
+    leaves the README out too (``blender_manifest.toml``), and ships the LICENSE."""
+    manifest = _text("blender_manifest.toml")
+    assert '"/README.md"' in manifest and '"/docs/"' in manifest
+    assert "LICENSE" not in manifest and os.path.exists(os.path.join(ROOT, "LICENSE"))
