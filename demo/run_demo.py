@@ -16,7 +16,7 @@
    - ``unreachable_hand``: the targets of ``reachable_1``, but the left hand's target is moved far
      beyond the arm's reach; the hand stretches towards it while the feet stay planted;
    - ``wall``: the targets of ``reachable_1`` with a thin wall (the armature's collider
-     collection) across the left arm's way; the arm stops at the wall and bends around it.
+     collection) across the left arm's way; the arm bends around it to reach the target.
 5. In a new file, the production-rig scene (``production_rig.py``): a Rigify rig generated from
    the human metarig (706 bones), limbs in FK, targets on the FK hand and foot controls placed by
    FK of a random pose under a turned torso, a wall made of a scaled cube beside the left arm;
@@ -95,7 +95,7 @@ HANDS = ("hand.L", "hand.R")
 PRIORITY = {"foot.L": 1, "foot.R": 1, "hand.L": 2, "hand.R": 2}
 UNREACHABLE_HAND = "hand.L"
 WALL_HAND, WALL_SHOULDER = "hand.L", "upper_arm.L"
-WALL_AT, WALL_SIZE, WALL_THICKNESS = 0.7, 0.6, 0.03
+WALL_AT, WALL_SIZE, WALL_THICKNESS = 0.7, 0.25, 0.03
 BEYOND_REACH = 0.8           # metres the unreachable target lies beyond the straight arm
 MAX_FREE_ANGLE = 0.3         # radians, for bones the preset leaves unlimited (the hips root)
 POSE_SCALE = 0.5             # random rotations are scaled to this fraction of their angle
@@ -337,15 +337,15 @@ def main(output_dir):
         "wall", obj, empties, dqik,
         f"the targets of reachable_1 with a {WALL_SIZE} m wall, {WALL_THICKNESS * 100:g} cm thick, "
         f"across the way of {WALL_HAND} at {WALL_AT:.0%} of the way from its shoulder to its target "
-        "(Object.dqik.colliders): the arm stops at the wall and bends around it",
+        "(Object.dqik.colliders): the arm bends around the wall to reach the target",
         extra={"collider": wall.name,
                "deepest_capsule_past_margin_mm": round(sp.deepest_clearance(obj, dqik) * 1e3, 4)})
     scenarios.append(entry)
     show_result(camera, obj, roles, empties, rest_points)
     images["wall"] = render(
         scene, os.path.join(output_dir, "wall.png"),
-        f"A wall in the way: {WALL_HAND} stops at it "
-        f"({entry['tasks'][WALL_HAND]['error_mm']:.0f} mm from its target), capsules "
+        f"A wall in the way: the left arm bends around it and {WALL_HAND} reaches its target "
+        f"({entry['tasks'][WALL_HAND]['error_mm']:.2g} mm); capsules "
         f"{max(-entry['deepest_capsule_past_margin_mm'], 0.0):.2g} mm past the margin at most")
 
     images["overlay"], overlay_vertices = render_with_overlay(
