@@ -1,6 +1,6 @@
 """Properties › Object Data → DQ IK, for an armature: the armature-wide settings of the sidebar's
-sub-panels (``sidebar.SETTINGS``: Solver, Collision, Balance, Live, Solve on Frame Change,
-Overlay), drawn by the same code, where Blender keeps an armature's own settings. The tasks and
+sub-panels (``sidebar.SETTINGS``: Solver, Collision, Balance, Solve on Frame Change, Overlay;
+not Live, which starts over a 3D Viewport only), drawn by the same code, where Blender keeps an armature's own settings. The tasks and
 actions stay in the sidebar, beside the bones they pose."""
 
 import bpy
@@ -29,4 +29,6 @@ class DQIK_PT_data(_DataPanel, bpy.types.Panel):
         self.layout.label(text="Tasks and actions: 3D Viewport › Sidebar (N) › DQ IK")
 
 
-CLASSES = (DQIK_PT_data, *settings_panels("DQIK_PT_data", _DataPanel, "DQIK_PT_data"))
+# Live starts only over a 3D Viewport: its panel stays in the sidebar
+CLASSES = (DQIK_PT_data, *settings_panels("DQIK_PT_data", _DataPanel, "DQIK_PT_data",
+                                          without=("live",)))

@@ -300,12 +300,12 @@ SETTINGS = (("solver", _SolverSettings), ("collision", _CollisionSettings),
             ("frame_change", _FrameChangeSettings), ("overlay", _OverlaySettings))
 
 
-def settings_panels(prefix, place, parent):
-    """A panel per entry of ``SETTINGS``, named ``<prefix>_<name>``, placed by the mixin
-    ``place`` under the panel ``parent``."""
+def settings_panels(prefix, place, parent, without=()):
+    """A panel per entry of ``SETTINGS`` (but those named in ``without``), named
+    ``<prefix>_<name>``, placed by the mixin ``place`` under the panel ``parent``."""
     return tuple(type(f"{prefix}_{name}", (settings, place, bpy.types.Panel),
                       {"bl_parent_id": parent, "__doc__": settings.__doc__})
-                 for name, settings in SETTINGS)
+                 for name, settings in SETTINGS if name not in without)
 
 
 CLASSES = (DQIK_UL_tasks, DQIK_PT_sidebar, DQIK_PT_sidebar_tasks,

@@ -27,7 +27,7 @@ from .bone_parent_transform import NONE, NONE_LEGACY
 def chain_roots(joint_masks):
     """Per task (a row of ``joint_masks``: the joints that move it): the root joint of its chain,
     and the chain's bones below that root ((T, n) 0/1)."""
-    roots = np.array([np.nonzero(mask)[0][0] for mask in joint_masks], dtype=np.int64)
+    roots = joint_masks.argmax(axis=1).astype(np.int64)    # (a task no joint moves: bone 0)
     inner = joint_masks.copy()
     inner[np.arange(len(joint_masks)), roots] = False
     return roots, inner.astype(float)

@@ -39,7 +39,7 @@ from mathutils import Matrix
 from ...dq_ik_addon.blender.colliders.capsules import capsule_radii
 from ...dq_ik_addon.blender.colliders.geometry import ColliderCache
 from ...dq_ik_addon.blender.rig.arrays import evaluated_matrices, read_array
-from ...dq_ik_addon.blender.rig.model_reader import rig_key
+from ...dq_ik_addon.blender.rig.model_reader import rig_key, world_unit
 from ...dq_ik_addon.blender.rig.reader import last_model
 from ...dq_ik_addon.blender.settings.edits import settings_edits
 from ...dq_ik_addon.blender.settings.scene_tasks import (
@@ -199,9 +199,10 @@ class RigCache:
 
     def radii_of(self, obj):
         """``(radii, enabled)`` of every bone, armature units."""
-        if self.radii_key != settings_edits():
+        key = (settings_edits(), world_unit(obj))     # a radius is set in world units
+        if self.radii_key != key:
             self.radii, self.enabled = capsule_radii(obj, self.model, self.colliders)
-            self.radii_key = settings_edits()
+            self.radii_key = key
         return self.radii, self.enabled
 
 

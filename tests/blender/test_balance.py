@@ -102,3 +102,11 @@ def test_balance_without_supports_says_so(clean_scene, dqik):
     snapshot = dqik.api.session_for(obj).tick()
     assert any("no bone carries the weight" in warning for warning in snapshot.warnings)
     assert snapshot.balance is None
+
+
+def test_balance_without_other_tasks_says_so(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset()
+    obj.dqik.use_balance = True
+    with pytest.raises(RuntimeError, match="no other task"):
+        bpy.ops.dqik.solve()

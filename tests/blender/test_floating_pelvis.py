@@ -156,3 +156,20 @@ def test_cancelled_live_posing_puts_the_location_back(clean_scene, dqik):
     assert obj.pose.bones["spine"].location.length > 0.05
     live.cancel()
     assert tuple(obj.pose.bones["spine"].location) == (0.0, 0.0, 0.0)
+
+
+def test_a_bake_of_every_bone_keys_a_pelvis_that_slides_but_cannot_turn(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    _planted(obj)
+    pelvis = obj.pose.bones["spine"]
+    pelvis.lock_rotation, pelvis.lock_rotation_w, pelvis.lock_rotations_4d = (True,) * 3, True, True
+    target = _pelvis_target(obj, 0.0)
+    for frame, drop in ((1, 0.0), (5, 0.1)):
+        target.location = sp.world_tail(obj, "spine") - np.array([0.0, 0.0, drop])
+        target.keyframe_insert("location", frame=frame)
+    dqik.api.FrameBake(obj, bpy.context.scene, dqik.api.BakeOptions(1, 5, bones='ALL')).finish()
+    paths = {c.data_path for c in dqik.dq_ik_addon.blender.keys.action_slots.slot_fcurves(
+        obj.animation_data.action, obj.animation_data.action_slot)}
+    channel = pelvis.path_from_id(dqik.dq_ik_addon.blender.rig.rotation_modes.channel_of(
+        pelvis.rotation_mode))
+    assert {pelvis.path_from_id("location"), pelvis.path_from_id("scale"), channel} <= paths

@@ -185,15 +185,14 @@ def test_the_sub_panels_are_registered_and_poll_for_armatures_only(clean_scene, 
 def test_the_armature_settings_are_in_object_data_too(clean_scene, dqik):
     """Properties › Object Data → DQ IK: the sidebar's armature-wide settings panels, drawn by the
     same code, for an armature only; the secondary ones closed until opened."""
-    data = [getattr(bpy.types, f"DQIK_PT_data_{name}") for name in
-            ("solver", "collision", "balance", "live", "frame_change", "overlay")]
+    names = ("solver", "collision", "balance", "frame_change", "overlay")    # Live: sidebar only
+    data = [getattr(bpy.types, f"DQIK_PT_data_{name}") for name in names]
+    assert not hasattr(bpy.types, "DQIK_PT_data_live")
     assert {p.bl_parent_id for p in data} == {"DQIK_PT_data"}
     assert {p.bl_context for p in data} == {"data"}
-    assert [p.draw for p in data] == [getattr(bpy.types, f"DQIK_PT_sidebar_{name}").draw for name in
-                                      ("solver", "collision", "balance", "live", "frame_change",
-                                       "overlay")]
-    assert ["DEFAULT_CLOSED" in getattr(p, "bl_options", ()) for p in data] == [True, True, True,
-                                                                           False, True, True]
+    assert [p.draw for p in data] == [getattr(bpy.types, f"DQIK_PT_sidebar_{name}").draw
+                                      for name in names]
+    assert all("DEFAULT_CLOSED" in p.bl_options for p in data)
     assert not bpy.types.DQIK_PT_data.poll(bpy.context)
     rigs.metarig("basic")
     assert all(p.poll(bpy.context) for p in (bpy.types.DQIK_PT_data, *data))

@@ -133,3 +133,34 @@ def test_balance_keeps_the_centre_of_mass_over_the_feet_of_a_body_reaching_forwa
     assert inside <= 1e-3
     assert feet <= 1e-4
     assert result.errors[:4].max() <= 1e-4
+
+
+def test_a_balance_alone_or_without_supports_does_not_fail():
+    """Balance moves the joints the other tasks move: alone it moves nothing (and solves at
+    once); without supports it is never active and never holds a pose, so escapes still run."""
+    model = _body()
+    q = _start(model)
+    alone = Solver(model, [Task(Balance, 0, UP, body=_bodies(model))]).solve(q)
+    assert alone.iterations == 0
+    unsupported = Body(model.lengths.copy(), np.zeros(len(model), bool))
+    tasks = TaskSet(model, [Task(Position, 4, np.zeros(3)), Task(Balance, 0, UP, body=unsupported)])
+    batch = tasks.batches[1]
+    batch.bind(model, np.arange(len(model)), model.descendants_mask())
+    assert not tasks.holding(model.matrices(q))
+
+
+def test_a_new_up_direction_is_measured_at_once():
+    """The ground plane follows the target (the world's up in armature space) on the very next
+    measure of the same pose: a turned armature is not balanced on its old plane."""
+    model = _body()
+    world = model.matrices(_start(model))
+    tasks = TaskSet(model, [Task(Position, 4, np.zeros(3)), Task(Balance, 0, UP,
+                                                                  body=_bodies(model))])
+    batch = tasks.batches[1]
+    batch.bind(model, np.arange(len(model)), model.descendants_mask())
+    before = batch.errors(tasks._effectors(world)[1])
+    tilted = np.array([0.0, -np.sin(0.5), np.cos(0.5)])
+    tasks.set_targets([np.zeros(3), tilted])
+    after = batch.errors(tasks._effectors(world)[1])
+    assert not np.allclose(before, after)
+    assert abs(after[0] @ tilted) < 1e-12       # the error lies in the new ground plane

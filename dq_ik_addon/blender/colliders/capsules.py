@@ -67,10 +67,11 @@ def capsule_radii(obj, model, cache):
     radii = np.array([s.radius for s in settings], dtype=np.float64)
     check_bone_settings(obj, [model.names[i] for i in np.flatnonzero(enabled).tolist()],
                         ("radius",), radii[enabled])
-    radii = radii / (world_unit(obj) or 1.0)
+    unit = world_unit(obj) or 1.0
+    radii = radii / unit
     automatic = np.flatnonzero(radii <= 0.0)
     if automatic.size:
         skin = skin_radii(obj, model, cache)
         radii[automatic] = [skin.get(model.names[i], _LENGTH_FRACTION * model.lengths[i])
                             for i in automatic.tolist()]
-    return np.maximum(radii, 1e-3), enabled
+    return np.maximum(radii, 1e-3 / unit), enabled

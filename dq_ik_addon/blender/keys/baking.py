@@ -180,7 +180,7 @@ class FrameBake:
         self.solved_rows = np.flatnonzero(chosen & moved)
         self.slid_rows = np.flatnonzero(chosen & slid)     # their locations keyed as solved
         self.slid_in_record = np.searchsorted(self.solver.slid_bones, self.slid_rows)
-        self.other_rows = np.flatnonzero(chosen & ~moved & ~slid)
+        self.other_rows = np.flatnonzero(chosen & ~moved)   # (a slid one: its location as solved)
         _refuse_animated_modes(self.obj, np.flatnonzero(chosen))
         position = {bone: row for row, bone in enumerate(self.solver.bones.tolist())}
         self.solved_in_sub = np.array([position[row] for row in self.solved_rows.tolist()],
@@ -297,10 +297,13 @@ class FrameBake:
             kept = kept_keys(frames, np.concatenate(values, axis=1), tolerance)
         for row in per_bone:
             per_bone[row] = [(channel, keys, kept) for channel, keys, _ in per_bone[row]]
+        slid = set(self.slid_rows.tolist())
         for k, row in enumerate(self.other_rows.tolist()):
             mode = next(m for m, rows in self.modes.items() if rows[row])
-            per_bone[row] = [(channel, np.stack([o[channel][k] for o in self.others]), None)
-                             for channel in (channel_of(mode), "location", "scale")]
+            channels = (channel_of(mode), "scale") + (() if row in slid else ("location",))
+            per_bone.setdefault(row, []).extend(
+                (channel, np.stack([o[channel][k] for o in self.others]), None)
+                for channel in channels)
         curves = []
         for row, channels in per_bone.items():
             pose_bone = bones[row]

@@ -35,6 +35,10 @@ class BalanceSetup:
         armature's world unit); no bone marked Support is named in ``warnings``."""
         if not obj.dqik.use_balance:
             return tasks, names
+        if not tasks:
+            warnings.append("Balance moves the bones the other tasks move, and there is no "
+                            "other task; balance skipped")
+            return tasks, names
         if not self.body_of(obj, model, cache, unit).supports.any():
             warnings.append("Balance is on but no bone carries the weight: turn on Support for "
                             "the feet (Bone > DQ IK); balance skipped")

@@ -120,6 +120,7 @@ class Balance(TaskKind):
         """New up directions, and with them each ground plane's basis ``(u, v)`` (3,2)."""
         super().set_targets(targets)
         self.planes = [plane_basis(up) for up in self.targets]
+        self._geometry_of = (None, None)     # measured on the old planes
 
     def _geometry(self, effectors):
         """Per task ``(active, n, d)`` and its bones' midpoints, at the pose (cached per pose)."""
@@ -131,8 +132,8 @@ class Balance(TaskKind):
                 self.parts, self.bodies, self.planes):
             frames = world.take(massive, axis=0)
             mids = frames[:, :3, 3] + (0.5 * lengths)[:, None] * frames[:, :3, 1]
-            if not supports.size:
-                rows.append((False, np.zeros(3), 0.0, mids))
+            if not supports.size:       # nothing to stand on: never active, never holding
+                rows.append((False, np.zeros(3), -np.inf, mids))
                 continue
             heads = world[supports, :3, 3]
             ends = np.concatenate([heads, heads + support_lengths[:, None] * world[supports, :3, 1]])
