@@ -81,3 +81,21 @@ def test_reaching_far_forward_with_balance_shifts_the_hips_back(clean_scene, dqi
     assert balanced[1] > leaning[1] + 0.05      # back (+Y: the metarig faces −Y)
     assert sp.world_tail(obj, "hand.L")[1] < start[1] - 0.6      # the hand still reaches out
     live.cancel()
+
+
+def test_a_hand_dragged_far_forward_with_balance_keeps_the_body_over_its_feet(clean_scene, dqik):
+    """With Balance on, the drag sits right below the balance: dragging a hand a metre forward
+    does not tip the body over (without Balance the drag is above every task)."""
+    obj, feet, live = _planted_live(dqik)
+    obj.dqik.use_balance = True
+    hand = sp.world_tail(obj, "hand.L")
+    for k in range(1, 21):
+        live.drag("hand.L", hand + np.array([0.0, -0.05, 0.01]) * k)
+        live.tick()
+    _settle(live)
+    report = {task.name: task for task in live.session.last_result.tasks}["Balance"]
+    assert report.errors["balance"] <= 1e-3
+    for name, empty in feet.items():
+        assert np.linalg.norm(sp.world_tail(obj, name) - np.array(empty.location)) <= REACHED
+    assert sp.world_tail(obj, "hand.L")[1] < hand[1] - 0.5      # it still reaches out
+    live.cancel()

@@ -1,6 +1,8 @@
 """The tasks of one tick beyond the bones' own: a dragged bone's (live posing) and the balance
 (``settings.balance``)."""
 
+from dataclasses import replace
+
 import numpy as np
 
 from ...engine import Position, Task
@@ -20,19 +22,28 @@ def tick_tasks(obj, model, sources, dragged, balance, cache, unit):
     mutual, warned = mutual_targets(obj, kept)
     warnings += warned
     if dragged is not None:
-        tasks, names = with_drag(obj, model, tasks, names, *dragged)
+        tasks, names = with_drag(obj, model, tasks, names, *dragged,
+                                 below=obj.dqik.balance_priority if obj.dqik.use_balance else None)
     tasks, names = balance.tasks(obj, model, cache, unit, tasks, names, warnings)
     return tasks, names, kept, warnings, mutual
 
 
-def with_drag(obj, model, tasks, names, bone, point):
+def with_drag(obj, model, tasks, names, bone, point, below=None):
     """``tasks, names`` with the tasks of ``bone`` (a name) replaced by a position task that
-    pulls its tail to ``point`` (world space) above every other, its chain to the root."""
+    pulls its tail to ``point`` (world space), its chain to the root: above every other task,
+    or, with ``below`` (the balance's priority, when Balance is on), right below that level and
+    above every task below it, so that a dragged hand does not tip the body over (the tasks
+    after it move down a level; only the order of the levels counts)."""
     index = model.index.get(bone)
     if index is None:
         raise ArmatureError(f"'{obj.name}' has no bone '{bone}' to drag")
     to_armature = np.linalg.inv(np.array(obj.matrix_world))
     kept = [(task, name) for task, name in zip(tasks, names) if task.bone != index]
-    top = min((task.priority for task, _ in kept), default=1) - 1
-    drag = Task(Position, index, to_armature[:3, :3] @ point + to_armature[:3, 3], top)
+    if below is None:
+        level = min((task.priority for task, _ in kept), default=1) - 1
+    else:
+        level = below + 1
+        kept = [(replace(task, priority=task.priority + 1) if task.priority > below else task,
+                 name) for task, name in kept]
+    drag = Task(Position, index, to_armature[:3, :3] @ point + to_armature[:3, 3], level)
     return [task for task, _ in kept] + [drag], [name for _, name in kept] + [bone]
