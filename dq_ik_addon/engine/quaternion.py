@@ -191,25 +191,42 @@ def matrix_to_quat(m):
     """Canonical (w ≥ 0) unit quaternion of a ``(..., 3, 3)`` rotation matrix.
 
     Columns are normalized first (as Blender's ``Matrix.to_quaternion``).  Markley's variant of
-    Shepperd's method: of the four rows of the symmetric matrix ``4 q qᵀ`` (diagonal ``1 + tr``,
-    ``1 + 2m_ii − tr``), take the one with the largest diagonal and normalize it.
+    Shepperd's method: of the four rows of the symmetric matrix ``K = 4 q qᵀ`` (diagonal
+    ``1 + tr``, ``1 + 2m_ii − tr``), take the one with the largest diagonal and normalize it.
+    K's entries are linear in m's, so K is one product of the flattened matrices with a fixed
+    (9, 16) matrix (``_K_OF_M``) plus constants, for any number of matrices at once.
     """
     m = np.asarray(m, dtype=float)
-    norms = np.linalg.norm(m, axis=-2, keepdims=True)
+    norms = np.sqrt(np.einsum('...ij,...ij->...j', m, m))[..., None, :]
     m = m / np.where(norms > 0.0, norms, 1.0)
-    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
-    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
-    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
-    tr = m00 + m11 + m22
-    k = np.stack([
-        np.stack([1.0 + tr, m21 - m12, m02 - m20, m10 - m01], axis=-1),
-        np.stack([m21 - m12, 1.0 + 2.0 * m00 - tr, m01 + m10, m02 + m20], axis=-1),
-        np.stack([m02 - m20, m01 + m10, 1.0 + 2.0 * m11 - tr, m12 + m21], axis=-1),
-        np.stack([m10 - m01, m02 + m20, m12 + m21, 1.0 + 2.0 * m22 - tr], axis=-1),
-    ], axis=-2)
-    best = np.argmax(np.diagonal(k, axis1=-2, axis2=-1), axis=-1)
+    k = (m.reshape(m.shape[:-2] + (9,)).dot(_K_OF_M) + _K_CONSTANT).reshape(m.shape[:-2] + (4, 4))
+    best = np.argmax(k[..., _DIAGONAL, _DIAGONAL], axis=-1)
     row = np.take_along_axis(k, best[..., None, None], axis=-2)[..., 0, :]
     return qcanonical(qnormalize(row))
+
+
+def _k_of_m():
+    """``(_K_OF_M, _K_CONSTANT)``: K (row-major, 16) = m (row-major, 9) · _K_OF_M + constant."""
+    def entries(*terms):
+        row = np.zeros(9)
+        for sign, i, j in terms:
+            row[3 * i + j] += sign
+        return row
+    diagonal = [entries((1, 0, 0), (1, 1, 1), (1, 2, 2)),       # 1 + tr
+                entries((1, 0, 0), (-1, 1, 1), (-1, 2, 2)),     # 1 + 2 m_ii − tr
+                entries((-1, 0, 0), (1, 1, 1), (-1, 2, 2)),
+                entries((-1, 0, 0), (-1, 1, 1), (1, 2, 2))]
+    x, y, z = entries((1, 2, 1), (-1, 1, 2)), entries((1, 0, 2), (-1, 2, 0)), \
+        entries((1, 1, 0), (-1, 0, 1))
+    xy, xz, yz = entries((1, 0, 1), (1, 1, 0)), entries((1, 0, 2), (1, 2, 0)), \
+        entries((1, 1, 2), (1, 2, 1))
+    rows = [[diagonal[0], x, y, z], [x, diagonal[1], xy, xz], [y, xy, diagonal[2], yz],
+            [z, xz, yz, diagonal[3]]]
+    return np.array([entry for row in rows for entry in row]).T.copy(), np.eye(4).ravel()
+
+
+_K_OF_M, _K_CONSTANT = _k_of_m()
+_DIAGONAL = np.arange(4)
 
 
 def quat_from_axis_angle(axis, angle):
