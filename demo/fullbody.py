@@ -47,11 +47,7 @@ def _scene(dqik):
     with captured_output():
         obj = rigs.metarig("basic")
         bpy.ops.dqik.apply_preset(preset='HUMANOID')
-    feet = sp.add_targets(obj, FEET, priority=1, use_rotation=True)
-    for name, empty in feet.items():
-        empty.matrix_world = obj.matrix_world @ obj.pose.bones[name].matrix
-        empty.location = sp.world_tail(obj, name)
-    bpy.context.view_layer.update()
+    feet = sp.plant_feet(obj, FEET)
     camera, _ = setup_render(bpy.context.scene)
     return obj, feet, camera
 
@@ -107,11 +103,12 @@ def reach(dqik, output_dir, balance):
     session = dqik.api.session_for(obj)
     if not balance:     # the centre of mass and polygon of this pose, drawn as with balance
         session.balance.body_of(obj, session.model, session.obstacles.cache, session.unit)
-        pose = np.array([np.array(pb.matrix) for pb in obj.pose.bones])
+        pose = dqik.dq_ik_addon.blender.rig.arrays.evaluated_matrices(obj.pose.bones)
         session.last_result = replace(snapshot,
                                       balance=session.balance.shown(obj, session.model, pose))
     centre, polygon = session.last_result.center_of_mass, session.last_result.support_polygon
-    outside = _outside(centre, polygon)
+    outside, _ = dqik.dq_ik_addon.engine.tasks.balance.polygon_distance(centre[:2],
+                                                                        polygon[:, :2])
     build_bone_proxy(obj, bone_roles(obj, FEET, HANDS))
     build_target_spheres(obj, {**feet, "hand.L": hand}, radius=0.03)
     framed = [tuple(obj.matrix_world @ p) for pb in obj.pose.bones for p in (pb.head, pb.tail)] \
@@ -131,13 +128,6 @@ def reach(dqik, output_dir, balance):
                              np.array(obj.matrix_world @ obj.pose.bones["spine"].head)
                              - np.array(obj.matrix_world @ obj.data.bones["spine"].head_local)],
             "image": image}
-
-
-def _outside(centre, polygon):
-    """How far (m) the centre of mass's ground projection lies outside the polygon (≤ 0 in)."""
-    edges = np.roll(polygon, -1, axis=0)[:, :2] - polygon[:, :2]
-    normals = np.stack([edges[:, 1], -edges[:, 0]], axis=1) / np.linalg.norm(edges, axis=1)[:, None]
-    return float(np.max(np.einsum('ki,ki->k', normals, centre[:2] - polygon[:, :2])))
 
 
 def run(dqik, output_dir):

@@ -117,6 +117,17 @@ def add_targets(obj, effectors, **task_settings):
     return empties
 
 
+def plant_feet(obj, feet, **task_settings):
+    """An Empty per foot, a target at priority 1 with Match Rotation (and ``task_settings``),
+    placed on the foot's tail with the foot's rotation; returns {bone: empty}."""
+    empties = add_targets(obj, feet, priority=1, use_rotation=True, **task_settings)
+    for name, empty in empties.items():
+        empty.matrix_world = obj.matrix_world @ obj.pose.bones[name].matrix
+        empty.location = world_tail(obj, name)
+    bpy.context.view_layer.update()
+    return empties
+
+
 def limit_violation(obj, names, dqik):
     """Largest violation (rad) of the DQ IK limits over ``names``, with Blender's own decomposition."""
     worst = 0.0

@@ -16,10 +16,7 @@ def _reaching(obj, forward):
     """Feet planted (position and rotation, priority 1, chains to the root), the left hand's
     target ``forward`` metres ahead of it (−Y) and 0.3 m lower at priority 3."""
     bpy.ops.dqik.apply_preset()
-    feet = sp.add_targets(obj, FEET, priority=1, use_rotation=True)
-    for name, empty in feet.items():
-        empty.matrix_world = obj.matrix_world @ obj.pose.bones[name].matrix
-        empty.location = sp.world_tail(obj, name)
+    feet = sp.plant_feet(obj, FEET)
     hand = sp.add_targets(obj, ["hand.L"], priority=3)["hand.L"]
     hand.location = sp.world_tail(obj, "hand.L") + np.array([0.0, -forward, -0.3])
     bpy.context.view_layer.update()

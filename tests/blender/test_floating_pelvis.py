@@ -17,13 +17,7 @@ def _planted(obj):
     """Both feet held where they stand, position and rotation, at priority 1, chains to the
     root; returns their Empties, placed on the feet's tails with the feet's rotations."""
     bpy.ops.dqik.apply_preset()
-    feet = sp.add_targets(obj, FEET, priority=1, chain_count=0, use_rotation=True)
-    for name, empty in feet.items():
-        matrix = obj.matrix_world @ obj.pose.bones[name].matrix
-        empty.matrix_world = matrix
-        empty.location = sp.world_tail(obj, name)
-    bpy.context.view_layer.update()
-    return feet
+    return sp.plant_feet(obj, FEET, chain_count=0)
 
 
 def _pelvis_target(obj, drop):

@@ -17,11 +17,7 @@ REACHED = 1e-4
 def _planted_live(dqik):
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset()
-    feet = sp.add_targets(obj, FEET, priority=1, use_rotation=True)
-    for name, empty in feet.items():
-        empty.matrix_world = obj.matrix_world @ obj.pose.bones[name].matrix
-        empty.location = sp.world_tail(obj, name)
-    bpy.context.view_layer.update()
+    feet = sp.plant_feet(obj, FEET)
     return obj, feet, dqik.dq_ik_addon.blender.solving.live_posing.LivePosing(obj)
 
 

@@ -52,7 +52,7 @@ class Body:
 def center_of_mass(world, lengths, masses):
     """G (3,) of the pose matrices ``world`` (n,4,4) with the bones' ``lengths`` and ``masses``."""
     weights = np.asarray(masses, float) / max(float(np.sum(masses)), 1e-300)
-    return weights.dot(world[:, :3, 3] + 0.5 * lengths[:, None] * world[:, :3, 1])
+    return weights.dot(_midpoints(world, lengths))
 
 
 def plane_basis(up):
@@ -130,8 +130,7 @@ class Balance(TaskKind):
         rows = []
         for (massive, lengths, weights, _, _, supports, support_lengths), body, plane in zip(
                 self.parts, self.bodies, self.planes):
-            frames = world.take(massive, axis=0)
-            mids = frames[:, :3, 3] + (0.5 * lengths)[:, None] * frames[:, :3, 1]
+            mids = _midpoints(world.take(massive, axis=0), lengths)
             if not supports.size:       # nothing to stand on: never active, never holding
                 rows.append((False, np.zeros(3), -np.inf, mids))
                 continue
@@ -161,6 +160,12 @@ class Balance(TaskKind):
                 along = _cross_rows(frame.axes.T, sums).dot(n) - fractions * frame.moments.dot(n)
                 out[k] = n[:, None] * (along * mask[k])[None, :]
         return out
+
+
+def _midpoints(frames, lengths):
+    """Each bone's midpoint (k,3), halfway from its head to its tail, of its pose matrix and
+    length."""
+    return frames[:, :3, 3] + (0.5 * lengths)[:, None] * frames[:, :3, 1]
 
 
 def _cross_rows(u, v):
