@@ -52,9 +52,14 @@ class Slides:
         ``locations`` (b,3; None: all 0)."""
         if not self.count:
             return rotations
+        return self.with_slides(rotations, None if locations is None else locations[self.bones])
+
+    def with_slides(self, rotations, slides):
+        """The solve's state of the sub-model's ``rotations`` (b,4) and the sliding bones'
+        locations ``slides`` (k,3; None: all 0)."""
         rows = np.zeros((self.count, 4))
-        if locations is not None:
-            rows[:, 1:] = locations[self.bones]
+        if slides is not None:
+            rows[:, 1:] = slides
         return np.concatenate([rotations, rows])
 
     def pull(self, state, preferred, weight):

@@ -126,7 +126,7 @@ class Solver:
             put_back(self.problem, state)
             self._measured = state
         if slides is not None:
-            rotations = np.concatenate([rotations, np.pad(slides, ((0, 0), (1, 0)))])
+            rotations = self.problem.slides.with_slides(rotations, slides)
         return measure(self.problem, self.given if state is None else state.given, rotations,
                        matrices)
 
