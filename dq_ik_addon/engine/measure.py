@@ -28,7 +28,8 @@ class SolveResult:
     neither converged nor settled at the closest reachable pose, but ran out of
     ``max_iterations`` or of its time budget while still improving; solving again goes on.
     ``locations`` (n,3): every bone's pose location with the solve's slides (``slides``; None
-    when nothing slides)."""
+    when nothing slides). ``matrices`` (b,4,4): the modelled bones' pose matrices at the result,
+    as the solve's FK computed them."""
 
     rotations: np.ndarray
     iterations: int
@@ -39,6 +40,7 @@ class SolveResult:
     steps: dict = field(default_factory=dict)
     cut_short: bool = False
     locations: np.ndarray = None
+    matrices: np.ndarray = None
 
 
 @dataclass(frozen=True)

@@ -130,13 +130,12 @@ class Solver:
         return measure(self.problem, self.given if state is None else state.given, rotations,
                        matrices)
 
-    def pose_matrices(self, rotations, locations=None):
+    def pose_matrices(self, rotations):
         """Armature-space pose matrices (m,4,4) of the modelled bones (``bones``) for the (n,4)
-        ``rotations`` and the sliding bones' ``locations`` (n,3; None: the given ones), hung
-        from the given pose of the last solve (``GivenPose``), as its FK (``MovingJointsFK``)."""
-        located = self.given.locations if locations is None else np.asarray(locations)[self.bones]
+        ``rotations``, hung from the given pose of the last solve (``GivenPose``, its locations
+        those of the sliding bones too), as the solve computes them (``MovingJointsFK``)."""
         return self.problem.fk(self.problem.slides.state(
-            np.asarray(rotations, dtype=np.float64)[self.bones], located))
+            np.asarray(rotations, dtype=np.float64)[self.bones], self.given.locations))
 
     def solve(self, rotations, preferred=None, remember=False, locations=None):
         """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3;
@@ -277,7 +276,7 @@ class Solver:
                              dict(self.steps.counts, escapes=escapes),
                              cut_short and not solved,
                              problem.slides.everywhere(q, self._locations, self.slid_bones,
-                                                       self.moved_mask.size))
+                                                       self.moved_mask.size), world)
         self._memo = (memo_key, q, result) if remember else None
         return result
 

@@ -55,12 +55,12 @@ class BalanceSetup:
         return self.body
 
     def of_result(self, obj, model, solver, result):
-        """``shown`` for the pose of the engine ``result`` of ``solver`` (its bones' FK, slides
-        included), or None with Balance off."""
+        """``shown`` for the pose of the engine ``result`` of ``solver`` (the pose matrices its
+        FK computed, slides included), or None with Balance off."""
         if not obj.dqik.use_balance:
             return None
         matrices = np.zeros((len(model), 4, 4))
-        matrices[solver.bones] = solver.pose_matrices(result.rotations, result.locations)
+        matrices[solver.bones] = result.matrices
         return self.shown(obj, model, matrices)
 
     def shown(self, obj, model, matrices):
