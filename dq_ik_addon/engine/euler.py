@@ -11,11 +11,10 @@ not flip.
 
 import numpy as np
 
-from .quaternion import qmul, quat_from_axis_angle, quat_to_matrix
+from .quaternion import quat_to_matrix
 
 EULER_ORDERS = ('XYZ', 'XZY', 'YXZ', 'YZX', 'ZXY', 'ZYX')
 _AXIS = {'X': 0, 'Y': 1, 'Z': 2}
-_UNIT = np.eye(3)
 
 
 def _axes(order):
@@ -25,13 +24,25 @@ def _axes(order):
 
 
 def euler_to_quat(angles, order='XYZ'):
-    """(...,3) Euler angles (x, y, z components, as ``rotation_euler``) → (...,4) quaternions."""
-    angles = np.asarray(angles, dtype=np.float64)
-    i, j, k, _ = _axes(order)
-    qi = quat_from_axis_angle(_UNIT[i], angles[..., i])
-    qj = quat_from_axis_angle(_UNIT[j], angles[..., j])
-    qk = quat_from_axis_angle(_UNIT[k], angles[..., k])
-    return qmul(qk, qmul(qj, qi))
+    """(...,3) Euler angles (x, y, z components, as ``rotation_euler``) → (...,4) quaternions.
+
+    ``q = q_k ⊗ q_j ⊗ q_i`` (module docstring) multiplied out, with ``c_a = cos(θ_a/2)``,
+    ``s_a = sin(θ_a/2)`` and the order's parity p:
+
+        w = c_i c_j c_k + p s_i s_j s_k      v_i = s_i c_j c_k − p c_i s_j s_k
+        v_j = c_i s_j c_k + p s_i c_j s_k    v_k = c_i c_j s_k − p s_i s_j c_k
+    """
+    half = 0.5 * np.asarray(angles, dtype=np.float64)
+    i, j, k, p = _axes(order)
+    c, s = np.cos(half), np.sin(half)
+    ci, cj, ck, si, sj, sk = c[..., i], c[..., j], c[..., k], s[..., i], s[..., j], s[..., k]
+    cc, ss = ci * cj, si * sj
+    q = np.empty(half.shape[:-1] + (4,))
+    q[..., 0] = cc * ck + p * ss * sk
+    q[..., 1 + i] = si * cj * ck - p * ci * sj * sk
+    q[..., 1 + j] = ci * sj * ck + p * si * cj * sk
+    q[..., 1 + k] = cc * sk - p * ss * ck
+    return q
 
 
 def _wrap_near(angles, reference):
@@ -49,16 +60,14 @@ def quat_to_euler(q, order='XYZ', compat=None):
     theta_i = np.where(regular, np.arctan2(s * r[..., k, j], r[..., k, k]),
                        np.arctan2(-s * r[..., j, k], r[..., j, j]))
     theta_k = np.where(regular, np.arctan2(s * r[..., j, i], r[..., i, i]), 0.0)
-    first = np.zeros(r.shape[:-2] + (3,))
+    triples = np.empty((2,) + r.shape[:-2] + (3,))
+    first, second = triples
     first[..., i], first[..., j], first[..., k] = theta_i, theta_j, theta_k
     if compat is None:
         return first
-    compat = np.broadcast_to(np.asarray(compat, dtype=np.float64), first.shape)
-    second = np.empty_like(first)
-    second[..., i] = theta_i + np.pi
-    second[..., j] = np.pi - theta_j
-    second[..., k] = theta_k + np.pi
-    first = _wrap_near(first, compat)
-    second = _wrap_near(second, compat)
-    take_second = np.abs(second - compat).sum(-1) < np.abs(first - compat).sum(-1)
-    return np.where(take_second[..., None], second, first)
+    second[..., i], second[..., j], second[..., k] = theta_i + np.pi, np.pi - theta_j, \
+        theta_k + np.pi
+    compat = np.asarray(compat, dtype=np.float64)
+    triples = _wrap_near(triples, compat)
+    take_second = np.abs(triples[1] - compat).sum(-1) < np.abs(triples[0] - compat).sum(-1)
+    return np.where(take_second[..., None], triples[1], triples[0])

@@ -18,7 +18,7 @@ from .contacts import MIN_RADIUS
 from .jacobian import JointFrames, chain_order, column_mask
 from .moving_joints_fk import MovingJointsFK
 from .quaternion import row_dots
-from .reach_bound import chain_roots, reach_bounds
+from .reach_bound import ReachBound, chain_roots
 from .slides import Slides
 from .solver_settings import chain_size
 from .tasks import TaskSet
@@ -82,12 +82,16 @@ class Problem:
         self.step_units = np.concatenate([np.ones(3 * self.joints.size),
                                           np.full(3 * self.slides.count, 1.0 / self.size)])
         self.moves = self.model.descendants_mask()
-        self.chain_roots, self._inner = chain_roots(self.tasks.joint_masks)
+        self.chain_roots, inner = chain_roots(self.tasks.joint_masks)
+        # the still bones whose evaluated pose the reach reads: ancestors of a chain or task bone
+        self._reach_still = self.fk.still & self.moves[:, np.union1d(
+            np.flatnonzero(inner.any(axis=0)), self.tasks.bones)].any(axis=1)
+        self.reach = ReachBound(self.model, self.tasks.bones, inner, self._reach_still)
         free = np.zeros(len(self.model), dtype=bool)     # joints free to turn every way
         free[self.joints] = True if self.limits is None else ~self.limits.limited
         # reach: straight (a chain that slides: not only by turning)
         self.free_chains = ~(self.tasks.joint_masks & ~free).any(axis=1) & ~self.slides.moves_task
-        self._given_key = self.chain_reach = None    # (``hang``: the given pose sets the reach)
+        self._reach_key = self.chain_reach = None    # (``hang``: the given pose sets the reach)
         tasks = self.tasks
         self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.column_joints))
         for batch in tasks.batches:
@@ -136,13 +140,14 @@ class Problem:
         """Take the given pose ``given`` (``moving_joints_fk.GivenPose``) the chains hang from,
         and with it each task's upper bound of its reach from its chain root's head over every
         rotation of the joints (``reach_bound``; ``TaskSet.set_reach``; escapes), taken again
-        only when the given pose changes."""
-        key = self.given_key(given)
-        if key == self._given_key:
+        only when the part of the given pose it reads changes: the evaluated pose of the still
+        ancestors of the chains and task bones (only their scale counts), the locations and
+        the scales."""
+        key = given.key(self._reach_still, self.slides.bones)
+        if key == self._reach_key:
             return
-        self._given_key = key
-        self.chain_reach = reach_bounds(self.model, self.tasks.bones, self._inner, given,
-                                        self.fk.still) + self.slides.allowance()
+        self._reach_key = key
+        self.chain_reach = self.reach(given) + self.slides.allowance()
         self.tasks.set_reach(self.chain_roots, self.chain_reach, self.free_chains,
                              self.settings.soft_reach)
 

@@ -33,32 +33,70 @@ def chain_roots(joint_masks):
     return roots, inner.astype(float)
 
 
-def reach_bounds(model, bones, inner, given, still):
-    """R (module docstring) of the tasks of ``bones`` whose chains' bones below their roots are
-    ``inner`` (``chain_roots``), in the given pose ``given`` (``moving_joints_fk.GivenPose``),
-    of whose evaluated pose only the bones ``still`` (the ones the joints do not move) count."""
-    scales = np.ones((len(model), 3)) if given.scales is None else np.abs(given.scales)
-    stretch = scales.max(axis=1)
-    uneven = bool(np.any(scales.min(axis=1) < stretch))
-    measured = np.zeros(len(model), dtype=bool) if given.evaluated is None else still
-    if measured.any():
-        singular = np.linalg.svd(given.evaluated[measured, :3, :3], compute_uv=False)
-        stretch[measured] = singular[:, 0]
-        uneven |= bool(np.any(singular[:, 2] < singular[:, 0] * (1.0 - 1e-6)))
-    inherit = model.flags.inherit_scale
-    dropped = np.where(inherit == NONE_LEGACY, np.sqrt(3.0) if uneven else 1.0, 1.0)
-    keeps = (inherit != NONE) & (inherit != NONE_LEGACY)
+class ReachBound:
+    """R (module docstring) of each task of one problem, in any given pose: what the rig alone
+    fixes is taken once (the hops' rest offsets and axes, each bone's scale path), so a given
+    pose costs a few small products.
+
+    A bone's bound c_k is the product of the factors along its scale path: its own
+    ``max|s_k|`` (or, for a bone ``still`` measured in the evaluated pose, that pose's σ_max,
+    which ends the path), then, while it inherits scale, its parent's path; a bone that does
+    not ends it with its own factor (``√3`` for ``NONE_LEGACY`` under non-uniform scale, else
+    1). The products are taken as ``exp(P · log f)`` with P the 0/1 path matrix
+    (``_scale_paths``), of the rows the bound reads."""
+
+    def __init__(self, model, bones, inner, still):
+        """The tasks of ``bones`` whose chains' bones below their roots are ``inner``
+        (``chain_roots``); of the evaluated pose only the bones ``still`` (the ones the joints
+        do not move, or those of them whose scale the bound reads) count."""
+        self.model, self.bones, self.still = model, bones, still
+        parents, inherit = model.parents, model.flags.inherit_scale
+        self.legacy = (inherit == NONE_LEGACY) & (parents >= 0)
+        keeps = (inherit != NONE) & (inherit != NONE_LEGACY)
+        # the hops: each chain bone below a root from its parent's head
+        self.hops = np.flatnonzero(inner.any(axis=0) & (parents >= 0))
+        hop_parents, rest = parents[self.hops], model.rest_matrices
+        self.rest_offsets = rest[self.hops, :3, 3] - rest[hop_parents, :3, 3]
+        self.hop_axes = np.where(model.flags.local_location[self.hops, None, None],
+                                 rest[self.hops, :3, :3], rest[hop_parents, :3, :3])
+        self.hop_located = model.uses_location[self.hops]
+        self.inner_hops = inner[:, self.hops]
+        self.lengths = model.lengths[bones]
+        # the scale paths of the hops' parents, then of the task bones, with the still bones
+        # measured (an evaluated pose given) and without
+        read = np.concatenate([hop_parents, bones])
+        self.paths = {measured: _scale_paths(model, keeps, still & measured)[read]
+                      for measured in (True, False)}
+
+    def __call__(self, given):
+        """R of each task in the given pose ``given`` (``moving_joints_fk.GivenPose``)."""
+        model, measured = self.model, given.evaluated is not None
+        scales = np.ones((len(model), 3)) if given.scales is None else np.abs(given.scales)
+        factor = scales.max(axis=1)
+        uneven = bool(np.any(scales.min(axis=1) < factor))
+        still = self.still if measured else np.zeros(len(model), dtype=bool)
+        if still.any():
+            singular = np.linalg.svd(given.evaluated[still, :3, :3], compute_uv=False)
+            factor[still] = singular[:, 0]
+            uneven |= bool(np.any(singular[:, 2] < singular[:, 0] * (1.0 - 1e-6)))
+        if uneven:
+            factor[self.legacy & ~still] *= np.sqrt(3.0)
+        stretch = np.exp(self.paths[measured] @ np.log(np.maximum(factor, 1e-300)))
+        offsets = self.rest_offsets
+        if given.locations is not None:
+            offsets = offsets + np.einsum('kij,kj->ki', self.hop_axes,
+                                          given.locations[self.hops] * self.hop_located[:, None])
+        hops = self.hops.size
+        hop = stretch[:hops] * np.sqrt(np.einsum('ki,ki->k', offsets, offsets))
+        return self.inner_hops @ hop + stretch[hops:] * self.lengths
+
+
+def _scale_paths(model, keeps, ends):
+    """(n, n) 0/1: row k marks the bones whose factors multiply into c_k (``ReachBound``): k,
+    then its parent's row while k inherits scale and is not in ``ends`` (parents first, level
+    by level, as ``ChainModel.descendants_mask``)."""
+    paths = np.eye(len(model.parents))
+    carries = keeps & ~ends
     for idx, parent_idx in model.levels:
-        stretch[idx] = np.where(measured[idx], stretch[idx], stretch[idx] * np.where(
-            keeps[idx], stretch[parent_idx], dropped[idx]))
-    child = model.parents >= 0
-    parents, rest = model.parents[child], model.rest_matrices
-    offsets = rest[child, :3, 3] - rest[parents, :3, 3]
-    if given.locations is not None:
-        axes = np.where(model.flags.local_location[child, None, None], rest[child, :3, :3],
-                        rest[parents, :3, :3])
-        offsets = offsets + np.einsum('kij,kj->ki', axes, (
-            given.locations * model.uses_location[:, None])[child])
-    hop = np.zeros(len(model))
-    hop[child] = stretch[parents] * np.linalg.norm(offsets, axis=1)
-    return inner @ hop + stretch[bones] * model.lengths[bones]
+        paths[idx] += paths[parent_idx] * carries[idx, None]
+    return paths
