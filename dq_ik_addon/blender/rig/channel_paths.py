@@ -1,11 +1,15 @@
 """The pose bone and channel an F-curve or driver path names."""
 
+from functools import lru_cache
 
+
+@lru_cache(maxsize=8192)
 def bone_channel(path):
     """``('hand.L', 'rotation_euler')`` for ``pose.bones["hand.L"].rotation_euler`` (the part
     after the bone is '' for the bone itself, or starts with ``[`` for a custom property), or
     ``(None, None)`` for a path that is not a pose bone's. The name is read as Blender writes
-    it into paths (``bpy.utils.escape_identifier``: ``\\`` and ``\"`` escaped)."""
+    it into paths (``bpy.utils.escape_identifier``: ``\\`` and ``\"`` escaped). Remembered by
+    path: every live tick reads the paths of every driver of the rig again (``rig_checks``)."""
     prefix = 'pose.bones["'
     if not path.startswith(prefix):
         return None, None
