@@ -83,10 +83,10 @@ class Problem:
                                           np.full(3 * self.slides.count, 1.0 / self.size)])
         self.moves = self.model.descendants_mask()
         self.chain_roots, inner = chain_roots(self.tasks.joint_masks)
-        # the still bones whose evaluated pose the reach reads: ancestors of a chain or task bone
-        self._reach_still = self.fk.still & self.moves[:, np.union1d(
-            np.flatnonzero(inner.any(axis=0)), self.tasks.bones)].any(axis=1)
-        self.reach = ReachBound(self.model, self.tasks.bones, inner, self._reach_still)
+        # of the still bones, the reach reads the evaluated pose of the chains' and task bones'
+        # ancestors only
+        self.reach = ReachBound(self.model, self.tasks.bones, inner, self.fk.still & self.moves[
+            :, np.union1d(np.flatnonzero(inner.any(axis=0)), self.tasks.bones)].any(axis=1))
         free = np.zeros(len(self.model), dtype=bool)     # joints free to turn every way
         free[self.joints] = True if self.limits is None else ~self.limits.limited
         # reach: straight (a chain that slides: not only by turning)
@@ -143,7 +143,7 @@ class Problem:
         only when the part of the given pose it reads changes: the evaluated pose of the still
         ancestors of the chains and task bones (only their scale counts), the locations and
         the scales."""
-        key = given.key(self._reach_still, self.slides.bones)
+        key = given.key(self.reach.still, self.slides.bones)
         if key == self._reach_key:
             return
         self._reach_key = key
