@@ -77,7 +77,9 @@ class Steps:
     def full(self, world, rotations, errors, preferred, polish=False):
         """``(steps, predicted, corrected)``: ``prioritized_step``'s list of steps (in joint
         units), each task level's predicted error after the full one, and the Chebyshev step
-        (None when there is none)."""
+        (None when there is none). A step that would take an inequality task across its bound
+        is solved again with that task held on it (``TaskSet.arm``), and has no Chebyshev
+        step."""
         problem = self.problem
         frame = problem.joint_frames(world)
         levels = list(zip(problem.level_jacobians(world, frame), problem.level_task_errors(errors)))
@@ -85,10 +87,26 @@ class Steps:
             self._rest_pull(rotations, preferred, levels)
         options = (secondary, *problem.step_limits())
         rows, rhs, pinned = self._constraint_rows(world, rotations, frame)
-        predicted = None
         self.counts["full"] += 1
+        steps, predicted, basis, start = self._solved(levels, rows, rhs, pinned, options, polish)
+        armed = problem.tasks.arm(world, frame, problem.column_scale * steps[-1], errors)
+        if armed is not None:
+            levels = list(zip(problem.level_jacobians(world, frame),
+                              problem.level_task_errors(armed)))
+            problem.tasks.disarm()
+            steps, predicted, basis, start = self._solved(levels, rows, rhs, pinned, options)
+        corrected = None if secondary is not None or polish or basis is None or armed else \
+            self._corrected(world, frame, levels, predicted, errors, steps[-1], basis, start)
+        scale = problem.column_scale
+        return [scale * y for y in steps], predicted, corrected
+
+    def _solved(self, levels, rows, rhs, pinned, options, polish=False):
+        """``(steps, predicted, basis, start)`` of the prioritized step of ``levels`` under the
+        hard ``rows`` (None: none) found by the active set, or kept from the last iteration in
+        a correction (``_polished``); its decompositions kept for a chord step."""
+        problem, predicted, start = self.problem, None, None
         if rows is None:
-            start, basis = None, PrioritizedBasis([jac for jac, _ in levels])
+            basis = PrioritizedBasis([jac for jac, _ in levels])
             steps = basis.steps([err for _, err in levels], None, *options)
             self.counts["decompositions"] += 1
             self.touched = False
@@ -105,10 +123,7 @@ class Steps:
         self.chord_basis = basis
         if predicted is None or problem.split:
             predicted, self.predicted_groups = problem.predicted(levels, steps[-2])
-        corrected = None if secondary is not None or polish or basis is None else \
-            self._corrected(world, frame, levels, predicted, errors, steps[-1], basis, start)
-        scale = problem.column_scale
-        return [scale * y for y in steps], predicted, corrected
+        return steps, predicted, basis, start
 
     def _corrected(self, world, frame, levels, predicted, errors, step, basis, start):
         """The Chebyshev step (joint units), or None unless the step's linear model meets every

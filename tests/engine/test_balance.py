@@ -9,7 +9,12 @@ from dq_ik_addon.engine import ChainModel, Orientation, Position, Solver, Task
 from dq_ik_addon.engine.jacobian import JointFrames, column_mask
 from dq_ik_addon.engine.quaternion import matrix_to_quat, qexp, qmul
 from dq_ik_addon.engine.tasks import Balance, Body, TaskSet
-from dq_ik_addon.engine.tasks.balance import center_of_mass, polygon_distance, support_polygon
+from dq_ik_addon.engine.tasks.balance import (
+    _kinetic_jacobian,
+    center_of_mass,
+    polygon_distance,
+    support_polygon,
+)
 
 UP = np.array([0.0, 0.0, 1.0])
 FEET = [7, 10]
@@ -67,7 +72,7 @@ def test_the_centre_of_mass_jacobian_matches_central_differences():
     h, jg = 1e-6, np.zeros((3, columns.size * 3))
     for axis in range(3):
         n = np.eye(3)[axis]
-        batch._geometry_of = (world, [(True, n, 0.0, mids)])
+        batch._geometry_of = (world, [(True, n, 0.0, mids, None, None)])
         jg[axis] = batch.jacobian(frame, effectors, mask)[0][axis]
     for c, joint in enumerate(columns):
         if not mask[0, 3 * c]:      # the neck: no task moves it
@@ -87,6 +92,50 @@ def test_the_centre_of_mass_jacobian_matches_central_differences():
             fd = (center_of_mass(model.matrices(plus, lp), model.lengths, body.masses)
                   - center_of_mass(model.matrices(minus, lm), model.lengths, body.masses)) / (2 * h)
             np.testing.assert_allclose(jg[:, 3 * c + k], fd, atol=1e-7)
+
+
+def test_a_step_that_carries_the_centre_of_mass_out_arms_the_row_onto_the_boundary():
+    """A step that takes the centre of mass, deeper inside than the band, 5 cm out of the
+    polygon (to first order): ``arm`` gives the row along the outward normal n' at the boundary
+    point q nearest to where G lands, with the error ``room · n'`` that takes G onto the
+    polygon's supporting line at q (an edge's line), its Jacobian ``n' n'ᵀ J_G``; ``disarm``
+    gives back the pose's rows (none)."""
+    model = _body()
+    world = model.matrices(_start(model, 0))
+    tasks = TaskSet(model, [Task(Position, b, np.zeros(3)) for b in (4, *FEET)]
+                    + [Task(Balance, 0, UP, body=_bodies(model))])
+    columns = np.arange(len(model))
+    batch = tasks.batches[1]
+    batch.bind(model, columns, model.descendants_mask())
+    frame = JointFrames(model, columns)(world)
+    effectors = tasks._effectors(world)[1]
+    active, _, inside, mids, ground, polygon = batch._geometry(effectors)[0]
+    assert not active and inside < -batch.bodies[0].band
+    plane = batch.planes[0]
+    kinetic = _kinetic_jacobian(frame, mids, batch.parts[0])      # J_G transposed
+    forward = np.array([0.0, -1.0, 0.0])
+    pushed = kinetic.dot(forward)
+    delta = pushed * 0.5 / kinetic.T.dot(pushed).dot(forward)     # G moves 0.5 m forward
+    landed = ground + kinetic.T.dot(delta).dot(plane)
+    beyond, outward = polygon_distance(landed, polygon)
+    assert beyond > 0.05
+    errors = tasks.errors(world)
+    armed = tasks.arm(world, frame, delta, errors)
+    assert armed is not None and not np.array_equal(armed[1], errors[1])
+    row = armed[1][0]
+    room = float(np.linalg.norm(row))
+    assert np.allclose(row / room, plane.dot(outward)) and abs(row.dot(UP)) <= 1e-15
+    nearest = landed - beyond * outward       # the boundary point nearest to where G lands
+    moved = ground + row.dot(plane)           # G moved by the row: on the supporting line there
+    assert abs((moved - nearest).dot(outward)) <= 1e-12
+    assert polygon_distance(moved, polygon)[0] >= -1e-12
+    mask = column_mask(tasks.joint_masks, columns)[3:]
+    n = plane.dot(outward)
+    expected = n[:, None] * (kinetic.dot(n) * mask[0])[None, :]
+    np.testing.assert_allclose(batch.jacobian(frame, effectors, mask)[0], expected, atol=1e-15)
+    tasks.disarm()
+    assert not tasks.errors(world)[1].any() and not batch.jacobian(frame, effectors, mask).any()
+    assert tasks.arm(world, frame, 0.01 * delta, errors) is None     # G stays inside
 
 
 def test_the_support_polygon_and_distances():

@@ -12,7 +12,12 @@ A bone *follows* another when the last of its constraints that acts (not muted, 
 in world space, mixing by replacing: Blender then sets the bone's matrix to the target's
 (``copy_transforms_evaluate`` in ``source/blender/blenkernel/intern/constraint.cc``; at a point
 along it with Head/Tail), whatever came before. Such a bone moves rigidly with the bone it
-copies.
+copies. Stretch To and Damped Track constraints after it are passed over: they only turn the
+bone about its head towards a target (and stretch it), as on Rigify's deform bones, each of which
+copies a tweak bone and stretches to the next one along the limb; the bone is carried as the
+bone it copies, its aim as it was when the rig was read. Without this, a generated Rigify rig's
+deforming legs and arms would ride the spine instead of the FK limbs in the solve's model: the
+feet a balance stands on would slide with the hips.
 
 ``followed_model`` gives the solving session's model: each follower re-parented to the bone it
 copies, it and every bone below it a *rider* (``ChainModel.riders``): the solve carries it on its
@@ -47,6 +52,8 @@ from ..settings.target_dependencies import acts
 from .channel_paths import bone_channel
 
 _WORLD = 'WORLD'
+# Constraints that only turn (and stretch) a bone about its head towards a target (module docstring)
+_AIMING = frozenset({'STRETCH_TO', 'DAMPED_TRACK'})
 
 
 def followed_model(obj, model, task_bones):
@@ -128,6 +135,8 @@ def copied_bones(obj, model):
         if not constraints:
             continue
         acting = [c for c in constraints if acts(c)]
+        while acting and acting[-1].type in _AIMING:
+            acting.pop()
         if not acting:
             continue
         last = acting[-1]

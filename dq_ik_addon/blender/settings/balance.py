@@ -6,8 +6,10 @@ mass: the volume of the skin it carries, ``π r² ℓ`` with r the median distan
 vertices from the bone (the capsule radius of ``colliders.capsules``) and ℓ its length, for the
 bones a skinned mesh follows and 0 for the others; on a rig without a skinned mesh, its length
 for the deforming bones. The supporting bones are those marked ``PoseBone.dqik.use_support`` and
-the bones they carry (a foot and its toe). The ground plane is the world's: its normal, the
-world's Z in armature space, is the task's target.
+the bones they carry by Blender's parenting (a foot and its toe; the solve's model re-parents
+bones that follow others, ``rig.constraint_followers``, which would leave a Rigify toe out).
+The ground plane is the world's: its normal, the world's Z in armature space, is the task's
+target.
 """
 
 import numpy as np
@@ -92,7 +94,8 @@ def read_body(obj, model, cache, band):
         deforming = np.array([bone.use_deform for bone in obj.data.bones], dtype=bool)
         masses[automatic] = np.where(deforming if deforming.any() else True,
                                      model.lengths, 0.0)[automatic]
-    marked = np.array([s.use_support for s in settings], dtype=bool)
-    supports = model.descendants_mask()[marked].any(axis=0) if marked.any() else marked
+    carried = {bone.name for pose_bone, s in zip(obj.pose.bones, settings) if s.use_support
+               for bone in (pose_bone.bone, *pose_bone.bone.children_recursive)}
+    supports = np.array([name in carried for name in model.names], dtype=bool)
     return Body(masses, supports, band)
 

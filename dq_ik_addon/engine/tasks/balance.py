@@ -20,6 +20,16 @@ task has no rows, and nothing holds the body; within the band, or outside, its o
 nearest edge's outward normal n holds it, with the error ``−max(d, 0) n`` (d: the projection's
 signed distance from the polygon, positive outside), so the lower levels can move the centre of
 mass anywhere inside but not across the boundary.
+
+A step solved with no row, deeper inside than the band, may still carry G across the boundary
+(an arm pulled back, the hips with it): to first order it moves G to ``G' = G + J_G Δ``. When
+``G'`` lands outside, the step is solved again with the row armed for it (``arm``): along the
+outward direction ``n'`` from the boundary point ``q`` nearest to ``G'`` (``G' − q = d' n'``),
+with the error ``room · n'``, ``room = (G' − G)·n' − d'`` (how far G is from the polygon's
+supporting line through q: the edge's line when q is on an edge), so that the step takes G to
+that line and no further: the primal active-set rule for this
+one inequality (Nocedal & Wright §16.5), at the task's own priority. Without it the line search
+halves such a step until G stays inside, and the lower levels barely move.
 """
 
 from dataclasses import dataclass
@@ -115,6 +125,7 @@ class Balance(TaskKind):
                                np.repeat(carried.sum(axis=1), 3),
                                np.flatnonzero(body.supports), model.lengths[body.supports]))
         self._geometry_of = (None, None)
+        self.armed = {}     # task: (n', room) of the step being solved again (``arm``)
 
     def set_targets(self, targets):
         """New up directions, and with them each ground plane's basis ``(u, v)`` (3,2)."""
@@ -123,7 +134,9 @@ class Balance(TaskKind):
         self._geometry_of = (None, None)     # measured on the old planes
 
     def _geometry(self, effectors):
-        """Per task ``(active, n, d)`` and its bones' midpoints, at the pose (cached per pose)."""
+        """Per task ``(active, n, d, mids, ground, polygon)`` at the pose (cached per pose): its
+        bones' midpoints, G and the support polygon on the ground plane (``(u, v)``
+        coordinates; None without supports)."""
         world = effectors.world
         if self._geometry_of[0] is world:
             return self._geometry_of[1]
@@ -132,12 +145,14 @@ class Balance(TaskKind):
                 self.parts, self.bodies, self.planes):
             mids = _midpoints(world.take(massive, axis=0), lengths)
             if not supports.size:       # nothing to stand on: never active, never holding
-                rows.append((False, np.zeros(3), -np.inf, mids))
+                rows.append((False, np.zeros(3), -np.inf, mids, None, None))
                 continue
             heads = world[supports, :3, 3]
-            ends = np.concatenate([heads, heads + support_lengths[:, None] * world[supports, :3, 1]])
-            d, n = polygon_distance(weights.dot(mids).dot(plane), _hull(ends.dot(plane)))
-            rows.append((d > -body.band, plane.dot(n), d, mids))
+            tails = heads + support_lengths[:, None] * world[supports, :3, 1]
+            ends = np.concatenate([heads, tails])
+            ground, polygon = weights.dot(mids).dot(plane), _hull(ends.dot(plane))
+            d, n = polygon_distance(ground, polygon)
+            rows.append((d > -body.band, plane.dot(n), d, mids, ground, polygon))
         self._geometry_of = (world, rows)
         return rows
 
@@ -147,19 +162,45 @@ class Balance(TaskKind):
                    for row, body in zip(self._geometry(effectors), self.bodies))
 
     def errors(self, effectors):
-        return np.array([-max(d, 0.0) * n if active else np.zeros(3)
-                         for active, n, d, _ in self._geometry(effectors)])
+        return np.array([self.armed[k][1] * self.armed[k][0] if k in self.armed else
+                         -max(d, 0.0) * n if active else np.zeros(3)
+                         for k, (active, n, d, *_) in enumerate(self._geometry(effectors))])
 
     def jacobian(self, frame, effectors, mask):
         rows = self._geometry(effectors)
         out = np.zeros((len(rows), 3, frame.axes.shape[1]))
-        for k, ((active, n, _, mids), part) in enumerate(zip(rows, self.parts)):
-            if active:
-                carried, fractions = part[3], part[4]
-                sums = np.repeat(carried.dot(mids), 3, axis=0)      # S_j per column (3M,3)
-                along = _cross_rows(frame.axes.T, sums).dot(n) - fractions * frame.moments.dot(n)
-                out[k] = n[:, None] * (along * mask[k])[None, :]
+        for k, ((active, n, _, mids, _, _), part) in enumerate(zip(rows, self.parts)):
+            if k in self.armed:
+                n = self.armed[k][0]
+            elif not active:
+                continue
+            along = _kinetic_jacobian(frame, mids, part).dot(n)
+            out[k] = n[:, None] * (along * mask[k])[None, :]
         return out
+
+    def arm(self, frame, effectors, delta):
+        """Arm the rows of the bodies inside beyond the band whose centre of mass the joint step
+        ``delta`` (3M,) takes outside to first order (module docstring); True when any is."""
+        for k, ((active, _, d, mids, ground, polygon), part, plane) in enumerate(
+                zip(self._geometry(effectors), self.parts, self.planes)):
+            if active or polygon is None:
+                continue
+            moved = delta.dot(_kinetic_jacobian(frame, mids, part)).dot(plane)
+            beyond, outward = polygon_distance(ground + moved, polygon)
+            if beyond > 0.0:
+                self.armed[k] = (plane.dot(outward), float(moved.dot(outward)) - beyond)
+        return bool(self.armed)
+
+    def disarm(self):
+        self.armed = {}
+
+
+def _kinetic_jacobian(frame, mids, part):
+    """``J_G`` transposed (3M,3) at the pose of the bones' ``mids`` (module docstring):
+    ``ω_c × S_j − s_j m_c`` per column."""
+    carried, fractions = part[3], part[4]
+    sums = np.repeat(carried.dot(mids), 3, axis=0)      # S_j per column (3M,3)
+    return _cross_rows(frame.axes.T, sums) - fractions[:, None] * frame.moments
 
 
 def _midpoints(frames, lengths):

@@ -10,6 +10,9 @@ and asks it, per iteration, for arrays over the whole batch:
 - ``jacobian(frame, effectors, mask)``: the (k, 3, 3m) rows J with ``e(Δθ) ≈ e − J Δθ`` over
   the 3m joint columns of ``jacobian.JointFrames`` (``mask``: (k, 3m), which columns move each
   task: its chain);
+- ``arm(frame, effectors, delta)`` and ``disarm()``: for an inequality kind, the row of a
+  bound that a step would cross, held for that step solved again (``Balance``); the others
+  have none;
 - ``second_order(motion, effectors, errors)``: the (k, 3) second-order change s of the errors
   under a step, ``e(Δθ) = e − J Δθ − s + O(‖Δθ‖³)``, or None when the kind has none (its rows
   then take Newton's step in the solver's Chebyshev correction).
@@ -53,6 +56,15 @@ class TaskKind:
         on its support polygon's edge): that holds the other tasks short, not a local minimum
         (``escapes``)."""
         return False
+
+    def arm(self, frame, effectors, delta):
+        """Hold an inequality task that the joint step ``delta`` (3m,) would take across its
+        bound, from inside, on that bound for the step solved again (its ``errors`` and
+        ``jacobian`` then give that row, until ``disarm``); True when any is armed."""
+        return False
+
+    def disarm(self):
+        """Back to the rows of the pose alone (``arm``)."""
 
     def bind(self, model, columns, moves):
         """Take what the kind needs of the solve once its Jacobian columns are known (the

@@ -176,6 +176,21 @@ class TaskSet:
         """True when an inequality task rests on its bound at ``world`` (``TaskKind.holds``)."""
         return any(batch.holds(at) for batch, at in zip(self.batches, self._effectors(world)))
 
+    def arm(self, world, frame, delta, errors):
+        """``errors`` (each batch's rows at ``world``) with the inequality tasks that the joint
+        step ``delta`` would take across their bound held on it (``TaskKind.arm``), or None
+        when there are none; ``disarm`` when the step is solved again."""
+        effectors = self._effectors(world)
+        armed = [batch.arm(frame, at, delta) for batch, at in zip(self.batches, effectors)]
+        if not any(armed):
+            return None
+        return [batch.errors(at) if hit else error
+                for batch, at, hit, error in zip(self.batches, effectors, armed, errors)]
+
+    def disarm(self):
+        for batch in self.batches:
+            batch.disarm()
+
     def true_errors(self, world):
         """Each batch's error rows at ``world`` towards the targets as they are (for reports)."""
         return [batch.errors(Effectors(world, at.bones, at.tails))
