@@ -57,10 +57,10 @@ def compare_levels(new, old, eps, reached=0.0, trade=0.0):
     return 0 if lost == 0.0 else 1
 
 
-def better(new, old, tolerance):
+def better(new, old, tolerance, margin=0.0):
     """``new`` is better than ``old`` in strict priority order (levels below half the tolerance
-    count as met)."""
-    return compare_levels(new, old, 0.0, 0.5 * tolerance) < 0
+    count as met; errors within ``margin`` of each other as equal)."""
+    return compare_levels(new, old, margin, 0.5 * tolerance) < 0
 
 
 def first_unmet(errors, tolerance):

@@ -20,6 +20,11 @@ from .quaternion import any_true, row_dots
 # not agree, so their least-squares solution is damped and nearly dependent rows are dropped.
 _CONTACT_RANK = 1e-6
 _CONTACT_DAMPING = 1e-3
+# A joint's limit rows can be nearly parallel too (a swing bound and the ellipse's, linearized at
+# the same pose, 1e-6 apart with right-hand sides a few 1e-6 apart): undamped, such a row turns
+# the joint by radians to meet both; damped, a row whose direction is new by ε moves it by at
+# most r / (2 μ ‖g‖) for a disagreement r, and an independent row meets its bound within μ²
+_LIMIT_DAMPING = 1e-3
 
 
 class ConstraintRows:
@@ -72,7 +77,8 @@ class ConstraintRows:
             Δ ← Δ + w (r − g·Δ) / (g·w + μ² ‖g‖²),        P ← P − w wᵀ / (g·w).
 
         A row (numerically) in the span of the active ones, ``g·w ≤ (t ‖g‖)²``, changes nothing.
-        Limit rows: ``t = LIMIT_RANK_TOLERANCE`` (as ``joint_block_solution``), ``μ = 0``.
+        Limit rows: ``t = LIMIT_RANK_TOLERANCE`` (as ``joint_block_solution``),
+        ``μ = _LIMIT_DAMPING``.
         Contact rows, like ``solution``: ``t = _CONTACT_RANK``, ``μ = _CONTACT_DAMPING``
         (neighbouring samples' rows are nearly parallel, their right-hand sides need not agree).
         While P is ``block_diagonal`` (no contact row active), a limit row's update stays in its
@@ -85,7 +91,7 @@ class ConstraintRows:
                 continue
             if row < self.owner.size:
                 columns = slice(3 * int(self.owner[row]), 3 * int(self.owner[row]) + 3)
-                gradient, rank, damping = self.gradient[row], LIMIT_RANK_TOLERANCE, 0.0
+                gradient, rank, damping = self.gradient[row], LIMIT_RANK_TOLERANCE, _LIMIT_DAMPING
             else:
                 columns, block_diagonal = slice(None), False
                 gradient, rank, damping = self.dense[row - self.owner.size], _CONTACT_RANK, \
@@ -150,15 +156,17 @@ def _join_block_row(step, projector, first, gradient, rhs):
 def _greville_block(block, step, gradient, rhs):
     """Greville's update (``ConstraintRows.with_rows``) of one joint's 3×3 projector block
     (9 floats, row-major) and 3-vector step for the row ``gradient · Δ = rhs``, ``w = P_b g``, in
-    place on Python lists; False (nothing changed) for a row dependent on the block's rows."""
+    place on Python lists, damped by ``_LIMIT_DAMPING``; False (nothing changed) for a row
+    dependent on the block's rows."""
     a, b, c, d, e, f, g, h, k = block
     x, y, z = gradient
     w0, w1, w2 = a * x + b * y + c * z, d * x + e * y + f * z, g * x + h * y + k * z
     norm2 = x * w0 + y * w1 + z * w2
-    if norm2 <= LIMIT_RANK_TOLERANCE * LIMIT_RANK_TOLERANCE * (x * x + y * y + z * z):
+    square = x * x + y * y + z * z
+    if norm2 <= LIMIT_RANK_TOLERANCE * LIMIT_RANK_TOLERANCE * square:
         return False
     s0, s1, s2 = step
-    gain = (rhs - (x * s0 + y * s1 + z * s2)) / norm2
+    gain = (rhs - (x * s0 + y * s1 + z * s2)) / (norm2 + _LIMIT_DAMPING * _LIMIT_DAMPING * square)
     step[:] = s0 + w0 * gain, s1 + w1 * gain, s2 + w2 * gain
     v0, v1, v2 = w0 / norm2, w1 / norm2, w2 / norm2
     block[:] = (a - w0 * v0, b - w0 * v1, c - w0 * v2, d - w1 * v0, e - w1 * v1, f - w1 * v2,

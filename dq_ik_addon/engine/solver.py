@@ -13,8 +13,8 @@ Each iteration (Baerlocher Fig. 5.12 and §5.4.2):
 4. Stop tests (``acceptance``): every task met; no level can progress (``blocked``); a contact
    holds the tasks short (``holds``); no progress (``stalled``); each read per group of tasks
    sharing no moved joint (``Problem._groups``), so that one group out of reach does not end
-   another's descent on its level. A stall short of a reachable
-   target escapes (``escapes``) and goes on; the best state in priority order is returned.
+   another's descent on its level. A stall short of a reachable target escapes (``escapes``)
+   and goes on; the best state in priority order is returned.
 """
 
 import time
@@ -266,8 +266,8 @@ class Solver:
         converged = solved and problem.met(true_errors)
         if converged:
             self._futile = None
-        elif escapes:   # futile when they found nothing better than the first stall
-            self._futile = None if better(current, stall[0], tol) else stall[1]
+        elif escapes:   # futile when they found nothing better than the first stall (by 0.1 tol)
+            self._futile = None if better(current, stall[0], tol, 0.1 * tol) else stall[1]
         self._last = (q, world, problem.given_key(self.given))
         full[self.bones] = q[:self.bones.size]
         result = SolveResult(full, iterations, true_errors, converged, history,
