@@ -65,3 +65,21 @@ def test_contact_rows_join_the_active_set_by_rank_one_updates():
     pinv = np.linalg.pinv(stacked)
     assert np.allclose(step, pinv @ slack[[0, 1, 2, 4]], rtol=1e-5, atol=1e-8)
     assert np.allclose(projector, np.eye(12) - pinv @ stacked)
+
+
+def test_nearly_parallel_limit_rows_that_disagree_barely_move_the_joint():
+    """Two limit rows of one joint 2.5e-7 apart in direction, their right-hand sides 3.8e-6
+    apart (a swing bound and the ellipse's, linearized at the same pose, on a body leaning far
+    out): undamped, meeting both turned the joint by radians; damped (``_LIMIT_DAMPING``), the
+    step stays within 1e-3 of the one row's solution, joint block by block and through the
+    general update alike."""
+    gradient = np.array([[-2.8648, 0.0, 0.0], [-5.7185, 1.0e-6, 1.0e-6]])
+    slack = np.array([0.0019386, 0.0038735])
+    alone = slack[0] / gradient[0, 0]
+    rows = ConstraintRows(2, np.array([1, 1]), gradient)
+    empty = (np.zeros(6), np.eye(6))
+    for block_diagonal in (True, False):
+        step, _ = rows.with_rows(empty, np.array([0, 1]), slack, block_diagonal)
+        assert np.abs(step - np.array([0, 0, 0, alone, 0, 0])).max() <= 1e-3
+    step, _ = joint_block_solution(np.array([1, 1]), gradient, slack, 2)
+    assert np.abs(step - np.array([0, 0, 0, alone, 0, 0])).max() <= 1e-3
