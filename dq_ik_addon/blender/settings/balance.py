@@ -57,25 +57,24 @@ class BalanceSetup:
         return self.body
 
     def of_result(self, obj, model, solver, result):
-        """``shown`` for the pose of the engine ``result`` of ``solver`` (the pose matrices its
-        FK computed, slides included), or None with Balance off."""
-        if not obj.dqik.use_balance:
-            return None
-        matrices = np.zeros((len(model), 4, 4))
-        matrices[solver.bones] = result.matrices
-        return self.shown(obj, model, matrices)
-
-    def shown(self, obj, model, matrices):
-        """``(centre of mass, support polygon)`` in world space for the armature-space pose
-        ``matrices`` (n,4,4) of every bone, or None without a body or supports."""
+        """``(centre of mass, support polygon)`` in world space of the engine ``result`` of
+        ``solver`` (the pose matrices its FK computed, slides included): of the bones the body
+        weighs and stands on alone. None with Balance off, without a body or supports, or when
+        the solve did not model them (Balance skipped)."""
         body = self.body
-        if body is None or not body.supports.any():
+        if not obj.dqik.use_balance or body is None or not body.supports.any():
             return None
-        world = np.array(obj.matrix_world) @ matrices     # a bone's Y: its length's scale
-        centre = center_of_mass(world, model.lengths, body.masses)
-        supports = np.flatnonzero(body.supports)
-        heads = world[supports, :3, 3]
-        tails = heads + model.lengths[supports, None] * world[supports, :3, 1]
+        massive, supports = body.massive(), np.flatnonzero(body.supports)
+        bones = np.concatenate([massive, supports])
+        rows = np.minimum(np.searchsorted(solver.bones, bones), solver.bones.size - 1)
+        if not np.array_equal(solver.bones[rows], bones):
+            return None
+        posed = np.array(obj.matrix_world) @ result.matrices[rows]   # Y: the length's scale
+        centre = center_of_mass(posed[:massive.size], model.lengths[massive],
+                                body.masses[massive])
+        feet = posed[massive.size:]
+        heads = feet[:, :3, 3]
+        tails = heads + model.lengths[supports, None] * feet[:, :3, 1]
         polygon, _ = support_polygon(np.concatenate([heads, tails]), np.array([0.0, 0.0, 1.0]))
         return centre, polygon
 

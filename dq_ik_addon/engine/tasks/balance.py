@@ -68,10 +68,19 @@ def center_of_mass(world, lengths, masses):
 def plane_basis(up):
     """An orthonormal basis ``(u, v)`` (3,2) of the plane normal to ``up``, with ``(u, v, up)``
     right-handed (so counter-clockwise in it is about ``up``)."""
-    up = np.asarray(up, float) / np.linalg.norm(up)
-    u = np.cross(up, np.eye(3)[np.argmin(np.abs(up))])
-    u /= np.linalg.norm(u)
-    return np.stack([u, np.cross(up, u)], axis=1)
+    x, y, z = np.asarray(up, float).tolist()
+    length = (x * x + y * y + z * z) ** 0.5
+    x, y, z = x / length, y / length, z / length
+    # u = up × e_k for the axis e_k least aligned with up, normalized; v = up × u
+    if abs(x) <= abs(y) and abs(x) <= abs(z):
+        u = (0.0, z, -y)
+    elif abs(y) <= abs(z):
+        u = (-z, 0.0, x)
+    else:
+        u = (y, -x, 0.0)
+    scale = (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]) ** -0.5
+    a, b, c = u[0] * scale, u[1] * scale, u[2] * scale
+    return np.array([[a, y * c - z * b], [b, z * a - x * c], [c, x * b - y * a]])
 
 
 def support_polygon(points, up):
