@@ -57,19 +57,36 @@ class BalanceSetup:
         return self.body
 
     def of_result(self, obj, model, solver, result):
-        """``(centre of mass, support polygon)`` in world space of the engine ``result`` of
-        ``solver`` (the pose matrices its FK computed, slides included): of the bones the body
-        weighs and stands on alone. None with Balance off, without a body or supports, or when
-        the solve did not model them (Balance skipped)."""
-        body = self.body
-        if not obj.dqik.use_balance or body is None or not body.supports.any():
+        """``shown`` for the pose of the engine ``result`` of ``solver`` (the pose matrices its
+        FK computed, slides included), or None with Balance off or when the solve did not
+        model the bones the body weighs and stands on (Balance skipped)."""
+        if not obj.dqik.use_balance or not self._standing():
             return None
-        massive, supports = body.massive(), np.flatnonzero(body.supports)
-        bones = np.concatenate([massive, supports])
+        bones = self._weighed_bones()
         rows = np.minimum(np.searchsorted(solver.bones, bones), solver.bones.size - 1)
         if not np.array_equal(solver.bones[rows], bones):
             return None
-        posed = np.array(obj.matrix_world) @ result.matrices[rows]   # Y: the length's scale
+        return self._shown(obj, model, result.matrices[rows])
+
+    def shown(self, obj, model, matrices):
+        """``(centre of mass, support polygon)`` in world space for the armature-space pose
+        ``matrices`` (n,4,4) of every bone, or None without a body or supports."""
+        if not self._standing():
+            return None
+        return self._shown(obj, model, matrices[self._weighed_bones()])
+
+    def _standing(self):
+        return self.body is not None and bool(self.body.supports.any())
+
+    def _weighed_bones(self):
+        """The bones with mass, then the supporting bones (indices)."""
+        return np.concatenate([self.body.massive(), np.flatnonzero(self.body.supports)])
+
+    def _shown(self, obj, model, matrices):
+        """``shown`` from the pose matrices of ``_weighed_bones`` alone."""
+        body = self.body
+        massive, supports = body.massive(), np.flatnonzero(body.supports)
+        posed = np.array(obj.matrix_world) @ matrices     # a bone's Y: its length's scale
         centre = center_of_mass(posed[:massive.size], model.lengths[massive],
                                 body.masses[massive])
         feet = posed[massive.size:]
