@@ -71,8 +71,8 @@ class ConstraintRows:
     def with_rows(self, solution, added, rhs, block_diagonal):
         """``(C⁺ r, I − C⁺C)`` after the rows ``added`` (an index array) join the active rows of
         ``solution``, one at a time by Greville's rank-one update of the pseudo-inverse
-        (Ben-Israel & Greville, Generalized Inverses, §7.5; exact while the active system is
-        consistent): with ``w = P g``,
+        (Ben-Israel & Greville, Generalized Inverses, §7.5; exact, but for the damping μ, while
+        the active system is consistent): with ``w = P g``,
 
             Δ ← Δ + w (r − g·Δ) / (g·w + μ² ‖g‖²),        P ← P − w wᵀ / (g·w).
 
@@ -111,7 +111,8 @@ def joint_block_solution(owner, gradient, rhs, joints):
     """``(C⁺ r, I − C⁺C)`` over ``3·joints`` columns for rows that each touch one joint's 3
     columns (joint limits): C is block diagonal, so each joint's block is solved alone, by
     ``_greville_block`` row by row from ``(0, I)`` on Python floats (a joint has a few rows: this
-    is cheaper than a batched SVD of the blocks), and written into the arrays at once. Exact
+    is cheaper than a batched SVD of the blocks), and written into the arrays at once. Exact,
+    but for the damping ``_LIMIT_DAMPING`` (a relative 1e-6 of each row's right-hand side),
     while each joint's rows are consistent; a row dependent on the joint's earlier rows is
     skipped (``with_rows``)."""
     size = 3 * joints

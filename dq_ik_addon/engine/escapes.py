@@ -69,7 +69,8 @@ def escape(problem, q, world, errors, attempt):
 
 
 def futile_here(futile, errors, tolerance):
-    """True when the escapes of an earlier stall found nothing better (``futile``: each task's
+    """True when the escapes of an earlier stall found nothing better by a tenth of the
+    tolerance (``futile``: each task's
     error then, kept until a solve converges) and every task unmet now (``errors``) was unmet
     then and is no closer than ``_FUTILE_CLOSER`` (half) its error of then: a target dragged on
     beyond what the chain can reach under its limits (inside the bound of ``reach_bound``,

@@ -5,7 +5,9 @@
   §5.2) under the hard rows found by the active set (``active_set``), with the rest pull
   ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, ``w = rest_weight · min(1,
   _PULL_FADE L / ‖e‖)``: it fades in as the tasks near their goals, so it cannot drag a chain
-  back into the local minimum it is leaving (a knee bent backwards, say).
+  back into the local minimum it is leaving (a knee bent backwards, say). A step that would
+  carry an inequality task across its bound (a balance's centre of mass out of its polygon) is
+  solved again with that task held on the bound (``TaskSet.arm``), and gets no Chebyshev step.
 - **Correction** (every task level within ``_POLISH`` × tolerance): no rest pull, and it first
   tries the limit rows that the previous iteration ended on and that still rest on their bound,
   kept if it meets every level to first order (``_polished``).
@@ -91,9 +93,11 @@ class Steps:
         steps, predicted, basis, start = self._solved(levels, rows, rhs, pinned, options, polish)
         armed = problem.tasks.arm(world, frame, problem.column_scale * steps[-1], errors)
         if armed is not None:
-            levels = list(zip(problem.level_jacobians(world, frame),
-                              problem.level_task_errors(armed)))
-            problem.tasks.disarm()
+            try:
+                levels = list(zip(problem.level_jacobians(world, frame),
+                                  problem.level_task_errors(armed)))
+            finally:
+                problem.tasks.disarm()
             steps, predicted, basis, start = self._solved(levels, rows, rhs, pinned, options)
         corrected = None if secondary is not None or polish or basis is None or armed else \
             self._corrected(world, frame, levels, predicted, errors, steps[-1], basis, start)

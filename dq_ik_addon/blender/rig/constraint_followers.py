@@ -15,7 +15,7 @@ along it with Head/Tail), whatever came before. Such a bone moves rigidly with t
 copies. Stretch To and Damped Track constraints after it are passed over: they only turn the
 bone about its head towards a target (and stretch it), as on Rigify's deform bones, each of which
 copies a tweak bone and stretches to the next one along the limb; the bone is carried as the
-bone it copies, its aim as it was when the rig was read. Without this, a generated Rigify rig's
+bone it copies, its aim as it stood before the solve (as every rider, below). Without this, a generated Rigify rig's
 deforming legs and arms would ride the spine instead of the FK limbs in the solve's model: the
 feet a balance stands on would slide with the hips.
 

@@ -190,7 +190,8 @@ class Balance(TaskKind):
     def arm(self, frame, effectors, delta):
         """Arm the rows of the bodies inside beyond the band whose centre of mass the joint step
         ``delta`` (3M,) takes outside to first order (module docstring); True when any is."""
-        for k, ((active, _, d, mids, ground, polygon), part, plane) in enumerate(
+        self.armed = {}
+        for k, ((active, _, _, mids, ground, polygon), part, plane) in enumerate(
                 zip(self._geometry(effectors), self.parts, self.planes)):
             if active or polygon is None:
                 continue
