@@ -6,16 +6,16 @@ iteration: ``e = h_partner − t``. The task moves only its own chain less the j
 with the partner (``task_set.joint_masks``: the common ancestors' columns are zeroed, as in
 §4.4), so over its columns the partner's head does not move and the Jacobian is the tail's,
 ``J_p`` (``jacobian.task_jacobian``), as a position task's, and a partner beyond the chain's
-reach is brought in as a position target is (``position.toward``). The partner moves by its own
-tasks, and the loop follows it. ``LoopOrientation`` holds the bone's rotation on its partner's in the
-same way (``Orientation``'s error and Jacobian). Neither has a target of its own: targets are
-(k,0), and a new target set leaves them as they are.
+reach is brought in as a position target is (``position.toward``). The partner moves by its
+own tasks, and the loop follows it. ``LoopOrientation`` holds the bone's rotation on its
+partner's in the same way (``orientation.rotation_errors``, ``Orientation``'s Jacobian). Neither
+has a target of its own: targets are (k,0), and a new target set leaves them as they are.
 """
 
 import numpy as np
 
-from ..quaternion import matrix_to_quat, qcanonical, qconj, qmul, quat_to_rotvec
-from .orientation import Orientation
+from ..quaternion import matrix_to_quat
+from .orientation import Orientation, rotation_errors
 from .position import Position, toward
 
 
@@ -42,6 +42,4 @@ class LoopOrientation(_Partnered, Orientation):
     """Bone rotations onto their partner bones' rotations, in radians."""
 
     def errors(self, effectors):
-        bone_rotation = matrix_to_quat(effectors.frames()[:, :3, :3])
-        partner = matrix_to_quat(effectors.world[self.partners, :3, :3])
-        return quat_to_rotvec(qcanonical(qmul(partner, qconj(bone_rotation))))
+        return rotation_errors(matrix_to_quat(effectors.world[self.partners, :3, :3]), effectors)

@@ -29,8 +29,7 @@ class Orientation(TaskKind):
         self.targets[:] = qnormalize(targets)
 
     def errors(self, effectors):
-        bone_rotation = matrix_to_quat(effectors.frames()[:, :3, :3])
-        return quat_to_rotvec(qcanonical(qmul(self.targets, qconj(bone_rotation))))
+        return rotation_errors(self.targets, effectors)
 
     def jacobian(self, frame, effectors, mask):
         return frame.axes * mask[:, None, :]
@@ -38,3 +37,10 @@ class Orientation(TaskKind):
     def second_order(self, motion, effectors, errors):
         return second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,
                                    motion.ancestors, errors)[1]
+
+
+def rotation_errors(targets, effectors):
+    """(k,3) the short-way rotation vectors ``2 log(q_target ⊗ q_bone*)`` (module docstring) from
+    the batch's bones to the rotations ``targets`` (k,4)."""
+    bone_rotation = matrix_to_quat(effectors.frames()[:, :3, :3])
+    return quat_to_rotvec(qcanonical(qmul(targets, qconj(bone_rotation))))
