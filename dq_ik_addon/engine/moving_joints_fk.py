@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .quaternion import all_true
+from .slides import slid_locations
 
 
 class GivenPose(NamedTuple):
@@ -117,12 +118,10 @@ class MovingJointsFK:
     def _channels(self, state):
         """``(rotations, locations)`` of the bones from the solve's ``state``: its first n rows,
         and the given locations with the slides of its last rows (``slides``)."""
-        n, locations = len(self.model), self.given.locations
+        n = len(self.model)
         if len(state) == n:
-            return state, locations
-        located = np.zeros((n, 3)) if locations is None else locations.copy()
-        located[self.sliders] = state[n:, 1:]
-        return state[:n], located
+            return state, self.given.locations
+        return state[:n], slid_locations(state, self.given.locations, self.sliders, n)
 
     def __call__(self, rotations):
         """Armature-space pose matrices (n,4,4) for ``rotations`` (the bones' rotations, or the

@@ -69,11 +69,15 @@ class Slides:
         return (weight / self.size) * ((preferred[rows, 1:] - state[rows, 1:]) * self.free).ravel()
 
     def everywhere(self, state, locations, bones, count):
-        """The pose locations (count,3) of a whole model of ``count`` bones from its
-        ``locations`` (None: all 0), with the slides of ``state`` on its bones ``bones`` (the
-        sliding ones); None when nothing slides."""
-        if not self.count:
-            return None
-        located = np.zeros((count, 3)) if locations is None else locations.copy()
-        located[bones] = state[len(state) - self.count:, 1:]
-        return located
+        """``slid_locations`` of a whole model of ``count`` bones, whose sliding bones are
+        ``bones``; None when nothing slides."""
+        return slid_locations(state, locations, bones, count) if self.count else None
+
+
+def slid_locations(state, locations, bones, count):
+    """The pose locations (count,3) of ``count`` bones from their ``locations`` (None: all 0),
+    with the slides of the solve's ``state`` (its last rows, one per bone of ``bones``) on the
+    bones ``bones``."""
+    located = np.zeros((count, 3)) if locations is None else locations.copy()
+    located[bones] = state[len(state) - len(bones):, 1:]
+    return located
