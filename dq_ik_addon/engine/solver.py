@@ -108,8 +108,9 @@ class Solver:
         self._measured = None
 
     def _take_given(self, locations, scales, evaluated):
-        """The given pose (``__init__``) and the chains' reach in it (``Problem.hang``)."""
+        """The given pose (``__init__``), its ``given_key`` and the chains' reach (``hang``)."""
         self.given = GivenPose.of(self.bones, locations, scales, evaluated)
+        self._given_key = self.problem.given_key(self.given)
         self._locations = None if locations is None else np.array(locations, np.float64)
         self.problem.hang(self.given)
 
@@ -171,7 +172,7 @@ class Solver:
                 q[problem.joints] = problem.limits.project(q[problem.joints])
             world = problem.fk.start(q, self.given)
         problem.tasks.anchor(slides.moves_task, world)
-        memo_key = (problem.tasks.target_key(), problem.given_key(self.given),
+        memo_key = (problem.tasks.target_key(), self._given_key,
                     None if problem.contacts is None else problem.contacts.obstacles)
         remembered = (q.tobytes(), memo_key) if remember and preferred is None else None
         known = self.results.get(remembered) if remembered else None
@@ -268,7 +269,7 @@ class Solver:
             self._futile = None
         elif escapes:   # futile when they found nothing better than the first stall (by 0.1 tol)
             self._futile = None if better(current, stall[0], tol, 0.1 * tol) else stall[1]
-        self._last = (q, world, problem.given_key(self.given))
+        self._last = (q, world, self._given_key)
         full[self.bones] = q[:self.bones.size]
         result = SolveResult(full, iterations, true_errors, converged, history,
                              None if problem.contacts is None else
@@ -288,7 +289,7 @@ class Solver:
         if self._last is None:
             return None
         q, world, given = self._last
-        if given != self.problem.given_key(self.given) or not same_pose(start, q):
+        if given != self._given_key or not same_pose(start, q):
             return None
         return q, world
 
