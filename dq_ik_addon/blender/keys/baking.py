@@ -261,29 +261,28 @@ class FrameBake:
         frames = self.frames.astype(np.float64)
         solved = self.solved()[1]       # (F, k, 4)
         per_bone = {}   # row → [(channel, (F, c) values)]
-        layout = []     # (mode, its columns in the cleaned values, channel width, sub-model rows)
+        layout = []     # (mode, its columns in the cleaned values, channel width, recorded rows)
         values = []
-        for mode, rows_of_mode in self.modes.items():
-            picked = np.flatnonzero(rows_of_mode[self.solved_rows])
-            if not picked.size:
-                continue
-            rows = self.solved_rows[picked]
-            channel = channel_of(mode)
-            keys = channel_values(solved[:, picked], mode, self.reference[channel][rows])
+
+        def solved_keys(mode, channel, keys, recorded_rows, rows):
+            """The keys (F, k, c) of ``channel`` of the bones ``rows`` as solved."""
             first = sum(v.shape[1] for v in values)
             layout.append((mode, slice(first, first + keys[0].size), keys.shape[2],
-                           self.solved_in_sub[picked]))
+                           recorded_rows))
             values.append(keys.reshape(len(frames), -1))
             for k, row in enumerate(rows.tolist()):
                 per_bone.setdefault(row, []).append((channel, keys[:, k], None))
+
+        for mode, rows_of_mode in self.modes.items():
+            picked = np.flatnonzero(rows_of_mode[self.solved_rows])
+            if picked.size:
+                rows, channel = self.solved_rows[picked], channel_of(mode)
+                solved_keys(mode, channel, channel_values(solved[:, picked], mode,
+                                                          self.reference[channel][rows]),
+                            self.solved_in_sub[picked], rows)
         if self.slid_rows.size:      # the slid bones' locations, as solved
-            slid = np.stack(self.slid)[:, self.slid_in_record]
-            first = sum(v.shape[1] for v in values)
-            layout.append(('LOCATION', slice(first, first + slid[0].size), 3,
-                           self.slid_in_record))
-            values.append(slid.reshape(len(frames), -1))
-            for k, row in enumerate(self.slid_rows.tolist()):
-                per_bone.setdefault(row, []).append(("location", slid[:, k], None))
+            solved_keys('LOCATION', "location", np.stack(self.slid)[:, self.slid_in_record],
+                        self.slid_in_record, self.slid_rows)
         kept = np.arange(len(frames))
         if self.options.cleanup_tolerance > 0.0 and self.resolved:
             self.warnings.add("Clean Up was not applied: the solve was set up again within the "
