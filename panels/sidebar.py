@@ -174,6 +174,15 @@ class _Settings:
         return context.active_object.dqik, self.layout.column()
 
 
+class _Switched(_Settings):
+    """A settings panel whose header toggle is the ``Object.dqik`` switch ``switch``."""
+
+    switch = ""
+
+    def draw_header(self, context):
+        self.layout.prop(context.active_object.dqik, self.switch, text="")
+
+
 class _SolverSettings(_Settings):
     bl_label = "Solver"
     bl_options = {'DEFAULT_CLOSED'}
@@ -188,15 +197,13 @@ class _SolverSettings(_Settings):
         col.prop(settings, "soft_reach")
 
 
-class _CollisionSettings(_Settings):
+class _CollisionSettings(_Switched):
     """The header toggle (``use_collisions``) switches collision avoidance for this armature,
     keeping the colliders, margin and Self Collision as set."""
 
     bl_label = "Collision"
     bl_options = {'DEFAULT_CLOSED'}
-
-    def draw_header(self, context):
-        self.layout.prop(context.active_object.dqik, "use_collisions", text="")
+    switch = "use_collisions"
 
     def draw(self, context):
         settings, col = self.settings_column(context)
@@ -206,15 +213,13 @@ class _CollisionSettings(_Settings):
         col.prop(settings, "use_self_collision")
 
 
-class _BalanceSettings(_Settings):
+class _BalanceSettings(_Switched):
     """Balance: the header toggle (``use_balance``) keeps the centre of mass over the support
     polygon of the bones marked Support (Bone > DQ IK), at the priority set here."""
 
     bl_label = "Balance"
     bl_options = {'DEFAULT_CLOSED'}
-
-    def draw_header(self, context):
-        self.layout.prop(context.active_object.dqik, "use_balance", text="")
+    switch = "use_balance"
 
     def draw(self, context):
         settings, col = self.settings_column(context)
@@ -237,15 +242,13 @@ class _LiveSettings(_Settings):
         col.prop(settings, "time_budget_ms")
 
 
-class _FrameChangeSettings(_Settings):
+class _FrameChangeSettings(_Switched):
     """Solve on Frame Change: the header toggle switches it for this armature; the panel shows
     the scene's Render > Lock Interface, which rendering with it needs (``render_lock``)."""
 
     bl_label = "Solve on Frame Change"
     bl_options = {'DEFAULT_CLOSED'}
-
-    def draw_header(self, context):
-        self.layout.prop(context.active_object.dqik, "use_solve_on_frame_change", text="")
+    switch = "use_solve_on_frame_change"
 
     def draw(self, context):
         layout = self.layout
@@ -267,15 +270,13 @@ class DQIK_PT_sidebar_mocap(_ArmaturePanel, bpy.types.Panel):
         col.operator("dqik.plant", icon='SNAP_FACE')
 
 
-class _OverlaySettings(_Settings):
+class _OverlaySettings(_Switched):
     """The viewport overlay (``overlay_draw``): the header toggle switches it for this
     armature, the rows its layers; it draws in Pose Mode only."""
 
     bl_label = "Overlay"
     bl_options = {'DEFAULT_CLOSED'}
-
-    def draw_header(self, context):
-        self.layout.prop(context.active_object.dqik, "show_overlay", text="")
+    switch = "show_overlay"
 
     def draw(self, context):
         settings = context.active_object.dqik
