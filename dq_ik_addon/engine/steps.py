@@ -224,8 +224,8 @@ class Steps:
 
     def _rest_pull(self, rotations, preferred, levels):
         """The rest pull ``w · 2 log(q_pref ⊗ q*)`` (module docstring) in the scaled joint
-        columns, and the slides' (``Slides.pull``); ``full`` skips it at the preferred pose itself, where it is 0, and in
-        corrections."""
+        columns, and the slides' (``Slides.pull``); ``full`` skips it at the preferred pose
+        itself, where it is 0, and in corrections."""
         problem = self.problem
         q = rotations.take(problem.joints, axis=0)
         pull = 2.0 * qlog(qcanonical(qmul(preferred.take(problem.joints, axis=0), qconj(q)))).ravel()

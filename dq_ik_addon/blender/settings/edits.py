@@ -47,9 +47,10 @@ def select_active_task(settings, _context):
         except AttributeError:      # linked armature data: its selection cannot be written
             pass
 
+
 def frame_change_switched(settings, _context):
     """Lock the interface while rendering where the option is switched on, and give the lock
-    back where it is switched off on a scene's last armature (``dq_ik_addon/blender/lifecycle/render_lock.py``)."""
+    back where it is switched off on a scene's last armature (``lifecycle/render_lock.py``)."""
     if settings.use_solve_on_frame_change:
         render_lock.lock_for(settings.id_data)
     else:

@@ -102,8 +102,9 @@ class TaskSet:
         """Each task's chain root (bone index) and an upper bound of its reach from that root's
         head, and whether its chain turns freely (``free``, (T,)): the solve takes a target point
         beyond it (free) or beyond ``(1 + _BEYOND)`` times it as ``(1 − _SHORT)`` or
-        ``(1 + _BEYOND)`` times it along its direction (``Effectors``, ``Position``). On a free chain, ``soft`` (a fraction of
-        the reach) eases targets in over the last part of the reach (``Position``)."""
+        ``(1 + _BEYOND)`` times it along its direction (``Effectors``, ``Position``). On a free
+        chain, ``soft`` (a fraction of the reach) eases targets in over the last part of the
+        reach (``Position``)."""
         self.origins, reach = np.asarray(roots, dtype=np.int64), np.asarray(reach, float)
         self.reach = np.where(free, 1.0, 1.0 + _BEYOND) * reach     # beyond it, a point is far
         self.aim = np.where(free, 1.0 - _SHORT, 1.0 + _BEYOND) * reach    # a far one is solved at
