@@ -81,6 +81,36 @@ def test_the_rig_follows_a_target_through_blenders_updates(clean_scene, dqik):
     assert np.linalg.norm(sp.world_tail(obj, "hand.L") - start) > 0.1
 
 
+def test_ticks_in_updates_read_the_rig_again_only_when_an_update_reports_it(clean_scene, dqik):
+    """A tick in a depsgraph update that reported only the moved target takes the rig's set-up
+    as last checked (``set_up_watch``); a bone option changed between two moves reports the
+    armature, so the next tick reads it: a forearm locked meanwhile stays as it is."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    feet, hand = _feet_and_hand(obj)
+    live = _live(dqik, obj)
+    bpy.context.view_layer.update()
+    start, watch = sp.world_tail(obj, "hand.L"), live.session.watch
+    trusted = []
+    for k in range(1, 6):
+        hand.location = start + np.array([0.0, -0.01, -0.01]) * k
+        bpy.context.view_layer.update()
+        trusted.append(watch.trusting)
+    assert trusted[1:] == [True] * 4      # the first follows the tick's own write, outside one
+    forearm = obj.pose.bones["forearm.L"]
+    forearm.lock_rotation = (True, True, True)
+    held = forearm.rotation_quaternion.copy()
+    for k in range(6, 11):
+        hand.location = start + np.array([0.0, -0.01, -0.01]) * k
+        bpy.context.view_layer.update()
+        trusted.append(watch.trusting)
+    assert trusted[5] is False and all(trusted[6:])
+    assert np.abs(np.array(forearm.rotation_quaternion) - np.array(held)).max() == 0.0
+    errors = sp.effector_errors(obj, feet)
+    assert errors.max() <= REACHED
+    live.stop()
+
+
 def test_a_budget_stops_a_tick_early_and_the_next_goes_on(clean_scene, dqik):
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset(preset='HUMANOID')

@@ -8,9 +8,12 @@
   posing follows what moved (``LivePosing.follow``; not for a render's depsgraph, nor while a
   render job runs, nor from inside a tick: a tick that evaluates the depsgraph for its colliders
   must not start another). Rig edits are not
-  taken from it: posing a bone through RNA also reports its armature data as updated (measured
-  with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose; every tick compares the
-  bones by value instead (``rig.model_reader.rig_fingerprint``). It also keeps Render > Lock
+  read from it: posing a bone through RNA also reports its armature data as updated (measured
+  with bpy 5.0.1), so it cannot tell an Edit Mode change from a pose, and ticks compare the
+  bones by value instead (``rig.model_reader.rig_fingerprint``). What it does tell is an update
+  that did not report the armature at all (a target or collider moved): the live posing's next
+  tick then skips that comparison (``live_posing.note_updates``, before any of the conditions
+  above, so no report is missed). It also keeps Render > Lock
   Interface where armatures that solve on frame change need it (``render_lock.py``), and, when
   objects were added (making a library override adds some), gives every library override and
   its reference their DQ IK settings groups (``liboverride.py``);
@@ -42,6 +45,8 @@ def _drop_sessions(*_args):
 @persistent
 def _depsgraph_updated(_scene, depsgraph=None):
     sessions.drop_deleted()
+    if depsgraph is not None:
+        live_posing.note_updates(depsgraph)
     if (depsgraph is None or depsgraph.mode != 'RENDER') and not session.ticking() \
             and not bpy.app.is_job_running('RENDER'):
         live_posing.follow_running()

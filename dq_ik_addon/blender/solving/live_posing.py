@@ -50,13 +50,13 @@ class LivePosing:
         self.pins = []          # (bone, its earlier (target, subtarget, use_target), new Empty)
         _RUNNING.append(self)
 
-    def tick(self, moved_only=False):
+    def tick(self, after_update=False):
         """One live tick; returns the new ``SolveSnapshot``, or None when nothing moved (or,
-        ``moved_only``, when only a solve cut short is left to go on with). The last tick's
-        errors are measured first on the pose Blender shows, if they wait for it
-        (``measure``)."""
+        ``after_update``, the tick ``follow`` takes, when only a solve cut short is left to go
+        on with). The last tick's errors are measured first on the pose Blender shows, if they
+        wait for it (``measure``)."""
         self.measure()
-        snapshot = self.session.live_tick(self.obj.dqik.time_budget_ms, moved_only)
+        snapshot = self.session.live_tick(self.obj.dqik.time_budget_ms, after_update)
         if snapshot is not None:
             self.last = snapshot
         return snapshot
@@ -71,7 +71,7 @@ class LivePosing:
         if self.ended() is not None:
             return
         try:
-            self.tick(moved_only=True)
+            self.tick(after_update=True)
         except ArmatureError:
             pass
         except Exception as err:  # noqa: BLE001  (a handler must not raise on every update)
@@ -195,3 +195,17 @@ def follow_running():
     """``follow()`` of the running live posing, if any (after a depsgraph update)."""
     for live in list(_RUNNING):
         live.follow()
+
+
+def note_updates(depsgraph):
+    """Tell the running live posing's session when ``depsgraph``'s update reports its armature,
+    object or data (``Session.armature_updated``): anything that changes the rig's set-up
+    does (a bone option, a lock, a constraint, a driver, Edit Mode), besides a pose written
+    outside a tick; a moved target or collider does not."""
+    for live in _RUNNING:
+        try:
+            own = (live.obj, live.obj.data)
+        except ReferenceError:
+            continue
+        if any(update.id.original in own for update in depsgraph.updates):
+            live.session.armature_updated()

@@ -15,30 +15,13 @@ shape, making the obstacle query again only when they changed), solves warm from
 pose (on a frame change or in a bake, cold from the frame's animated pose, ``animated_start``),
 writes the pose and keeps a ``SolveSnapshot`` of the result in ``last_result``.
 
-How a session learns that the rig or its settings changed, without reading them again:
-
-- setting a ``PoseBone.dqik`` or ``Object.dqik`` property (in the panels or from Python) calls
-  its ``update`` callback (``properties.py``), which marks the armature's session for a rebuild;
-- every tick compares ``rig.model_reader.rig_fingerprint`` (the bones by value, in a few
-  ``foreach_get`` calls), the ``Object.dqik`` solver values, the armature's ``world_unit`` and the constraints
-  that may switch which bone a bone follows (``constraint_followers.switches_key``: an IK/FK
-  switch) with those of the last build: this catches rig edits (Edit Mode, bone options), raw
-  writes of armature settings, a change of the armature's scale and IK/FK switches, in the UI
-  and in scripts.
-
-- every tick also compares the values of the DQ IK settings that keys or drivers set
-  (``animated_settings.values``: a task keyed on at frame 20, a driven weight).
-
-What bypasses all of them, so a script must call ``Session.invalidate()`` after it: writing a
-``PoseBone.dqik`` setting as a raw ID property (``pose_bone.dqik["stiffness"] = 0.5``, which calls
-no ``update`` callback). Comparing every bone's settings by value on each tick would cost about
-0.45 ms on 159 bones, most of what the session saves (measured with bpy 5.0.1).
+A session reads its rig and settings again only when they changed (``set_up_watch.py``: update
+callbacks, the bones compared by value, what a depsgraph update reports).
 
 Sessions are dropped on file load, undo and redo (``handlers.py``), when the extension is
 disabled, and when their armature is deleted.
 """
 
-import math
 import time
 from contextlib import contextmanager
 from dataclasses import replace
@@ -49,16 +32,15 @@ import numpy as np
 from ..colliders.scene_query import ObstacleQuery
 from ..errors import ArmatureError
 from ..rig.arrays import evaluated_matrices
-from ..rig.constraint_followers import switch_bones, switches_key
-from ..rig.model_reader import rig_fingerprint
+from ..rig.constraint_followers import switch_bones
 from ..rig.objects import check_editable
 from ..rig.reader import read_rig
 from ..rig.rig_checks import shown_as_solved
-from ..settings import animated_settings
 from ..settings.balance import BalanceSetup
 from ..settings.task_kinds import is_angular, report_of
 from ..settings.validation import check_armature_settings
 from .animated_start import AnimatedStart
+from .set_up_watch import SetUpWatch
 from .snapshot import SceneContacts, SolveSnapshot, TaskReport, closer, farther
 from .solver_build import build_solver
 from .tick_inputs import TickInputs, matrix_bytes
@@ -82,23 +64,27 @@ class Session:
         self._stuck = 0              # live ticks in a row cut short without progress
         self.model = None
         self.solver = None
-        self._dirty = True
-        self._fingerprint = None
+        self.watch = SetUpWatch()    # when the rig and its settings must be read again
         self._sources, self._warnings, self._solved_names, self._kinds = [], [], [], []
         self._reports_of = []        # each task's (``TaskReport.errors`` key, angular)
         self._mutual = set()         # bones whose targets follow another rig that follows this
         self._tolerances = (0.0, 0.0)    # metres, and radians for angular errors
         self.unit = 1.0
         self._start = None           # (rotations, evaluated matrices) the last solve started from
-        self._switches = []          # bones whose constraints may switch what they follow
         self._read_for_drag = None   # the dragged bone when the rig was last read, if any
         self.obstacles = ObstacleQuery()
         self.balance = BalanceSetup()  # the body Balance weighs (``settings.balance``)
         self._written = None         # the ``PoseArrays`` the last tick wrote (live ticks key it)
+        self._shown_set_up = None    # (solver, task bones, rig_checks.shown_as_solved)
 
     def invalidate(self):
         """Read the rig and every setting again on the next tick."""
-        self._dirty = True
+        self.watch.invalidate()
+
+    def armature_updated(self):
+        """A depsgraph update reported the armature (object or data): the next tick compares
+        the rig and its settings again (``set_up_watch``)."""
+        self.watch.armature_updated()
 
     def tick(self, time_budget_ms=None, animated=False):
         """Solve the armature to its targets, write the pose and return the ``SolveSnapshot``
@@ -110,12 +96,15 @@ class Session:
         a message for the user, after storing a snapshot whose status is ``'ERROR'``."""
         return self._tick(time_budget_ms, animated)
 
-    def _tick(self, time_budget_ms, animated, inputs=None):
-        """``tick``, on the ``TickInputs`` ``inputs`` when a live tick has read them."""
+    def _tick(self, time_budget_ms, animated, inputs=None, trusted=False):
+        """``tick``, on the ``TickInputs`` ``inputs`` when a live tick has read them; ``trusted``:
+        the rig's set-up may be taken as last checked if no update reported the armature since
+        (module docstring)."""
         begun = time.perf_counter()
         try:
             with _in_a_tick():
-                result, names, unsolved, warnings = self._solve(time_budget_ms, animated, inputs)
+                result, names, unsolved, warnings = self._solve(time_budget_ms, animated, inputs,
+                                                                trusted)
         except ArmatureError as err:
             self.last_result = SolveSnapshot(error=str(err),
                                              ms=(time.perf_counter() - begun) * 1e3)
@@ -194,8 +183,14 @@ class Session:
         scale = max(1.0, float(np.abs(shown[:, :3, 3]).max(initial=0.0)))
         if np.abs(solver.pose_matrices(rotations) - shown).max(initial=0.0) > _SAME_MATRIX * scale:
             return False
-        return shown_as_solved(self.obj, self.model, self._task_bones(), solver.moved_mask,
-                               self._riding_to_tasks())
+        bones = self._task_bones()
+        known = self._shown_set_up
+        if self.watch.trusting and known is not None and known[0] is solver and known[1] == bones:
+            return known[2]
+        shown = shown_as_solved(self.obj, self.model, bones, solver.moved_mask,
+                                self._riding_to_tasks())
+        self._shown_set_up = (solver, bones, shown)
+        return shown
 
     def _task_bones(self):
         """The names of the bones the last solve's tasks move (the balance moves none)."""
@@ -241,7 +236,7 @@ class Session:
             raise ArmatureError(f"'{obj.name}' is no longer an armature")
         return obj
 
-    def live_tick(self, time_budget_ms, moved_only=False):
+    def live_tick(self, time_budget_ms, after_update=False):
         """One tick of live posing: None, without solving or writing anything, when no target,
         collider, setting or pose channel moved since the last tick (``_moves``) and that
         tick's solve ended; else ``tick(time_budget_ms)``, which goes on warm from the last
@@ -250,8 +245,10 @@ class Session:
         by an obstacle: each tick is too short to settle, and would go on forever); the last of
         those ticks gets ``_SETTLING_BUDGET`` times the budget, so a solve whose escapes take
         longer than a tick (straight knees bent to lower a floating pelvis) still gets there.
-        ``moved_only``: None as well when only a solve cut short is left to go on with (the
-        ticks that follow Blender's updates leave that to the timer, ``live_posing``). None
+        ``after_update`` (the tick ``LivePosing.follow`` takes in a depsgraph update): None as
+        well when only a solve cut short is left to go on with (those ticks leave that to the
+        timer, ``live_posing``), and the rig's set-up is taken as last checked unless an update
+        reported the armature since (``set_up_watch``). None
         while ``dqik.bake`` solves the armature's frames (``baking``). A tick that raised
         ``ArmatureError`` (no target yet: the user is about to drag a bone) is not tried again
         until something moves. When something Blender evaluates after the solve may move the
@@ -261,15 +258,15 @@ class Session:
             return None
         inputs = TickInputs.read(self._armature())
         last, moved = self.last_result, self._moves(inputs)
-        finished = last is not None and (last.error or moved_only or not last.cut_short
+        finished = last is not None and (last.error or after_update or not last.cut_short
                                          or self._stuck >= _STUCK_TICKS)
-        if not self._dirty and finished and moved == self._seen:
+        if not self.watch.dirty and finished and moved == self._seen:
             return None
         try:
             check_armature_settings(inputs.obj, ("time_budget_ms",))
             budget = time_budget_ms if self._stuck < _STUCK_TICKS - 1 or time_budget_ms is None \
                 else _SETTLING_BUDGET * time_budget_ms
-            snapshot = self._tick(budget, False, inputs)
+            snapshot = self._tick(budget, False, inputs, after_update)
         except ArmatureError:   # the same error is not solved again until something moves
             self._seen = moved
             raise
@@ -290,19 +287,13 @@ class Session:
         return (inputs.settings, inputs.snapshot.key() if pose_key is None else pose_key,
                 dragged, tuple(matrix_bytes(thing) for thing in inputs.placed(self._sources)))
 
-    def _solve(self, time_budget_ms, animated, inputs):
+    def _solve(self, time_budget_ms, animated, inputs, trusted):
         obj = self._armature()
         check_editable(obj)
         inputs = TickInputs.read(obj) if inputs is None else inputs
-        fingerprint = (rig_fingerprint(obj), inputs.settings, animated_settings.values(obj),
-                       switches_key(obj, self._switches))
-        rescaled = not math.isclose(inputs.unit, self.unit, rel_tol=_SAME_UNIT)
-        if self._dirty or fingerprint != self._fingerprint or rescaled:
-            switches = self._switches
+        if self.watch.changed(obj, inputs, self.unit, trusted):
             self._read_rig(obj)
-            self._fingerprint = fingerprint if switches == self._switches else \
-                fingerprint[:3] + (switches_key(obj, self._switches),)
-            self._dirty = False
+            self.watch.read(obj, switch_bones(obj))
         pose = inputs.pose()
         tasks, names, kept, warnings, self._mutual = tick_tasks(
             obj, self.model, self._sources, self.dragged, self.balance, self.obstacles.cache,
@@ -317,7 +308,7 @@ class Session:
         if self.solver is None or names != self._solved_names or kinds != self._kinds:
             self.solver, self._tolerances = build_solver(inputs, self.model, tasks, names, pose,
                                                         obstacles, self.obstacles.cache,
-                                                        self._switches, warnings)
+                                                        self.watch.switches, warnings)
             self.unit = inputs.unit
             self._solved_names, self._kinds = names, kinds
             self._reports_of = [(report_of(kind), kind.angular) for kind in kinds]
@@ -352,9 +343,9 @@ class Session:
         self.dragged = None if bone is None else (bone, np.asarray(point, dtype=np.float64))
         model = self.model
         if bone is None:
-            self._dirty |= self._read_for_drag is not None   # the followers go back to riding
+            self.watch.dirty |= self._read_for_drag is not None   # the followers go back to riding
         elif model is not None and model.riders[model.index.get(bone, 0)]:
-            self._dirty = True   # the followers above it keep their parents for this drag
+            self.watch.dirty = True   # the followers above it keep their parents for this drag
 
     def _read_rig(self, obj):
         """The model (with the bones that follow others through constraints re-parented,
@@ -367,13 +358,11 @@ class Session:
         dragged = [] if self.dragged is None else [obj.pose.bones.find(self.dragged[0])]
         self.model, self._sources, self._warnings = read_rig(
             obj, [bone for bone in dragged if bone >= 0])
-        self._switches = switch_bones(obj)
 
 
 _STUCK_TICKS = 3
 _SETTLING_BUDGET = 10
 _SAME_MATRIX = 1e-5   # Blender's float32 pose against the model's FK (relative to the rig's size)
-_SAME_UNIT = 1e-5     # a turning armature's world unit moves in float32's last digits
 
 
 _TICKING = [0]  # ticks under way: a depsgraph update inside one (``ObstacleQuery.query``) must
