@@ -43,3 +43,37 @@ def test_x_and_y_keep_a_hand_on_the_targets_line(clean_scene, dqik):
     line = matrix[:3, 2] / np.linalg.norm(matrix[:3, 2])
     offset = sp.world_tail(obj, "hand.L") - matrix[:3, 3]
     assert np.linalg.norm(offset - (offset @ line) * line) <= 1e-4
+
+
+def test_a_supporting_foot_on_a_floor_lets_balance_and_the_pelvis_come_down(clean_scene, dqik):
+    """Humanoid preset, feet planted, then the left foot on a floor Empty (Z alone, no rotation)
+    with Balance on: a pelvis target lowered 10 cm, 5 mm a step, three live ticks each, is met,
+    the centre of mass stays over the polygon the sliding foot moves (``tasks.balance``: the
+    row takes the supports' motion; without it the pelvis stopped 88 mm short)."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    feet = sp.plant_feet(obj, ["foot.L", "foot.R"])
+    for name in feet:
+        obj.pose.bones[name].dqik.swing_x_min = -np.radians(40.0)
+    floor = bpy.data.objects.new("floor", None)
+    bpy.context.scene.collection.objects.link(floor)
+    floor.location = (0.0, 0.0, feet["foot.L"].location.z)
+    settings = obj.pose.bones["foot.L"].dqik
+    settings.target, settings.position_axes, settings.use_rotation = floor, {'Z'}, False
+    pelvis = sp.add_targets(obj, ["spine"], priority=3)["spine"]
+    start = sp.world_tail(obj, "spine")
+    pelvis.location = start
+    obj.dqik.use_balance = True
+    bpy.context.view_layer.update()
+    live = dqik.dq_ik_addon.blender.solving.live_posing.LivePosing(obj)
+    for step in range(1, 21):
+        pelvis.location = start - np.array([0.0, 0.0, 0.005 * step])
+        bpy.context.view_layer.update()
+        for _ in range(3):
+            live.tick()
+    report = {task.name: task for task in live.last.tasks}
+    assert report["spine"].status == 'MET' and report["Balance"].status == 'MET', report
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(sp.world_tail(obj, "spine") - np.array(pelvis.location)) <= 1e-3
+    assert abs(sp.world_tail(obj, "foot.L")[2] - floor.location[2]) <= 1e-4
+    live.stop()

@@ -10,6 +10,7 @@ from dq_ik_addon.engine.jacobian import JointFrames, column_mask
 from dq_ik_addon.engine.quaternion import matrix_to_quat, qexp, qmul
 from dq_ik_addon.engine.tasks import Balance, Body, TaskSet
 from dq_ik_addon.engine.tasks.balance import (
+    _ends_jacobian,
     _kinetic_jacobian,
     center_of_mass,
     polygon_distance,
@@ -50,34 +51,55 @@ def _bodies(model):
     return Body(model.lengths.copy(), supports)
 
 
+def _bound(model, body):
+    """``(tasks, batch, mask, joints, columns)``: a position task on the arm and on each foot
+    and a balance of ``body``, bound to every joint turning and the pelvis sliding; ``mask``:
+    the balance's columns."""
+    joints, sliders = np.arange(len(model)), np.array([0])
+    columns = np.concatenate([joints, sliders])
+    tasks = TaskSet(model, [Task(Position, b, np.zeros(3)) for b in (4, *FEET)]
+                    + [Task(Balance, 0, UP, body=body)])
+    batch = tasks.batches[1]
+    batch.bind(model, columns, model.descendants_mask())
+    return tasks, batch, column_mask(tasks.joint_masks, columns)[3:], joints, columns
+
+
 def test_the_centre_of_mass_jacobian_matches_central_differences():
     model = _body()
     body = _bodies(model)
     q = _start(model, 1)
     locations = np.zeros((len(model), 3))
-    joints, sliders = np.arange(len(model)), np.array([0])
-    columns = np.concatenate([joints, sliders])
+    tasks, batch, mask, joints, columns = _bound(model, body)
     # the balance moves the joints its fellow tasks move: here the arm's and the legs' chains
-    tasks = TaskSet(model, [Task(Position, b, np.zeros(3)) for b in (4, *FEET)]
-                    + [Task(Balance, 0, UP, body=body)])
     assert tasks.joint_masks[3].tolist() == tasks.joint_masks[:3].any(axis=0).tolist()
-    batch = tasks.batches[1]
-    batch.bind(model, columns, model.descendants_mask())
     world = model.matrices(q, locations)
-    frame = JointFrames(model, joints, sliders)(world)
-    mask = column_mask(tasks.joint_masks, columns)[3:]
+    frame = JointFrames(model, joints, columns[joints.size:])(world)
     # the row along each direction n is n nᵀ J_G: read J_G off three directions of a forced row
     effectors = tasks._effectors(world)[1]
     mids = batch._geometry(effectors)[0][3]
-    h, jg = 1e-6, np.zeros((3, columns.size * 3))
+    jg = np.zeros((3, columns.size * 3))
     for axis in range(3):
         n = np.eye(3)[axis]
-        batch._geometry_of = (world, [(True, n, 0.0, mids, None, None)])
+        batch._geometry_of = (world, [(True, n, 0.0, mids, None, None, np.zeros((4, 3)),
+                                       np.zeros(4))])     # a still polygon
         jg[axis] = batch.jacobian(frame, effectors, mask)[0][axis]
-    for c, joint in enumerate(columns):
+    fd = _central_differences(
+        q, locations, joints, columns,
+        lambda rotations, slid: center_of_mass(model.matrices(rotations, slid), model.lengths,
+                                               body.masses))
+    for c in range(columns.size):
         if not mask[0, 3 * c]:      # the neck: no task moves it
             assert not jg[:, 3 * c:3 * c + 3].any()
             continue
+        np.testing.assert_allclose(jg[:, 3 * c:3 * c + 3], fd[3 * c:3 * c + 3].T, atol=1e-7)
+
+
+def _central_differences(q, locations, joints, columns, function, h=1e-6):
+    """(3C, …) central differences of ``function(rotations, locations)`` along each column's
+    three axes: a turn of joint ``columns[c]`` (left update, as the solve) for the first
+    ``joints.size`` columns, a slide of its location after them."""
+    rows = []
+    for c, joint in enumerate(columns):
         for k in range(3):
             plus, minus = q.copy(), q.copy()
             lp, lm = locations.copy(), locations.copy()
@@ -89,9 +111,33 @@ def test_the_centre_of_mass_jacobian_matches_central_differences():
             else:
                 lp[joint, k] += h
                 lm[joint, k] -= h
-            fd = (center_of_mass(model.matrices(plus, lp), model.lengths, body.masses)
-                  - center_of_mass(model.matrices(minus, lm), model.lengths, body.masses)) / (2 * h)
-            np.testing.assert_allclose(jg[:, 3 * c + k], fd, atol=1e-7)
+            rows.append((np.asarray(function(plus, lp)) - np.asarray(function(minus, lm))) / (2 * h))
+    return np.array(rows)
+
+
+def test_the_balance_row_is_the_derivative_of_the_distance_to_a_polygon_its_feet_move():
+    """The polygon moves with the supports (a foot sliding on a floor): the row along n is the
+    derivative of G's signed distance d from the polygon, feet and centre of mass both moving,
+    against central differences of d (the band wide, so that the row is there inside too)."""
+    model = _body()
+    q = _start(model, 3)
+    locations = np.zeros((len(model), 3))
+    tasks, batch, mask, joints, columns = _bound(
+        model, Body(model.lengths.copy(), _bodies(model).supports, band=10.0))
+
+    def distance(rotations, slid):
+        batch._geometry_of = (None, None)
+        return batch._geometry(tasks._effectors(model.matrices(rotations, slid))[1])[0][2]
+
+    world = model.matrices(q, locations)
+    effectors = tasks._effectors(world)[1]
+    n = batch._geometry(effectors)[0][1]
+    frame = JointFrames(model, joints, columns[joints.size:])(world)
+    row = n.dot(batch.jacobian(frame, effectors, mask)[0])
+    feet_moved = np.repeat(model.descendants_mask()[np.ix_(columns, FEET)].any(axis=1), 3)
+    assert np.abs(row[feet_moved & mask[0].astype(bool)]).max() > 0.01
+    expected = _central_differences(q, locations, joints, columns, distance) * mask[0]
+    np.testing.assert_allclose(row, expected, atol=1e-6)
 
 
 def test_a_step_that_carries_the_centre_of_mass_out_arms_the_row_onto_the_boundary():
@@ -109,12 +155,13 @@ def test_a_step_that_carries_the_centre_of_mass_out_arms_the_row_onto_the_bounda
     batch.bind(model, columns, model.descendants_mask())
     frame = JointFrames(model, columns)(world)
     effectors = tasks._effectors(world)[1]
-    active, _, inside, mids, ground, polygon = batch._geometry(effectors)[0]
+    active, _, inside, mids, ground, polygon, ends, _ = batch._geometry(effectors)[0]
     assert not active and inside < -batch.bodies[0].band
     plane = batch.planes[0]
     kinetic = _kinetic_jacobian(frame, mids, batch.parts[0])      # J_G transposed
     forward = np.array([0.0, -1.0, 0.0])
-    pushed = kinetic.dot(forward)
+    upper = np.repeat(np.isin(columns, [1, 2, 3, 4]), 3)         # the feet stay: a still polygon
+    pushed = kinetic.dot(forward) * upper
     delta = pushed * 0.5 / kinetic.T.dot(pushed).dot(forward)     # G moves 0.5 m forward
     landed = ground + kinetic.T.dot(delta).dot(plane)
     beyond, outward = polygon_distance(landed, polygon)
@@ -131,7 +178,8 @@ def test_a_step_that_carries_the_centre_of_mass_out_arms_the_row_onto_the_bounda
     assert polygon_distance(moved, polygon)[0] >= -1e-12
     mask = column_mask(tasks.joint_masks, columns)[3:]
     n = plane.dot(outward)
-    expected = n[:, None] * (kinetic.dot(n) * mask[0])[None, :]
+    boundary = batch.armed[0][2].dot(n.dot(_ends_jacobian(frame, ends, batch.parts[0])))
+    expected = n[:, None] * ((kinetic.dot(n) - boundary) * mask[0])[None, :]
     np.testing.assert_allclose(batch.jacobian(frame, effectors, mask)[0], expected, atol=1e-15)
     tasks.disarm()
     assert not tasks.errors(world)[1].any() and not batch.jacobian(frame, effectors, mask).any()

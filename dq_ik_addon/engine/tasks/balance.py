@@ -19,7 +19,10 @@ inequality (§7.3): while G's projection lies inside the polygon by more than th
 task has no rows, and nothing holds the body; within the band, or outside, its one row along the
 nearest edge's outward normal n holds it, with the error ``−max(d, 0) n`` (d: the projection's
 signed distance from the polygon, positive outside), so the lower levels can move the centre of
-mass anywhere inside but not across the boundary.
+mass anywhere inside but not across the boundary. The polygon moves with its supports (a foot
+sliding on a floor plane, ``AxesPosition``): with q the boundary point nearest to G's projection,
+a blend ``(1 − t) a + t b`` of two supporting bones' ends, the row is the derivative of
+``d = n·(G − q)``, ``nᵀ (J_G − (1 − t) J_a − t J_b)`` (``jacobian.task_jacobian`` for the ends).
 
 A step solved with no row, deeper inside than the band, may still carry G across the boundary
 (an arm pulled back, the hips with it): to first order it moves G to ``G' = G + J_G Δ``. When
@@ -36,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..jacobian import task_jacobian
 from ..quaternion import row_dots
 from .kind import TaskKind
 
@@ -89,30 +93,49 @@ def support_polygon(points, up):
     up = np.asarray(up, float) / np.linalg.norm(up)
     plane = plane_basis(up)
     height = float(np.min(points.dot(up)))
-    return _hull(points.dot(plane)).dot(plane.T) + height * up, tuple(plane.T)
+    flat = points.dot(plane)
+    return flat[_hull(flat)].dot(plane.T) + height * up, tuple(plane.T)
 
 
 def polygon_distance(point, polygon):
     """``(d, n)``: the signed distance of the 2-D ``point`` from the convex counter-clockwise
     ``polygon`` (p,2) (positive outside) and the unit outward direction it is measured along."""
+    return _nearest_boundary(point, polygon)[:2]
+
+
+def _nearest_boundary(point, polygon):
+    """``(d, n, k, t)``: ``polygon_distance``'s, and where on the boundary it is measured from:
+    ``(1 − t) P_k + t P_{k+1}`` (the vertices cyclic; inside, on the nearest edge's line)."""
     if len(polygon) == 1:
         offset = point - polygon[0]
         length = float(np.linalg.norm(offset))
-        return length, offset / length if length > 0.0 else np.array([1.0, 0.0])
-    edges = np.roll(polygon, -1, axis=0) - polygon
+        return length, offset / length if length > 0.0 else np.array([1.0, 0.0]), 0, 0.0
+    edges = polygon[_NEXT[len(polygon)]] - polygon
     lengths = np.sqrt(row_dots(edges, edges))
     normals = np.stack([edges[:, 1], -edges[:, 0]], axis=1) / np.maximum(lengths, 1e-300)[:, None]
     across = row_dots(normals, point - polygon)
+    along = row_dots(point - polygon, edges) / np.maximum(lengths ** 2, 1e-300)
     if len(polygon) > 2 and (across <= 0.0).all():
         nearest = int(np.argmax(across))
-        return float(across[nearest]), normals[nearest]
-    along = np.clip(row_dots(point - polygon, edges) / np.maximum(lengths ** 2, 1e-300), 0.0, 1.0)
+        return float(across[nearest]), normals[nearest], nearest, float(along[nearest])
+    along = np.clip(along, 0.0, 1.0)
     offsets = point - (polygon + along[:, None] * edges)
     distances = np.sqrt(row_dots(offsets, offsets))
     nearest = int(np.argmin(distances))
-    if distances[nearest] == 0.0:
-        return 0.0, normals[nearest]
-    return float(distances[nearest]), offsets[nearest] / distances[nearest]
+    length = float(distances[nearest])
+    return length, normals[nearest] if length == 0.0 else offsets[nearest] / length, nearest, \
+        float(along[nearest])
+
+
+class _Cyclic(dict):
+    """``_NEXT[p]``: the index of each vertex's successor in a cyclic polygon of p vertices."""
+
+    def __missing__(self, count):
+        self[count] = np.roll(np.arange(count), -1)
+        return self[count]
+
+
+_NEXT = _Cyclic()
 
 
 class Balance(TaskKind):
@@ -130,9 +153,12 @@ class Balance(TaskKind):
             weights = np.asarray(body.masses, float)[massive]
             weights = weights / max(float(weights.sum()), 1e-300)
             carried = moves[np.ix_(columns, massive)] * weights          # (M, massive)
+            supports = np.flatnonzero(body.supports)
+            ends_moved = np.repeat(np.tile(moves[np.ix_(columns, supports)].T, (2, 1)), 3,
+                                   axis=1)                     # (2S, 3M): heads, then tails
             self.parts.append((massive, model.lengths[massive], weights, carried,
-                               np.repeat(carried.sum(axis=1), 3),
-                               np.flatnonzero(body.supports), model.lengths[body.supports]))
+                               np.repeat(carried.sum(axis=1), 3), supports,
+                               model.lengths[body.supports], ends_moved))
         self._geometry_of = (None, None)
         self.armed = {}     # task: (n', room) of the step being solved again (``arm``)
 
@@ -143,25 +169,30 @@ class Balance(TaskKind):
         self._geometry_of = (None, None)     # measured on the old planes
 
     def _geometry(self, effectors):
-        """Per task ``(active, n, d, mids, ground, polygon)`` at the pose (cached per pose): its
-        bones' midpoints, G and the support polygon on the ground plane (``(u, v)``
-        coordinates; None without supports)."""
+        """Per task ``(active, n, d, mids, ground, polygon, ends, blend)`` at the pose (cached
+        per pose): its bones' midpoints, G and the support polygon on the ground plane (``(u,
+        v)`` coordinates; None without supports), the supports' heads then tails (2S,3) and
+        the weights (2S,) of the boundary point nearest to G among them (module docstring)."""
         world = effectors.world
         if self._geometry_of[0] is world:
             return self._geometry_of[1]
         rows = []
-        for (massive, lengths, weights, _, _, supports, support_lengths), body, plane in zip(
+        for (massive, lengths, weights, _, _, supports, support_lengths, _), body, plane in zip(
                 self.parts, self.bodies, self.planes):
             mids = _midpoints(world.take(massive, axis=0), lengths)
             if not supports.size:       # nothing to stand on: never active, never holding
-                rows.append((False, np.zeros(3), -np.inf, mids, None, None))
+                rows.append((False, np.zeros(3), -np.inf, mids, None, None, None, None))
                 continue
             heads = world[supports, :3, 3]
-            tails = heads + support_lengths[:, None] * world[supports, :3, 1]
-            ends = np.concatenate([heads, tails])
-            ground, polygon = weights.dot(mids).dot(plane), _hull(ends.dot(plane))
-            d, n = polygon_distance(ground, polygon)
-            rows.append((d > -body.band, plane.dot(n), d, mids, ground, polygon))
+            ends = np.concatenate([heads, heads + support_lengths[:, None] * world[supports, :3, 1]])
+            flat = ends.dot(plane)
+            hull = _hull(flat)
+            ground, polygon = weights.dot(mids).dot(plane), flat[hull]
+            d, n, k, t = _nearest_boundary(ground, polygon)
+            blend = np.zeros(len(ends))
+            blend[hull[k]] += 1.0 - t
+            blend[hull[(k + 1) % len(hull)]] += t
+            rows.append((d > -body.band, plane.dot(n), d, mids, ground, polygon, ends, blend))
         self._geometry_of = (world, rows)
         return rows
 
@@ -178,12 +209,13 @@ class Balance(TaskKind):
     def jacobian(self, frame, effectors, mask):
         rows = self._geometry(effectors)
         out = np.zeros((len(rows), 3, frame.axes.shape[1]))
-        for k, ((active, n, _, mids, _, _), part) in enumerate(zip(rows, self.parts)):
+        for k, ((active, n, _, mids, _, _, ends, blend), part) in enumerate(zip(rows, self.parts)):
             if k in self.armed:
-                n = self.armed[k][0]
+                n, blend = self.armed[k][0], self.armed[k][2]
             elif not active:
                 continue
-            along = _kinetic_jacobian(frame, mids, part).dot(n)
+            along = _kinetic_jacobian(frame, mids, part).dot(n) - \
+                blend.dot(n.dot(_ends_jacobian(frame, ends, part)))
             out[k] = n[:, None] * (along * mask[k])[None, :]
         return out
 
@@ -191,14 +223,22 @@ class Balance(TaskKind):
         """Arm the rows of the bodies inside beyond the band whose centre of mass the joint step
         ``delta`` (3M,) takes outside to first order (module docstring); True when any is."""
         self.armed = {}
-        for k, ((active, _, _, mids, ground, polygon), part, plane) in enumerate(
+        for k, ((active, _, _, mids, ground, polygon, ends, _), part, plane) in enumerate(
                 zip(self._geometry(effectors), self.parts, self.planes)):
             if active or polygon is None:
                 continue
             moved = delta.dot(_kinetic_jacobian(frame, mids, part)).dot(plane)
-            beyond, outward = polygon_distance(ground + moved, polygon)
+            ends_moved = _ends_jacobian(frame, ends, part).dot(delta).dot(plane)
+            flat = ends.dot(plane) + ends_moved
+            hull = _hull(flat)
+            beyond, outward, edge, t = _nearest_boundary(ground + moved, flat[hull])
             if beyond > 0.0:
-                self.armed[k] = (plane.dot(outward), float(moved.dot(outward)) - beyond)
+                blend = np.zeros(len(ends))
+                blend[hull[edge]] += 1.0 - t
+                blend[hull[(edge + 1) % len(hull)]] += t
+                carried = blend.dot(ends_moved)     # the boundary point's own motion
+                self.armed[k] = (plane.dot(outward),
+                                 float((moved - carried).dot(outward)) - beyond, blend)
         return bool(self.armed)
 
     def disarm(self):
@@ -211,6 +251,12 @@ def _kinetic_jacobian(frame, mids, part):
     carried, fractions = part[3], part[4]
     sums = np.repeat(carried.dot(mids), 3, axis=0)      # S_j per column (3M,3)
     return _cross_rows(frame.axes.T, sums) - fractions[:, None] * frame.moments
+
+
+def _ends_jacobian(frame, ends, part):
+    """The supports' ends' position Jacobians (2S,3,3M) at the pose (``part[7]``: the columns
+    that move each)."""
+    return task_jacobian(frame, ends, part[7], orientation=False)[0]
 
 
 def _midpoints(frames, lengths):
@@ -226,20 +272,24 @@ def _cross_rows(u, v):
 
 
 def _hull(points):
-    """The convex hull (p,2) of 2-D ``points``, counter-clockwise (Andrew's monotone chain)."""
-    ordered = sorted(set(map(tuple, np.round(points, 12).tolist())))
+    """The indices (p,) of the convex hull's vertices among the 2-D ``points``, counter-clockwise
+    (Andrew's monotone chain; points equal to 12 decimals count once, the first of them)."""
+    first = {}
+    for index, key in enumerate(map(tuple, np.round(points, 12).tolist())):
+        first.setdefault(key, index)
+    ordered = sorted(first.items())
     if len(ordered) <= 2:
-        return np.array(ordered)
+        return np.array([index for _, index in ordered], dtype=np.int64)
 
     def half(sequence):
         chain = []
-        for p in sequence:
-            while len(chain) >= 2 and _turn(chain[-2], chain[-1], p) <= 0.0:
+        for point in sequence:
+            while len(chain) >= 2 and _turn(chain[-2][0], chain[-1][0], point[0]) <= 0.0:
                 chain.pop()
-            chain.append(p)
+            chain.append(point)
         return chain[:-1]
 
-    return np.array(half(ordered) + half(ordered[::-1]))
+    return np.array([index for _, index in half(ordered) + half(ordered[::-1])], dtype=np.int64)
 
 
 def _turn(a, b, c):
