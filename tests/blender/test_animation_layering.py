@@ -43,6 +43,21 @@ def test_targets_from_the_clips_own_motion_keep_it_in_playback_and_in_the_bake(c
     assert max(mc.angle_between(baked[f], animation[f]).max() for f in frames) <= KEPT
 
 
+def test_a_target_with_a_delta_transform_is_not_reused(clip, dqik):
+    """Keyed location and rotation would be offset by it: sampling again makes a new target,
+    and the untouched clip plays as it was."""
+    obj, targets, frames, animation = clip
+    offset = targets["forearm.L"]
+    offset.delta_location = (0.0, 0.0, 0.2)
+    mc.select(obj, ["forearm.L"])
+    assert bpy.ops.dqik.targets_from_animation() == {'FINISHED'}
+    made = obj.pose.bones["forearm.L"].dqik.target
+    assert made is not offset and made.users_scene
+    obj.dqik.use_solve_on_frame_change = True
+    rotations, _ = mc.played(dqik, obj, frames)
+    assert max(mc.angle_between(rotations[f], animation[f]).max() for f in frames) <= KEPT
+
+
 def _edited(targets, frames):
     """The left hand raised 12 cm over the middle of the clip, the left foot lowered 15 cm, out
     of reach, over frames 4–40, each eased in and out and keyed on every frame."""

@@ -281,6 +281,26 @@ def test_add_target_puts_an_empty_on_the_tail_and_solves_to_it(clean_scene, dqik
     assert _worst_error(obj, {"hand.L": empty}) < REACHED
 
 
+@pytest.mark.parametrize("scale", [1.0, 0.01])
+def test_an_added_target_is_drawn_a_quarter_of_the_bones_length_in_the_world(clean_scene, dqik,
+                                                                              scale):
+    """Bones in centimetres on an armature scaled 0.01 (a Mixamo import) get Empties of the
+    same size in the world as the metarig's."""
+    obj = rigs.metarig("basic")
+    length = obj.data.bones["shin.L"].length
+    if scale != 1.0:
+        bpy.ops.object.mode_set(mode='OBJECT')
+        obj.data.transform(Matrix.Scale(1.0 / scale, 4))
+        obj.scale = (scale,) * 3
+        bpy.ops.object.mode_set(mode='POSE')
+    bpy.context.view_layer.update()
+    obj.data.bones.active = obj.data.bones["shin.L"]
+    assert bpy.ops.dqik.add_target() == {'FINISHED'}
+    empty = obj.pose.bones["shin.L"].dqik.target
+    assert empty.empty_display_size * empty.matrix_world.to_scale()[0] == \
+        pytest.approx(0.25 * length, rel=1e-5)
+
+
 def test_add_target_again_names_the_target_it_replaces(clean_scene, dqik, capfd):
     obj = rigs.metarig("basic")
     obj.data.bones.active = obj.data.bones["hand.L"]

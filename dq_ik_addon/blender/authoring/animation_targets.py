@@ -6,7 +6,8 @@ the targets, not the source.
 The animation is sampled as Blender evaluates it (``scene.frame_set``: actions, NLA, drivers and
 constraints), with Solve on Frame Change held off the armature meanwhile
 (``Session.baking``), then the frame is put back. A bone's existing target is reused when it is
-an object that nothing else moves (no parent, no constraints); otherwise a new Empty is made
+an object that nothing else moves (no parent, no constraints, no delta transform, which the
+keyed location and rotation would be offset by); otherwise a new Empty is made
 (``target_empties``). The keys go into an action of the Empty's own, made as a bake's is
 (``keys.key_writer.prepare_action``): an action the Empty had is pushed down to the NLA, and
 sampling again keeps a copy of what it replaces."""
@@ -74,6 +75,12 @@ def _target_of(obj, pose_bone, used):
     this call keys it (``used``), else a new Empty."""
     target = pose_bone.dqik.target
     if target is not None and target.type != 'ARMATURE' and target.parent is None \
-            and not target.constraints and target not in used:
+            and not target.constraints and target not in used and _no_delta(target):
         return target, False
     return add_target_empty(obj, pose_bone), True
+
+
+def _no_delta(target):
+    """``target``'s delta location and rotations are the identity."""
+    return not any(target.delta_location) and not any(target.delta_rotation_euler) \
+        and tuple(target.delta_rotation_quaternion) == (1.0, 0.0, 0.0, 0.0)

@@ -3,13 +3,16 @@
 
 import bpy
 
+from ..rig.model_reader import world_unit
+
 
 def add_target_empty(obj, pose_bone):
     """Create the Empty at the bone's posed tail, oriented like the bone, in the armature's
-    collection; enable the bone's task with it. Returns the Empty."""
+    collection, drawn a quarter of the bone's length in the world (the armature's scale
+    included: a Mixamo import's 0.01); enable the bone's task with it. Returns the Empty."""
     empty = bpy.data.objects.new(f"{pose_bone.name} target", None)
     empty.empty_display_type = 'SPHERE'
-    empty.empty_display_size = max(pose_bone.bone.length * 0.25, 1e-3)
+    empty.empty_display_size = max(pose_bone.bone.length * world_unit(obj) * 0.25, 1e-3)
     collection = obj.users_collection[0] if obj.users_collection else \
         bpy.context.scene.collection
     collection.objects.link(empty)
