@@ -79,13 +79,13 @@ def key_old_animation(obj):
     return obj.animation_data.action
 
 
-def head_rotations(obj, frames):
-    """(F, 4) the head's (spine.006) rotation quaternion at each frame."""
+def bone_rotations(obj, frames, name="spine.006"):
+    """(F, 4) the bone's (the head's by default) rotation quaternion at each frame."""
     scene = bpy.context.scene
     out = []
     for frame in frames:
         scene.frame_set(frame)
-        out.append(np.array(obj.pose.bones["spine.006"].rotation_quaternion))
+        out.append(np.array(obj.pose.bones[name].rotation_quaternion))
     return np.array(out)
 
 

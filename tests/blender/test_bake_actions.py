@@ -30,7 +30,7 @@ def test_existing_animation_goes_to_the_nla_and_still_plays(clean_scene, dqik):
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
     old = bakes.key_old_animation(obj)
-    head_before = bakes.head_rotations(obj, range(1, 121, 7))
+    head_before = bakes.bone_rotations(obj, range(1, 121, 7))
     bakes.animated_targets(obj)
     bpy.context.scene.frame_set(1)
     assert bpy.ops.dqik.bake(frame_start=1, frame_end=120) == {'FINISHED'}
@@ -41,11 +41,45 @@ def test_existing_animation_goes_to_the_nla_and_still_plays(clean_scene, dqik):
     assert [strip.action for strip in strips] == [old]
     assert strips[0].action_slot is not None
     assert old.name in bpy.data.actions and old.users >= 1
-    assert np.abs(bakes.head_rotations(obj, range(1, 121, 7)) - head_before).max() <= 1e-6
+    assert np.abs(bakes.bone_rotations(obj, range(1, 121, 7)) - head_before).max() <= 1e-6
     # the baked arm plays from the bake, on top of the old keys of upper_arm.L
     names = ["upper_arm.L", "forearm.L", "hand.L"]
     played, errors = bakes.played(obj, names, range(1, 121, 7))
     assert errors.max() <= 1e-4
+
+
+def test_a_bake_of_some_frames_leaves_the_earlier_animation_playing_around_them(clean_scene,
+                                                                                  dqik):
+    """The new action does not hold its first and last keys outside its frames (Extrapolation
+    Nothing): the upper arm plays its old keys there, and the bake on its own frames."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    bakes.key_old_animation(obj)
+    outside, inside = (1, 20, 39, 61, 90, 120), (45, 50, 55)
+
+    def arm(frames):
+        return bakes.bone_rotations(obj, frames, "upper_arm.L")
+    before, before_inside = arm(outside), arm(inside)
+    bakes.animated_targets(obj)
+    assert bpy.ops.dqik.bake(frame_start=40, frame_end=60) == {'FINISHED'}
+    assert obj.animation_data.action_extrapolation == 'NOTHING'
+    assert np.abs(arm(outside) - before).max() <= 1e-6
+    assert np.abs(arm(inside) - before_inside).max() > 1e-3
+
+
+def test_the_report_names_the_nla_tracks_that_play_on_under_a_bake(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    old = bakes.key_old_animation(obj)
+    data = obj.animation_data
+    track = data.nla_tracks.new()
+    track.name = "Walk"
+    track.strips.new("walk", 1, old)
+    data.action = None
+    bakes.animated_targets(obj, frames=(1, 10))
+    report = dqik.api.FrameBake(obj, bpy.context.scene, dqik.api.BakeOptions(1, 10)).finish()
+    assert "the NLA track 'Walk' plays on underneath, unchanged" in report.describe()
+    assert data.action_extrapolation == 'NOTHING'
 
 
 def test_baking_twice_keeps_one_action_one_slot_one_curve_per_channel_and_a_copy(clean_scene, dqik):
@@ -190,9 +224,9 @@ def test_a_new_action_bake_switches_the_nla_on_so_the_pushed_down_action_plays(c
                                                                                  dqik):
     obj = rigs.metarig("basic")
     bakes.key_old_animation(obj)
-    head_before = bakes.head_rotations(obj, range(1, 21, 4))
+    head_before = bakes.bone_rotations(obj, range(1, 21, 4))
     bakes.animated_targets(obj, frames=(1, 20))
     obj.animation_data.use_nla = False
     assert bakes.short_bake(obj) == {'FINISHED'}
     assert obj.animation_data.use_nla
-    assert np.abs(bakes.head_rotations(obj, range(1, 21, 4)) - head_before).max() <= 1e-6
+    assert np.abs(bakes.bone_rotations(obj, range(1, 21, 4)) - head_before).max() <= 1e-6

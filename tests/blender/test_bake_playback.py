@@ -133,7 +133,7 @@ def test_selected_and_all_bones_key_the_other_bones_as_animated(clean_scene, dqi
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset(preset='HUMANOID')
     bakes.key_old_animation(obj)
-    head_before = bakes.head_rotations(obj, range(1, 21))
+    head_before = bakes.bone_rotations(obj, range(1, 21))
     bakes.animated_targets(obj, frames=(1, 20))
     bones = obj.data.bones if bpy.app.version < (5, 0, 0) else obj.pose.bones
     for item in bones:
@@ -146,7 +146,7 @@ def test_selected_and_all_bones_key_the_other_bones_as_animated(clean_scene, dqi
     report = bakes.baker(dqik, obj, bones='ALL').finish()
     assert len(report.bones) == len(obj.pose.bones)
     obj.animation_data.nla_tracks[0].mute = True         # the bake's action alone
-    assert np.abs(bakes.head_rotations(obj, range(1, 21)) - head_before).max() <= 1e-6
+    assert np.abs(bakes.bone_rotations(obj, range(1, 21)) - head_before).max() <= 1e-6
 
 
 def test_playback_after_a_bake_that_keeps_the_tasks_on_shows_the_baked_keys(clean_scene, dqik):

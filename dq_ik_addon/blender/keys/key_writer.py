@@ -13,7 +13,10 @@ curves are grouped by bone through ``channelbag.groups`` on both versions.
   An active action that is not one is pushed down to a new NLA track first, with its slot,
   blend type and influence, as ``nla.action_pushdown`` does (that operator refuses to run from
   scripts; Wiggle 2 and jiggle physics push down the same way): every channel of it the bake
-  does not key still plays from there (the NLA is switched on if it was off). An active action
+  does not key still plays from there (the NLA is switched on if it was off). With NLA tracks
+  playing underneath, the new action's Extrapolation is Nothing (``action_extrapolation``): it
+  does not hold its first and last keys around its frames, so a bake of a few frames leaves
+  the rest of the shot playing as it was. An active action
   with no slot for the armature plays nothing for it and is only replaced. When the active
   action is the one an earlier bake made for this armature, in a slot no other object uses,
   that action is baked into again (``'ACTIVE'``), so baking twice leaves one action, one slot
@@ -130,10 +133,12 @@ def prepare_action(obj, mode):
     if action is not None:
         where = _kept_before(action, data)
     else:
-        where = "no earlier animation" if data.action is None else _put_aside(data)
+        where = _underneath(data) if data.action is None else _put_aside(data)
         action = bpy.data.actions.new(f"{obj.name}_DQIK")
         action[ACTION_MARK] = obj.name
         data.action = action
+        if any(not track.mute and track.strips for track in data.nla_tracks):
+            data.action_extrapolation = 'NOTHING'   # around its frames, what is underneath plays
     if data.action_slot is None:
         data.action_slot = _slot_for(obj, action)
     if action.get(ACTION_MARK):
@@ -159,6 +164,17 @@ def _slot_for(obj, action):
     identifier = f"OB{obj.name}"
     mine = [slot for slot in action.slots if slot.identifier == identifier and not slot.users()]
     return mine[0] if mine else action.slots.new('OBJECT', obj.name)
+
+
+def _underneath(data):
+    """Where the animation is when there was no active action: the NLA tracks that play on
+    under the new action, unchanged, or none."""
+    tracks = [track.name for track in data.nla_tracks if not track.mute and track.strips]
+    if not tracks:
+        return "no earlier animation"
+    return (f"no active action; the NLA track{'s' if len(tracks) > 1 else ''} "
+            f"{', '.join(repr(name) for name in tracks)} play{'' if len(tracks) > 1 else 's'} "
+            "on underneath, unchanged")
 
 
 def _put_aside(data):
