@@ -209,3 +209,37 @@ def test_rigs_that_target_each_other_are_named_and_never_met(clip, dqik):
     hand = {t.name: t for t in snapshot.tasks}["forearm.L"]
     assert hand.status == 'CLOSEST'
     assert any("follows 'walk.001'" in w and "forearm.L" in w for w in snapshot.warnings)
+
+
+def test_a_rig_aiming_at_another_rigs_solved_bone_follows_what_that_rig_shows(clip, dqik):
+    """The clip's left hand on a second rig's right wrist (its ``hand.R`` head), that rig's own
+    right hand raised 15 cm by DQ IK on frame change: the first rig is solved after the second
+    (though the view layer lists it first), so in playback its hand is on the wrist shown, and
+    its bake gives the pose it played."""
+    obj, targets, frames, _ = clip
+    other = obj.copy()
+    other.data = obj.data.copy()
+    bpy.context.scene.collection.objects.link(other)
+    other.location.x += 0.5
+    raised = targets["forearm.R"].copy()
+    raised.animation_data.action = targets["forearm.R"].animation_data.action.copy()
+    bpy.context.scene.collection.objects.link(raised)
+    mc.shift_keys(raised, 2, {f: 0.15 for f in frames})
+    raised.location.x += 0.5
+    for name in mc.FEET + mc.HANDS:
+        other.pose.bones[name].dqik.use_target = name == "forearm.R"
+    other.pose.bones["forearm.R"].dqik.target = raised
+    settings = obj.pose.bones["forearm.L"].dqik
+    settings.target, settings.subtarget = other, "hand.R"
+    obj.dqik.use_solve_on_frame_change = other.dqik.use_solve_on_frame_change = True
+    scene, played = bpy.context.scene, {}
+    for frame in frames:
+        scene.frame_set(frame)
+        wrist = other.matrix_world @ other.pose.bones["hand.R"].head
+        assert (obj.matrix_world @ obj.pose.bones["forearm.L"].tail - wrist).length <= 1e-4
+        played[frame] = mc.chain_rotations(obj, mc.CHAIN)
+    obj.dqik.use_solve_on_frame_change = False
+    _bake(dqik, obj, switch_off_tasks=True).finish()
+    for frame in frames:
+        scene.frame_set(frame)
+        assert mc.angle_between(mc.chain_rotations(obj, mc.CHAIN), played[frame]).max() <= SAME

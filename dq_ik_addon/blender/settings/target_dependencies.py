@@ -237,6 +237,19 @@ def mutual_targets(armature, sources):
                         for name, other in found.items()]
 
 
+def armatures_followed(armature, targets):
+    """The armatures other than ``armature`` that any of ``targets`` (objects, or None) is or
+    follows (``_armatures_followed``); a deleted target is passed over."""
+    found = {}
+    for target in targets:
+        try:
+            found.update((other.as_pointer(), other)
+                         for other in _armatures_followed(armature, target))
+        except ReferenceError:
+            continue
+    return list(found.values())
+
+
 def _armatures_followed(armature, target):
     """The armatures other than ``armature`` that ``target`` is or follows through parents and
     constraint targets (objects only: a bone's constraints belong to its armature)."""

@@ -23,6 +23,10 @@ on how it was reached (playback, stepping, scrubbing, a jump, a render of single
 order, a bake give one pose), and the animation under the IK is kept where the targets do not
 ask otherwise.
 
+An armature whose targets follow another one that solves on frame change (a bone of it, or an
+object parented or constrained to it) is solved after it (``_dependency_order``), so it aims at
+the pose the other shows: the same pose a bake of either gives.
+
 The pose is written, never keyed (``dqik.bake`` keys it). The handler never re-enters itself
 (a flag; it never calls ``frame_set``) and never raises: an error (``ArmatureError`` with its
 message, or any exception) is printed once to stderr, kept in the session's ``last_result``
@@ -82,12 +86,36 @@ def frame_change_post(scene, depsgraph=None):
         if depsgraph is not None and depsgraph.mode == 'RENDER':
             depsgraph.view_layer.update()   # the originals at the render's frame (see above)
         frame = scene.frame_current + scene.frame_subframe
-        for obj in armatures:
+        for obj in _dependency_order(armatures):
             _solve(obj, frame)
     except Exception:   # noqa: BLE001  (never raise on every frame: a bug here is shown once)
         traceback.print_exc()
     finally:
         _running = False
+
+
+def _dependency_order(armatures):
+    """``armatures`` with each after the ones its targets follow (``Session.followed_armatures``),
+    so that it aims at their solved pose, which each tick evaluates first; otherwise (and within
+    a cycle, which the sessions warn about) in the view layer's order."""
+    if len(armatures) < 2:
+        return armatures
+    keys = [obj.as_pointer() for obj in armatures]
+    follows = {}
+    for key, obj in zip(keys, armatures):
+        try:
+            others = session_for(obj).followed_armatures() if obj.mode != 'EDIT' else []
+        except Exception:   # noqa: BLE001  (the tick reports what is wrong with the rig)
+            others = []
+        follows[key] = {other.as_pointer() for other in others} & set(keys) - {key}
+    order, done = [], set()
+    pending = list(zip(keys, armatures))
+    while pending:
+        ready = next((item for item in pending if follows[item[0]] <= done), pending[0])
+        pending.remove(ready)
+        done.add(ready[0])
+        order.append(ready[1])
+    return order
 
 
 def _solve(obj, frame):

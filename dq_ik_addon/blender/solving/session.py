@@ -37,6 +37,7 @@ from ..rig.objects import check_editable
 from ..rig.reader import read_rig
 from ..rig.rig_checks import shown_as_solved
 from ..settings.balance import BalanceSetup
+from ..settings.target_dependencies import armatures_followed
 from ..settings.task_kinds import is_angular, report_of
 from ..settings.validation import check_armature_settings
 from .animated_start import AnimatedStart
@@ -226,6 +227,15 @@ class Session:
                                               for report, error in parts.items())
                            and name not in mutual else 'CLOSEST', parts)
                 for name, parts in found.items()]
+
+    def followed_armatures(self):
+        """The other armatures that the targets of this armature's tasks are or follow (a bone
+        of theirs, a parent, a constraint), as the rig's settings were read (read now when they
+        were not, or changed since)."""
+        obj = self._armature()
+        if self.model is None or self.watch.dirty:
+            self._read_rig(obj)
+        return armatures_followed(obj, [source.target for source in self._sources])
 
     def _armature(self):
         try:
