@@ -91,7 +91,7 @@ class Problem:
         free[self.joints] = True if self.limits is None else ~self.limits.limited
         # reach: straight (a chain that slides: not only by turning)
         self.free_chains = ~(self.tasks.joint_masks & ~free).any(axis=1) & ~self.slides.moves_task
-        self._reach_key = self.chain_reach = None    # (``hang``: the given pose sets the reach)
+        self._reach_key = self.chain_reach = self.exact_reach = None    # (``hang``)
         tasks = self.tasks
         self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.column_joints))
         for batch in tasks.batches:
@@ -147,9 +147,12 @@ class Problem:
         if key == self._reach_key:
             return
         self._reach_key = key
-        self.chain_reach = self.reach(given) + self.slides.allowance()
+        reach, exact = self.reach(given)
+        allowance = self.slides.allowance()
+        self.chain_reach = reach + allowance
+        self.exact_reach = exact & (allowance == 0.0) & (reach > 0.0)
         self.tasks.set_reach(self.chain_roots, self.chain_reach, self.free_chains,
-                             self.settings.soft_reach)
+                             self.settings.soft_reach, self.exact_reach)
 
     def given_key(self, given):
         """The given pose ``given`` as bytes (``GivenPose.key``), less what the solve moves:

@@ -69,7 +69,10 @@ class ReachBound:
                       for measured in (True, False)}
 
     def __call__(self, given):
-        """R of each task in the given pose ``given`` (``moving_joints_fk.GivenPose``)."""
+        """``(R, exact)`` of each task in the given pose ``given`` (``moving_joints_fk.GivenPose``):
+        ``exact`` where the chain has no hop below its root (a chain of one bone) and no scale is
+        uneven, so that its tail keeps the distance R from the root's head in every pose: the
+        reachable points are that sphere."""
         model, measured = self.model, given.evaluated is not None
         scales = np.ones((len(model), 3)) if given.scales is None else np.abs(given.scales)
         factor = scales.max(axis=1)
@@ -88,7 +91,8 @@ class ReachBound:
                                           given.locations[self.hops] * self.hop_located[:, None])
         hops = self.hops.size
         hop = stretch[:hops] * np.sqrt(np.einsum('ki,ki->k', offsets, offsets))
-        return self.inner_hops @ hop + stretch[hops:] * self.lengths
+        exact = ~self.inner_hops.any(axis=1) & (not uneven)
+        return self.inner_hops @ hop + stretch[hops:] * self.lengths, exact
 
 
 def _scale_paths(model, keeps, ends):

@@ -243,3 +243,26 @@ def test_a_rig_aiming_at_another_rigs_solved_bone_follows_what_that_rig_shows(cl
     for frame in frames:
         scene.frame_set(frame)
         assert mc.angle_between(mc.chain_rotations(obj, mc.CHAIN), played[frame]).max() <= SAME
+
+
+def test_a_one_bone_chain_whose_target_comes_nearer_than_its_length_ends_at_once(clip, dqik):
+    """The forearm alone (Chain Length 1), its target pulled 40 % of the way to the elbow on
+    every frame: out of reach inside the forearm's sphere, and the animated forearm points at
+    it already, so every frame ends at once, reporting the pull (it ran to 65-81 iterations)."""
+    obj, targets, frames, animation = clip
+    obj.pose.bones["forearm.L"].dqik.chain_count = 1
+    scene, pulls = bpy.context.scene, {}
+    for frame in frames:
+        scene.frame_set(frame)
+        bone = obj.pose.bones["forearm.L"]
+        pulls[frame] = np.array(obj.matrix_world @ bone.head - obj.matrix_world @ bone.tail) * 0.4
+    for axis in range(3):
+        mc.shift_keys(targets["forearm.L"], axis, {f: pulls[f][axis] for f in frames})
+    obj.dqik.use_solve_on_frame_change = True
+    rotations, iterations = mc.played(dqik, obj, frames)
+    assert max(iterations.values()) <= 1
+    assert max(mc.angle_between(rotations[f], animation[f]).max() for f in frames) <= KEPT
+    report = {task.name: task for task in dqik.api.session_for(obj).last_result.tasks}
+    assert report["forearm.L"].status == 'CLOSEST'
+    assert report["forearm.L"].errors["position"] == pytest.approx(
+        np.linalg.norm(pulls[frames[-1]]), abs=1e-4)

@@ -137,3 +137,37 @@ def test_a_reachable_target_near_full_extension_is_met(fraction):
     result = Solver(model, [Task(Position, 2, goal)]).solve(
         bent if fraction < 1.0 else np.tile([1.0, 0.0, 0.0, 0.0], (3, 1)))
     assert result.converged and result.errors[0] < 1e-5
+
+
+def _around_one_bone(angle, distance=1.0):
+    """A bone of length 1 along +Y from the origin, and a target ``distance`` from its head
+    turned ``angle`` degrees from it about Z."""
+    model = straight_chain(1, 1.0)
+    a = np.radians(angle)
+    return model, np.array([-np.sin(a), np.cos(a), 0.0]) * distance
+
+
+@pytest.mark.parametrize("angle", [90.0, 170.0, 175.0, 178.0, 180.0])
+def test_a_chain_of_one_bone_meets_a_target_on_its_sphere_right_behind_it_too(angle):
+    """Its tail stays on the sphere about its head, which its targets are taken on; the error
+    is the arc along it, so a target behind the bone pulls it round (the chord's lies along
+    the bone, out of the Jacobian's range: it stalled from 175° on)."""
+    model, goal = _around_one_bone(angle)
+    result = Solver(model, [Task(Position, 0, goal, chain_count=1)]).solve(identity_pose(1))
+    assert result.converged and result.steps["escapes"] == 0
+    tail = model.tails(model.matrices(result.rotations))[0]
+    assert np.linalg.norm(tail - goal) <= SolverSettings().tolerance
+
+
+def test_a_target_nearer_than_a_chain_of_one_bone_ends_at_once_pointing_at_it():
+    """Out of reach inside its sphere: the closest point is the one in its direction, which a
+    bone pointing at it already has, with the target's true distance reported."""
+    model, goal = _around_one_bone(0.0, distance=0.6)
+    result = Solver(model, [Task(Position, 0, goal, chain_count=1)]).solve(identity_pose(1))
+    assert result.iterations == 0 and not result.converged
+    assert result.errors[0] == pytest.approx(0.4)
+    turned, near = _around_one_bone(30.0, distance=0.6)
+    result = Solver(turned, [Task(Position, 0, near, chain_count=1)]).solve(identity_pose(1))
+    tail = turned.tails(turned.matrices(result.rotations))[0]
+    assert np.degrees(np.arccos(min(1.0, tail.dot(near) / 0.6))) <= 1e-3
+    assert result.iterations <= 12

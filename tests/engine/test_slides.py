@@ -135,13 +135,15 @@ def test_a_sliding_pelvis_crouches_with_the_feet_planted():
 
 
 def test_without_translation_the_pelvis_cannot_crouch():
+    """The pelvis's tail dragged 0.3 m down: turning alone, the 0.1 m pelvis can at best point
+    its tail down, 0.1 m short (0.2 m down it would meet it upside down, its head unmoved)."""
     model = _body()
     world = model.matrices(np.tile([1.0, 0, 0, 0], (8, 1)))
     tasks = [Task(Position, f, model.tails(world)[f]) for f in (4, 7)] + \
-        [Task(Position, 0, model.tails(world)[0] - [0, 0, 0.2], priority=2)]
+        [Task(Position, 0, model.tails(world)[0] - [0, 0, 0.3], priority=2)]
     result = Solver(model, tasks).solve(np.tile([1.0, 0, 0, 0], (8, 1)))
     assert result.locations is None
-    assert result.errors[2] > 0.1
+    assert result.errors[2] > 0.05
 
 
 def test_locked_location_axes_do_not_slide():

@@ -12,7 +12,9 @@ on a chain whose joints turn freely, just past it elsewhere, ``TaskSet.set_reach
 (§4.4, §5.2), taken on the target's distance from the chain, so that a target out of reach pulls
 its chain the same way wherever it lies along a direction from it (10 m, 1 km or 10,000 km), and
 its error weighs in its level as a target just out of reach does, not a thousand times more.
-Reports give the true distance.
+On a chain of one bone, whose tail stays at the distance R from its head, every target is taken
+on that sphere (A = R, nearer targets too): the closest point it reaches; and the error is the
+arc to it along the sphere (``_along_the_sphere``). Reports give the true distance.
 
 With a soft width s > 0 (``SolverSettings.soft_reach``, chains that turn freely), a target
 beyond ``A − s`` is solved for at the distance ``A − s·exp(−(d − (A − s))/s)`` instead, which
@@ -47,7 +49,8 @@ class Position(TaskKind):
 def toward(targets, effectors):
     """(k,3) the points the solve takes for ``targets``: a target beyond its chain's reach
     brought in along its direction from the chain's root (``Effectors.reach``, ``aim``), eased
-    in over the soft width (module docstring)."""
+    in over the soft width (module docstring); on a chain of one bone, the tail plus the arc to
+    that point on its sphere (``_along_the_sphere``)."""
     if effectors.reach is None:
         return targets
     offset = targets - effectors.origins
@@ -59,4 +62,32 @@ def toward(targets, effectors):
         return targets
     eased = aim - soft * np.exp(-np.maximum(distance - start, 0.0) / np.maximum(soft, 1e-300))
     scale = np.where(soft > 0.0, eased, aim) / np.where(far, distance, 1.0)
-    return np.where(far[:, None], effectors.origins + offset * scale[:, None], targets)
+    points = np.where(far[:, None], effectors.origins + offset * scale[:, None], targets)
+    exact = far & (effectors.reach == 0.0) & (aim > 0.0)
+    if any_true(exact):
+        points[exact] = _along_the_sphere(points[exact], effectors.tails[exact],
+                                          effectors.origins[exact])
+    return points
+
+
+def _along_the_sphere(points, tails, origins):
+    """The tails plus the arcs to ``points`` on the spheres about ``origins`` they lie on,
+    ``r θ t̂`` along the great circles' tangents at the tails (k,3): the shortest arc, as an
+    orientation task's error is. Its length grows up to πr as the point goes round behind the
+    bone, where the chord ``p − t`` lies along the bone and out of the Jacobian's range, so
+    that a chain of one bone pointing away from its target turns round instead of stalling;
+    near the point the two agree to first order."""
+    radial, wanted = tails - origins, points - origins
+    radius = np.sqrt(row_dots(radial, radial))
+    unit = radial / radius[:, None]
+    direction = wanted / np.sqrt(row_dots(wanted, wanted))[:, None]
+    cosine = row_dots(unit, direction)
+    across = direction - cosine[:, None] * unit
+    sine = np.sqrt(row_dots(across, across))
+    # right behind the bone any direction across it is the shortest way round: the one of
+    # least |component| of the axis
+    other = np.eye(3)[np.argmin(np.abs(unit), axis=1)]
+    fallback = np.cross(unit, other)
+    tangent = np.where((sine > 1e-12)[:, None], across / np.maximum(sine, 1e-300)[:, None],
+                       fallback / np.sqrt(row_dots(fallback, fallback))[:, None])
+    return tails + (radius * np.arctan2(sine, cosine))[:, None] * tangent
