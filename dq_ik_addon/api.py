@@ -16,6 +16,12 @@ by itself; call ``session.invalidate()`` after writing a setting as a raw ID pro
 (``blender/solving/session.py`` says why). Problems raise ``ArmatureError``
 with a message meant for the user.
 
+Live posing, what ``dqik.live`` runs (``blender/solving/live_posing.py``), ticked by the script::
+
+    live = api.LivePosing(rig)         # the pose it starts from is kept
+    live.tick()                        # one live tick (None: nothing moved)
+    live.confirm(bpy.context)          # or live.cancel(): the starting pose back, bit for bit
+
 Baking, what ``dqik.bake`` runs (``blender/keys/baking.py``), one frame at a time if you like::
 
     bake = api.FrameBake(rig, bpy.context.scene, api.BakeOptions(1, 120, cleanup_tolerance=1e-4))
@@ -26,9 +32,10 @@ Baking, what ``dqik.bake`` runs (``blender/keys/baking.py``), one frame at a tim
 from .blender.errors import ArmatureError
 from .blender.keys.bake_options import BakeOptions, BakeReport
 from .blender.keys.baking import FrameBake
+from .blender.solving.live_posing import LivePosing
 from .blender.solving.session import Session
 from .blender.solving.sessions import drop_sessions, session_for
 from .blender.solving.snapshot import SolveSnapshot, TaskReport
 
-__all__ = ["ArmatureError", "BakeOptions", "BakeReport", "FrameBake", "Session", "SolveSnapshot",
-           "TaskReport", "drop_sessions", "session_for"]
+__all__ = ["ArmatureError", "BakeOptions", "BakeReport", "FrameBake", "LivePosing", "Session",
+           "SolveSnapshot", "TaskReport", "drop_sessions", "session_for"]

@@ -13,7 +13,7 @@ REACHED = 1e-4
 
 
 def _live(dqik, obj):
-    return dqik.dq_ik_addon.blender.solving.live_posing.LivePosing(obj)
+    return dqik.api.LivePosing(obj)      # the scripting path (docs/live.md)
 
 
 def _feet_and_hand(obj):

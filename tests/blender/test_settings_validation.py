@@ -123,6 +123,10 @@ CASES = [
                                     ("rest_weight", "Rest Pull", "a finite value ≥ 0"))
       for v, shown in ((NAN, "nan"), (INF, "inf"), (-INF, "-inf"), (-1.0, "-1"))],
     ("tolerance=0", _armature_raw("tolerance", 0.0), "'Rig': Tolerance is 0; give it a finite"),
+    *[(f"balance_priority={v}", lambda obj, dqik, empty, v=v: (
+        setattr(obj.dqik, "use_balance", True), _armature_raw("balance_priority", v)(obj, dqik,
+                                                                                    empty)),
+       f"'Rig': Balance Priority is {v}; give it a whole number from 1 to 32") for v in (-3, 1000)],
     ("max_iterations=0", _armature_raw("max_iterations", 0),
      "'Rig': Max Iterations is 0; give it a whole number from 1 to 100000"),
     ("max_iterations=-5", _armature_raw("max_iterations", -5), "'Rig': Max Iterations is -5"),

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...engine import Balance, Body, Task, center_of_mass, support_polygon
 from ..colliders.capsules import skin_radii
-from ..settings.validation import check_bone_settings
+from ..settings.validation import check_armature_settings, check_bone_settings
 
 NAME = "Balance"        # the task's name in reports
 _BAND = 1e-3            # metres: within this of the polygon's edge the balance holds it
@@ -37,6 +37,7 @@ class BalanceSetup:
         armature's world unit); no bone marked Support is named in ``warnings``."""
         if not obj.dqik.use_balance:
             return tasks, names
+        check_armature_settings(obj, ("balance_priority",))
         if not tasks:
             warnings.append("Balance moves the bones the other tasks move, and there is no "
                             "other task; balance skipped")
