@@ -194,19 +194,21 @@ def matrix_to_quat(m):
     Shepperd's method: of the four rows of the symmetric matrix ``K = 4 q qᵀ`` (diagonal
     ``1 + tr``, ``1 + 2m_ii − tr``), take the one with the largest diagonal and normalize it.
     K's entries are linear in m's, so K is one product of the flattened matrices with a fixed
-    (9, 16) matrix (``_K_OF_M``) plus constants, for any number of matrices at once.
+    (9, 16) matrix (``_K_OF_M``) plus 1 on its diagonal, for any number of matrices at once.
     """
     m = np.asarray(m, dtype=float)
-    norms = np.sqrt(np.einsum('...ij,...ij->...j', m, m))[..., None, :]
-    m = m / np.where(norms > 0.0, norms, 1.0)
-    k = (m.reshape(m.shape[:-2] + (9,)).dot(_K_OF_M) + _K_CONSTANT).reshape(m.shape[:-2] + (4, 4))
-    best = np.argmax(k[..., _DIAGONAL, _DIAGONAL], axis=-1)
-    row = np.take_along_axis(k, best[..., None, None], axis=-2)[..., 0, :]
-    return qcanonical(qnormalize(row))
+    lead = m.shape[:-2]
+    flat = m.reshape(-1, 3, 3)
+    norms = np.sqrt((flat * flat).sum(axis=1))
+    flat = flat / np.where(norms > 0.0, norms, 1.0)[:, None, :]
+    k = flat.reshape(-1, 9).dot(_K_OF_M)
+    k[:, _K_DIAGONAL] += 1.0
+    rows = k.reshape(-1, 4, 4)[np.arange(len(k)), np.argmax(k[:, _K_DIAGONAL], axis=1)]
+    return qcanonical(qnormalize(rows)).reshape(lead + (4,))
 
 
 def _k_of_m():
-    """``(_K_OF_M, _K_CONSTANT)``: K (row-major, 16) = m (row-major, 9) · _K_OF_M + constant."""
+    """``_K_OF_M``: K (row-major, 16) = m (row-major, 9) · _K_OF_M, plus 1 on the diagonal."""
     def entries(*terms):
         row = np.zeros(9)
         for sign, i, j in terms:
@@ -222,11 +224,11 @@ def _k_of_m():
         entries((1, 1, 2), (1, 2, 1))
     rows = [[diagonal[0], x, y, z], [x, diagonal[1], xy, xz], [y, xy, diagonal[2], yz],
             [z, xz, yz, diagonal[3]]]
-    return np.array([entry for row in rows for entry in row]).T.copy(), np.eye(4).ravel()
+    return np.array([entry for row in rows for entry in row]).T.copy()
 
 
-_K_OF_M, _K_CONSTANT = _k_of_m()
-_DIAGONAL = np.arange(4)
+_K_OF_M = _k_of_m()
+_K_DIAGONAL = np.arange(4) * 5      # K's diagonal in its 16 entries
 
 
 def quat_from_axis_angle(axis, angle):
