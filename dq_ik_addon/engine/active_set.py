@@ -5,6 +5,16 @@ too): start with the rows active from the start (equalities, penetrating contact
 priority level under them, add the first row the step runs into, solve again, until the step
 violates nothing. The set starts afresh every iteration, so a joint on its limit leaves it as soon
 as the step points inward.
+
+Each pass solves the levels from the rows' least-norm point ``C⁺ r``, which moves the joints
+that hit their bounds alone. The levels above may not be able to make up for that with the
+joints left (a balance step that ran the legs into their limits broke, to first order, the
+planted feet it ranks below; no scale of it was kept), so a solve whose line search kept
+nothing solves its further steps ``from_feasible``: from the feasible point the passes reached,
+where the rows that joined lie on their bounds and every level is where the steps before took
+it, less its part in the null space of the rows and every level (``_origin``: no level asks for
+it; the rest pull decides it). Not from the start: the feasible point depends on the order the
+rows were hit in, and bakes of redundant chains then turned the feet 5-8° between frames.
 """
 
 import numpy as np
@@ -22,10 +32,13 @@ RESTING = 1e-4
 SIMULTANEOUS = 1e-3
 
 
-def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, max_turn):
+def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, max_turn,
+                     from_feasible=False):
     """``(steps, active, start, basis, decompositions)``: ``prioritized_step`` of ``levels`` under the rows
     ``active`` from the start and those the step runs into (``first_blocking_row``), the final
-    active set, the solution ``(C⁺ r, I − C⁺C)`` of its rows and the ``PrioritizedBasis`` of the
+    active set, the point its levels started from (``C⁺ r``, or with ``from_feasible`` the
+    feasible point, module docstring) with the rows' null-space projector ``I − C⁺C``, the
+    ``PrioritizedBasis`` of the
     levels under them (None when the passes ran out and the step is the last feasible point), and
     how many ``PrioritizedBasis`` it built (one per pass)."""
     active = active.copy()
@@ -34,7 +47,8 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
     jacobians, errors = [jac for jac, _ in levels], [err for _, err in levels]
     limits = (secondary, damping, max_motion, max_turn)
     basis = PrioritizedBasis(jacobians, start[1])
-    steps = basis.steps(errors, start[0], *limits)
+    origin = start[0]
+    steps = basis.steps(errors, origin, *limits)
     feasible, at_feasible = start[0], None      # the feasible point's row values, once needed
     violated = rhs + _VIOLATION_TOLERANCE
     decompositions = 1
@@ -53,12 +67,22 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
         active[blocking] = True
         basis = PrioritizedBasis(jacobians, start[1])
         decompositions += 1
-        steps = basis.steps(errors, start[0], *limits)
+        origin = _origin(basis, start[0], feasible) if from_feasible else start[0]
+        steps = basis.steps(errors, origin, *limits)
     else:
         steps, at_end, basis = [feasible] * len(steps), at_feasible, None
     if secondary is not None:
         steps[-1] = steps[-2] + fit_inside(rows, rhs, at_end, steps[-1] - steps[-2])
-    return steps, active, start, basis, decompositions
+    return steps, active, (origin, start[1]), basis, decompositions
+
+
+def _origin(basis, least, feasible):
+    """``feasible`` less ``P_K (feasible − C⁺ r)``, its part in the null space of the rows and
+    every level (``least``: C⁺ r; the two points differ in the rows' null space alone)."""
+    free = basis.projector.dot(feasible - least)
+    if basis.removed is not None:           # (P − VᵀV) u without forming it
+        free = free - basis.removed.T.dot(basis.removed.dot(free))
+    return feasible - free
 
 
 def first_blocking_row(slack, over, at_start, at_end):

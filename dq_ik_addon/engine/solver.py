@@ -8,13 +8,13 @@ Each iteration (Baerlocher Fig. 5.12 and §5.4.2):
    the active set (``active_set``), with the rest pull in the null space, and on the first step
    of a solve its second-order (Chebyshev) correction.
 3. Acceptance (``acceptance``): a line search keeps a step that does not make the levels worse
-   in priority order; the joints are updated keeping held joints on their limits
-   (``pose_update``).
+   in priority order, else the step is solved again from the feasible point of its active set
+   (``Steps.from_the_feasible_point``); the joints are updated keeping held joints on their
+   limits (``pose_update``).
 4. Stop tests (``acceptance``): every task met; no level can progress (``blocked``); a contact
-   holds the tasks short (``holds``); no progress (``stalled``); each read per group of tasks
-   sharing no moved joint (``Problem._groups``), so that one group out of reach does not end
-   another's descent on its level. A stall short of a reachable target escapes (``escapes``)
-   and goes on; the best state in priority order is returned.
+   holds the tasks short (``holds``); no progress (``stalled``); each per group of tasks sharing
+   no moved joint (``Problem._groups``). A stall short of a reachable target escapes
+   (``escapes``) and goes on; the best state in priority order is returned.
 """
 
 import time
@@ -37,9 +37,8 @@ __all__ = ["Solver", "SolverSettings", "involved_bones", "solve"]
 
 
 class Solver:
-    """Solves one set of tasks on one model, warm from its last result; reusable across solves
-    with new targets (``retarget``). ``reset`` forgets the warm-start memory; ``warm_start`` and
-    ``resume`` save and restore it."""
+    """Solves one set of tasks on one model, warm from its last result, across solves with new
+    targets (``retarget``); ``reset`` forgets that memory, ``warm_start``, ``resume`` keep it."""
 
     def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None,
                  obstacles=None, radii=None, collision=None, self_collision=False, scales=None,
@@ -226,6 +225,8 @@ class Solver:
                 groups.append(self._groups(state))
                 stop = holds(groups, groups[-2], groups[-1], predicted_groups, steps.touched, tol)
                 best = state if better(state[3], best[3], tol) else best
+            if trial is None and not stop and steps.from_the_feasible_point():
+                continue    # no scale of the step was kept: solved again, priorities kept
             if stop or trial is None or stalled(groups, tol) or (
                     escapes and hopeless(history, best[3], tol)):
                 if stall is None:
@@ -286,12 +287,10 @@ class Solver:
         is that result within ``solve_memory.SAME_POSE`` and the given pose is unchanged: a warm solve
         then goes on from the exact result, already inside the limits, with its FK (and
         ``MovingJointsFK``'s offsets, taken from a start whose other bones it shares). Else None."""
-        if self._last is None:
+        last = self._last
+        if last is None or last[2] != self._given_key or not same_pose(start, last[0]):
             return None
-        q, world, given = self._last
-        if given != self._given_key or not same_pose(start, q):
-            return None
-        return q, world
+        return last[:2]
 
 
 def solve(model, rotations, tasks, limits=None, stiffness=None, settings=None, locations=None,

@@ -60,14 +60,26 @@ class Steps:
         self.begin()
 
     def begin(self):
-        """Start a solve: corrections may reuse active rows again."""
+        """Start a solve: corrections may reuse active rows again, and the levels start from
+        the rows' least-norm point again (``from_the_feasible_point``)."""
         self.restart()
         self.polishing = True
+        self.from_feasible = False
         self.counts = {"full": 0, "chord": 0, "decompositions": 0}
 
     def restart(self):
         """Forget the last iteration's active rows and decompositions (an escape restarts)."""
         self.update.held, self.chord_basis = None, None
+
+    def from_the_feasible_point(self):
+        """After a step of which the line search kept no scale, solve this solve's further steps
+        with the levels started from the feasible point of the active set
+        (``active_set_steps``' ``from_feasible``), and say so (True: try the iteration again);
+        False when they are already, or the step had no hard rows."""
+        if self.from_feasible or self.update.held is None:
+            return False
+        self.from_feasible = True
+        return True
 
     def is_correction(self, current):
         """Every task level of ``current`` is within ``_POLISH`` × tolerance (and corrections
@@ -120,7 +132,7 @@ class Steps:
                 steps, active, start, basis, predicted = polished
             else:
                 steps, active, start, basis, built = active_set_steps(levels, rows, rhs, pinned,
-                                                                      *options)
+                                                                      *options, self.from_feasible)
                 self.counts["decompositions"] += built
             self.update.held = active[:rows.owner.size]
             self.touched = any_true(active[rows.owner.size:])
@@ -164,7 +176,7 @@ class Steps:
         if not any_true(held):
             return None
         steps, active, start, basis, built = active_set_steps(levels, rows, rhs, pinned | held,
-                                                              *options)
+                                                              *options, self.from_feasible)
         self.counts["decompositions"] += built
         predicted = self.problem.predicted(levels, steps[-2])[0]
         if (predicted <= _POLISHED * self.problem.settings.tolerance).all():

@@ -7,6 +7,7 @@ import bpy
 import numpy as np
 import rigs
 import solve_problems as sp
+from mathutils import Vector
 
 
 def _stick(dqik, rotation):
@@ -39,3 +40,46 @@ def test_with_match_rotation_the_hands_turn_alike(clean_scene, dqik):
     left = (obj.matrix_world @ obj.pose.bones["hand.L"].matrix).to_quaternion()
     right = (obj.matrix_world @ obj.pose.bones["hand.R"].matrix).to_quaternion()
     assert left.rotation_difference(right).angle <= 1e-3
+
+
+def test_a_loop_under_balance_from_a_body_tipped_over_its_toes_brings_it_back(clean_scene,
+                                                                              dqik):
+    """Humanoid preset, feet planted, both hands posed 45 cm in front (Balance off: the hips
+    slide and the centre of mass ends 325 mm out), then a grip bone on the left hand where the
+    right hand's tail is, the right hand held on it (a loop), a pelvis target where the pelvis
+    is (priority 5) and Balance on: the first step
+    that brought the centre of mass back ran the legs into their limits and, from the rows'
+    least-norm point, broke the planted feet to first order, so the line search kept nothing
+    and the solve gave up after one iteration with the body 325 mm out. Solved again from the
+    feasible point, the body comes back over its feet (within 2 mm), the feet held."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    feet = sp.plant_feet(obj, ["foot.L", "foot.R"])
+    hands = sp.add_targets(obj, ["hand.L", "hand.R"], priority=3)
+    chest = np.array(obj.matrix_world @ obj.pose.bones["spine.003"].head)
+    hands["hand.L"].location = chest + np.array([0.15, -0.45, -0.1])
+    hands["hand.R"].location = chest + np.array([-0.15, -0.45, -0.1])
+    bpy.context.view_layer.update()
+    dqik.api.session_for(obj).tick()
+    bpy.context.view_layer.update()
+    hand = obj.pose.bones["hand.L"]
+    to_rest = (obj.matrix_world @ hand.bone.matrix_local) @ (obj.matrix_world @ hand.matrix).inverted()
+    grip = obj.matrix_world.inverted() @ (to_rest @ Vector(sp.world_tail(obj, "hand.R")))
+    bpy.ops.object.mode_set(mode='EDIT')
+    bone = obj.data.edit_bones.new("grip")
+    bone.head, bone.tail, bone.parent = grip, grip + Vector((0.0, 0.0, 0.1)), \
+        obj.data.edit_bones["hand.L"]
+    bone.use_deform = False
+    bpy.ops.object.mode_set(mode='POSE')
+    right = obj.pose.bones["hand.R"].dqik
+    right.target, right.subtarget = obj, "grip"
+    pelvis = sp.add_targets(obj, ["spine"], priority=5)["spine"]
+    pelvis.location = sp.world_tail(obj, "spine")          # the pelvis kept where it slid
+    obj.dqik.use_balance = True
+    bpy.context.view_layer.update()
+    snapshot = dqik.api.session_for(obj).tick()
+    report = {task.name: task for task in snapshot.tasks}
+    assert report["Balance"].errors["balance"] <= 2e-3, snapshot.describe()
+    bpy.context.view_layer.update()
+    for name, empty in feet.items():
+        assert np.linalg.norm(sp.world_tail(obj, name) - np.array(empty.location)) <= 1e-4
