@@ -10,8 +10,10 @@ about local X. These are random restarts in all but name after the first few (Ba
 on local minima): up to ``ATTEMPTS``, each ended early when it cannot beat the best pose
 (``acceptance.hopeless``).
 
-A chain of one bone (``reach_bound``'s exact reach) takes every target on its sphere, which it
-reaches: stalled pointing away from it, it escapes as from any other local minimum.
+A chain of one bone (``reach_bound``'s exact reach) takes every target on its sphere: turning
+freely it reaches it, and stalled pointing away it escapes as from any other local minimum;
+under limits it reaches a part of the sphere, and a target off that part is a compromise, its
+closest point on the edge of the range, which no escape improves.
 
 A group of tasks with a target out of its chain's reach cannot be met: its tasks settle at
 their weighted compromise, the chain stretched towards that target, and are not escaped from.
@@ -44,8 +46,8 @@ def escape(problem, q, world, errors, attempt):
     root_heads = world[problem.chain_roots, :3, 3]
     distance = np.linalg.norm(tasks.goals() - root_heads, axis=1)
     unmet = tasks.norms(errors) >= problem.settings.task_tolerance(tasks.angular)
-    out_of_reach = tasks.reaches_point & ~problem.exact_reach & \
-        (distance >= problem.chain_reach - tol)
+    out_of_reach = tasks.reaches_point & np.where(
+        problem.exact_reach, ~problem.free_chains, distance >= problem.chain_reach - tol)
     groups = problem.group_sums
     compromised = (groups.dot(out_of_reach) > 0.0).dot(groups) > 0.0
     stalled = unmet & ~compromised

@@ -72,7 +72,7 @@ class ReachBound:
         """``(R, exact)`` of each task in the given pose ``given`` (``moving_joints_fk.GivenPose``):
         ``exact`` where the chain has no hop below its root (a chain of one bone) and no scale is
         uneven, so that its tail keeps the distance R from the root's head in every pose: the
-        reachable points are that sphere."""
+        reachable points are that sphere (a part of it under limits)."""
         model, measured = self.model, given.evaluated is not None
         scales = np.ones((len(model), 3)) if given.scales is None else np.abs(given.scales)
         factor = scales.max(axis=1)

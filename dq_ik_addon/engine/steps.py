@@ -75,7 +75,8 @@ class Steps:
         """After a step of which the line search kept no scale, solve this solve's further steps
         with the levels started from the feasible point of the active set
         (``active_set_steps``' ``from_feasible``), and say so (True: try the iteration again);
-        False when they are already, or the step had no hard rows."""
+        False when they are already, or the solve has no hard rows (no limits, no contacts:
+        ``update.held`` is set by the first step that has them)."""
         if self.from_feasible or self.update.held is None:
             return False
         self.from_feasible = True

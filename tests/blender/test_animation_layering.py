@@ -43,6 +43,22 @@ def test_targets_from_the_clips_own_motion_keep_it_in_playback_and_in_the_bake(c
     assert max(mc.angle_between(baked[f], animation[f]).max() for f in frames) <= KEPT
 
 
+def test_a_bake_of_some_frames_leaves_the_clip_playing_around_them(clip, dqik):
+    """The left hand raised on frames 10-20 only, those frames baked into a new action: the
+    clip (pushed down to the NLA, every bone animated there) plays outside them (the new
+    action's Extrapolation is Nothing), the bake on them."""
+    obj, targets, frames, animation = clip
+    mc.shift_keys(targets["forearm.L"], 2, {f: 0.1 for f in range(10, 21)})
+    report = dqik.api.FrameBake(obj, bpy.context.scene,
+                                dqik.api.BakeOptions(10, 20, switch_off_tasks=True)).finish()
+    assert "hold" not in report.describe()
+    assert obj.animation_data.action_extrapolation == 'NOTHING'
+    played = mc.animation_rotations(obj, frames)
+    outside = [f for f in frames if not 10 <= f <= 20]
+    assert max(mc.angle_between(played[f], animation[f]).max() for f in outside) <= 1e-6
+    assert max(mc.angle_between(played[f], animation[f]).max() for f in range(12, 19)) > 0.05
+
+
 def test_a_target_with_a_delta_transform_is_not_reused(clip, dqik):
     """Keyed location and rotation would be offset by it: sampling again makes a new target,
     and the untouched clip plays as it was."""

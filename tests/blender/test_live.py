@@ -109,6 +109,45 @@ def test_ticks_in_updates_read_the_rig_again_only_when_an_update_reports_it(clea
     errors = sp.effector_errors(obj, feet)
     assert errors.max() <= REACHED
     live.stop()
+    # between two live posings no update is noted: the next one starts by checking the rig
+    upper = obj.pose.bones["upper_arm.L"]
+    upper.lock_rotation = (True, True, True)
+    bpy.context.view_layer.update()      # evaluated with no live posing to note it
+    kept = upper.rotation_quaternion.copy()
+    live = _live(dqik, obj)
+    hand.location = start + np.array([0.0, -0.01, 0.02])
+    bpy.context.view_layer.update()
+    assert watch.trusting is False
+    assert np.abs(np.array(upper.rotation_quaternion) - np.array(kept)).max() == 0.0
+    live.stop()
+
+
+def test_a_frame_change_makes_the_next_tick_in_an_update_read_keyed_settings(clean_scene,
+                                                                             dqik):
+    """A frame change calls no depsgraph update handler, and keys may switch a task off: the
+    tick after it checks the settings again (``sessions.armatures_changed``)."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    _, hand = _feet_and_hand(obj)
+    settings = obj.pose.bones["hand.L"].dqik
+    for frame, on in ((1, True), (10, False)):
+        settings.use_target = on
+        obj.keyframe_insert('pose.bones["hand.L"].dqik.use_target', frame=frame)
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    live = _live(dqik, obj)
+    start = sp.world_tail(obj, "hand.L")
+    for k in range(1, 3):
+        hand.location = start + np.array([0.0, -0.02, 0.0]) * k
+        bpy.context.view_layer.update()
+    scene.frame_set(10)
+    resting = sp.world_tail(obj, "hand.L")
+    hand.location = start + np.array([0.0, -0.1, 0.05])
+    bpy.context.view_layer.update()
+    assert live.session.watch.trusting is False
+    assert "hand.L" not in {task.name for task in live.last.tasks}
+    assert np.linalg.norm(sp.world_tail(obj, "hand.L") - resting) <= 1e-6
+    live.stop()
 
 
 def test_a_budget_stops_a_tick_early_and_the_next_goes_on(clean_scene, dqik):

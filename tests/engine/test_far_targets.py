@@ -171,3 +171,13 @@ def test_a_target_nearer_than_a_chain_of_one_bone_ends_at_once_pointing_at_it():
     tail = turned.tails(turned.matrices(result.rotations))[0]
     assert np.degrees(np.arccos(min(1.0, tail.dot(near) / 0.6))) <= 1e-3
     assert result.iterations <= 12
+
+
+def test_a_limited_chain_of_one_bone_settles_at_the_edge_of_its_range_without_escapes():
+    """Under limits a bone reaches a part of its sphere: a target off it is a compromise (the
+    closest point on the edge of the range), which escapes cannot improve."""
+    model, goal = _around_one_bone(120.0)
+    result = Solver(model, [Task(Position, 0, goal, chain_count=1)],
+                    uniform_limits(1, 0.5, 0.3)).solve(identity_pose(1))
+    assert result.steps["escapes"] == 0 and result.iterations <= 12
+    assert not result.converged

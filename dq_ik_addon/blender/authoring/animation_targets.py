@@ -59,7 +59,7 @@ def targets_from_animation(obj, scene, pose_bones, frame_start, frame_end):
         channels = (("location", locations[:, k]),
                     ("rotation_quaternion", hemisphere_continuous(
                         rotations[:, k][:, None], rotations[0, k][None])[:, 0]))
-        channelbag, _ = prepare_action(target, 'NEW')
+        channelbag, _ = prepare_action(target, 'NEW', [path for path, _ in channels])
         write_curves(channelbag, [(path, index, "Object Transforms", frames, values[:, index])
                                   for path, values in channels
                                   for index in range(values.shape[1])],

@@ -243,7 +243,8 @@ class FrameBake:
             curves, names = self._curves()
             self.warnings.update(curve_warnings(obj, options.action,
                                                 [(path, index) for path, index, *_ in curves]))
-            channelbag, old_animation = prepare_action(obj, options.action)
+            channelbag, old_animation = prepare_action(obj, options.action,
+                                                       [path for path, *_ in curves])
             write_curves(channelbag, curves, (int(self.frames[0]), int(self.frames[-1])))
             action = obj.animation_data.action.name
             if options.switch_off_tasks:

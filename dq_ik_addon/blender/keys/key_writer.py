@@ -13,10 +13,12 @@ curves are grouped by bone through ``channelbag.groups`` on both versions.
   An active action that is not one is pushed down to a new NLA track first, with its slot,
   blend type and influence, as ``nla.action_pushdown`` does (that operator refuses to run from
   scripts; Wiggle 2 and jiggle physics push down the same way): every channel of it the bake
-  does not key still plays from there (the NLA is switched on if it was off). With NLA tracks
-  playing underneath, the new action's Extrapolation is Nothing (``action_extrapolation``): it
-  does not hold its first and last keys around its frames, so a bake of a few frames leaves
-  the rest of the shot playing as it was. An active action
+  does not key still plays from there (the NLA is switched on if it was off). When the NLA
+  tracks playing underneath animate every channel the bake keys, the new action's Extrapolation
+  is Nothing (``action_extrapolation``): it does not hold its first and last keys around its
+  frames, so a bake of a few frames leaves the rest of the shot playing as it was (a channel
+  they do not animate would fall to its default there, so otherwise it holds, as before, and the
+  report says so). An active action
   with no slot for the armature plays nothing for it and is only replaced. When the active
   action is the one an earlier bake made for this armature, in a slot no other object uses,
   that action is baked into again (``'ACTIVE'``), so baking twice leaves one action, one slot
@@ -40,6 +42,7 @@ import numpy as np
 from bpy_extras import anim_utils
 
 from ..errors import ArmatureError
+from .action_slots import channelbags
 
 ACTION_MARK = "dqik_bake"               # on an action a bake made: the armature's name
 _PUSHED = " (before DQ IK bake)"        # ends the name of an NLA track a bake pushed down
@@ -125,9 +128,11 @@ def _own_bake(obj, data):
         user == obj for user in slot.users())
 
 
-def prepare_action(obj, mode):
+def prepare_action(obj, mode, paths=()):
     """The channelbag to key into, after making or picking the action (see the module
-    docstring), and a sentence that says where the animation that was there is now."""
+    docstring), and a sentence that says where the animation that was there is now. ``paths``:
+    the data paths the keys will set (a new action's Extrapolation is Nothing when the NLA
+    underneath animates every one of them)."""
     data = obj.animation_data_create()
     action, _ = target_action(obj, mode)
     if action is not None:
@@ -137,8 +142,16 @@ def prepare_action(obj, mode):
         action = bpy.data.actions.new(f"{obj.name}_DQIK")
         action[ACTION_MARK] = obj.name
         data.action = action
-        if any(not track.mute and track.strips for track in data.nla_tracks):
-            data.action_extrapolation = 'NOTHING'   # around its frames, what is underneath plays
+        underneath = {fcurve.data_path for track in _playing_tracks(data) for strip in track.strips
+                      if not strip.mute
+                      for bag in channelbags(strip.action, strip.action_slot)
+                      for fcurve in bag.fcurves if not fcurve.mute}
+        # around its frames, what is underneath plays where it animates every baked channel
+        data.action_extrapolation = 'NOTHING' if underneath and set(paths) <= underneath \
+            else 'HOLD'
+        if data.action_extrapolation == 'HOLD' and underneath:
+            where += "; the bake's first and last keys hold around its frames, as the NLA " \
+                "underneath does not animate all of its channels"
     if data.action_slot is None:
         data.action_slot = _slot_for(obj, action)
     if action.get(ACTION_MARK):
@@ -166,10 +179,20 @@ def _slot_for(obj, action):
     return mine[0] if mine else action.slots.new('OBJECT', obj.name)
 
 
+def _playing_tracks(data):
+    """The NLA tracks that play: none with the NLA off, the solo track if there is one, else
+    every track with strips that is not muted."""
+    if not data.use_nla:
+        return []
+    tracks = [track for track in data.nla_tracks if not track.mute and track.strips]
+    solo = [track for track in tracks if track.is_solo]
+    return solo or tracks
+
+
 def _underneath(data):
     """Where the animation is when there was no active action: the NLA tracks that play on
     under the new action, unchanged, or none."""
-    tracks = [track.name for track in data.nla_tracks if not track.mute and track.strips]
+    tracks = [track.name for track in _playing_tracks(data)]
     if not tracks:
         return "no earlier animation"
     return (f"no active action; the NLA track{'s' if len(tracks) > 1 else ''} "

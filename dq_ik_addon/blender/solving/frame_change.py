@@ -23,9 +23,11 @@ on how it was reached (playback, stepping, scrubbing, a jump, a render of single
 order, a bake give one pose), and the animation under the IK is kept where the targets do not
 ask otherwise.
 
-An armature whose targets follow another one that solves on frame change (a bone of it, or an
-object parented or constrained to it) is solved after it (``_dependency_order``), so it aims at
-the pose the other shows: the same pose a bake of either gives.
+An armature whose targets follow another one that solves on frame change (a bone of it, its
+object, or an object parented or constrained to either) is solved after it
+(``_dependency_order``), so it aims at the pose the other shows: the same pose a bake of either
+gives. (A target bone of a third armature that is constrained to the other is not followed
+through.)
 
 The pose is written, never keyed (``dqik.bake`` keys it). The handler never re-enters itself
 (a flag; it never calls ``frame_set``) and never raises: an error (``ArmatureError`` with its
@@ -49,7 +51,7 @@ import bpy
 from bpy.app.handlers import persistent
 
 from ..errors import ArmatureError
-from .sessions import session_for
+from .sessions import armatures_changed, session_for
 from .snapshot import SolveSnapshot
 
 _running = False       # set while the handler runs: it never re-enters itself
@@ -66,6 +68,7 @@ def forget():
 def frame_change_post(scene, depsgraph=None):
     """Solve every armature of the evaluated view layer that has Solve on Frame Change on."""
     global _running, _noted_unlocked
+    armatures_changed()     # keys may set DQ IK settings, and no depsgraph update says so
     if _running:
         return
     _running = True
@@ -104,7 +107,8 @@ def _dependency_order(armatures):
     follows = {}
     for key, obj in zip(keys, armatures):
         try:
-            others = session_for(obj).followed_armatures() if obj.mode != 'EDIT' else []
+            others = session_for(obj).followed_armatures() \
+                if obj.mode != 'EDIT' and obj.library is None else []
         except Exception:   # noqa: BLE001  (the tick reports what is wrong with the rig)
             others = []
         follows[key] = {other.as_pointer() for other in others} & set(keys) - {key}

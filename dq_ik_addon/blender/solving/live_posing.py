@@ -42,6 +42,7 @@ class LivePosing:
         stop_all()
         self.obj = obj
         self.session = session_for(obj)
+        self.session.armature_updated()     # what changed before it started, no update noted
         self.start = PoseSnapshot(obj)
         self.stopped = False
         self.failure = None     # why ``follow`` ended it, if it did

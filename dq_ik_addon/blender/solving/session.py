@@ -230,8 +230,8 @@ class Session:
 
     def followed_armatures(self):
         """The other armatures that the targets of this armature's tasks are or follow (a bone
-        of theirs, a parent, a constraint), as the rig's settings were read (read now when they
-        were not, or changed since)."""
+        of theirs, their object, through objects' parents and constraints), as the rig's
+        settings were read (read now when they were not, or changed since)."""
         obj = self._armature()
         if self.model is None or self.watch.dirty:
             self._read_rig(obj)

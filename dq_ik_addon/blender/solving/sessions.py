@@ -44,6 +44,13 @@ def invalidate(obj):
         session.invalidate()
 
 
+def armatures_changed():
+    """Every session's armature may have changed in a way no depsgraph update reported (a frame
+    change: keyed settings): its next tick compares the rig again (``set_up_watch``)."""
+    for session in _SESSIONS.values():
+        session.armature_updated()
+
+
 def drop_deleted():
     """Forget the sessions whose armature object was deleted."""
     for key, session in list(_SESSIONS.items()):

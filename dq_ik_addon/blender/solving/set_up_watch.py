@@ -20,7 +20,10 @@ tick (``session.py``).
   dragged target does not (measured with bpy 5.0.1; about 0.5 ms of a tick on a 706-bone Rigify
   rig). The pose a tick writes in that update is evaluated without calling the handlers again,
   so it does not count as a change; one written outside an update (the timer's tick) does, and
-  the next tick checks again.
+  the next tick checks again. What no such update reports counts as a change too: a frame change
+  (``scene.frame_set`` calls no ``depsgraph_update_post``, and keys may set DQ IK settings:
+  ``frame_change_post`` marks every session, ``sessions.armatures_changed``), whatever happened
+  before a live posing started (it starts unchecked), and a read of the rig that failed.
 
 What bypasses all of them, so a script must call ``Session.invalidate()`` after it: writing a
 ``PoseBone.dqik`` setting as a raw ID property (``pose_bone.dqik["stiffness"] = 0.5``, which calls
@@ -65,10 +68,12 @@ class SetUpWatch:
             and self._fingerprint is not None and inputs.settings == self._fingerprint[1]
         if self.trusting:
             return False
-        self._stands = True    # until an update reports the armature, this tick's own included
         self._compared = (rig_fingerprint(obj), inputs.settings, animated_settings.values(obj),
                           switches_key(obj, self.switches))
-        return self.dirty or rescaled or self._compared != self._fingerprint
+        if self.dirty or rescaled or self._compared != self._fingerprint:
+            return True
+        self._stands = True    # until an update reports the armature, this tick's own included
+        return False
 
     def read(self, obj, switches):
         """The rig of ``obj`` was read again (after ``changed``), with these ``switches``."""
@@ -77,3 +82,4 @@ class SetUpWatch:
             compared[:3] + (switches_key(obj, switches),)
         self.switches = switches
         self.dirty = False
+        self._stands = True

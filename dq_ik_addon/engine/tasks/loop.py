@@ -6,7 +6,8 @@ iteration: ``e = h_partner − t``. The task moves only its own chain less the j
 with the partner (``task_set.joint_masks``: the common ancestors' columns are zeroed, as in
 §4.4), so over its columns the partner's head does not move and the Jacobian is the tail's,
 ``J_p`` (``jacobian.task_jacobian``), as a position task's, and a partner beyond the chain's
-reach is brought in as a position target is (``position.toward``). The partner moves by its
+reach is brought in as a position target is (``position.toward``; on a chain of one bone, onto
+its sphere, with the arc as the error). The partner moves by its
 own tasks, and the loop follows it. ``LoopOrientation`` holds the bone's rotation on its
 partner's in the same way (``orientation.rotation_errors``, ``Orientation``'s Jacobian). Neither
 has a target of its own: targets are (k,0), and a new target set leaves them as they are.
