@@ -14,7 +14,7 @@ import numpy as np
 
 from .acceptance import predicted_errors
 from .contact_set import ContactSet
-from .contacts import MIN_RADIUS
+from .involved_bones import involved_bones
 from .jacobian import JointFrames, chain_order, column_mask
 from .moving_joints_fk import MovingJointsFK
 from .quaternion import row_dots
@@ -22,26 +22,6 @@ from .reach_bound import ReachBound, chain_roots
 from .slides import Slides
 from .solver_settings import chain_size
 from .tasks import TaskSet
-
-
-def involved_bones(model, tasks, obstacles=None, radii=None, collision=None, self_collision=False):
-    """Sorted bones the solve must model: the task bones, loop partners and the bones a balance
-    task weighs or stands on (``Task.body``); with contacts every
-    capsule bone (radius ≥ ``contacts.MIN_RADIUS``) the tasks move, with self-collision every
-    one; and all their ancestors."""
-    ends = [t.bone for t in tasks] + [t.partner for t in tasks if t.partner >= 0] + [
-        bone for t in tasks if t.body is not None
-        for bone in np.flatnonzero((t.body.masses > 0) | t.body.supports).tolist()]
-    if obstacles is None and not self_collision:
-        return model.with_ancestors(ends)
-    bones = np.zeros(len(model), dtype=bool)
-    bones[ends] = True
-    capsule = np.asarray(radii, dtype=np.float64) >= MIN_RADIUS
-    if collision is not None:
-        capsule &= np.asarray(collision, dtype=bool)
-    moved = model.descendants_mask()[TaskSet(model, tasks).joint_masks.any(axis=0)].any(axis=0)
-    bones |= capsule & (moved | self_collision)
-    return model.with_ancestors(np.nonzero(bones)[0])
 
 
 class Problem:
@@ -227,6 +207,20 @@ class Problem:
         squares[self.level_order] = row_dots(residual, residual)
         groups = np.sqrt(self.group_sums.dot(squares))
         return self.group_levels.dot(groups), groups
+
+    def weigh_slides(self, weight):
+        """Weigh the slides' columns as a turn per ``weight`` × L (``slides``): their column
+        scales and the levels' row scales made from them."""
+        k, slides = 3 * self.slides.count, self.slides
+        if not k or weight == slides.weight:
+            return
+        old = self.column_scale[-k:].copy()
+        slides.weight = weight
+        self.column_scale[-k:] = slides.column_scale()
+        ratio = np.divide(self.column_scale[-k:], old, out=np.zeros(k), where=old > 0.0)
+        for parts in self.level_parts:
+            for _, _, _, row_scale in parts:
+                row_scale[..., -k:] *= ratio
 
     def level_jacobians(self, world, frame):
         """``J_k`` per priority level: each task's rows times √weight, columns scaled."""

@@ -14,9 +14,20 @@ A slide's Jacobian columns (``jacobian.JointFrames``) move every point the bone 
 bone's location axes and turn nothing. They are scaled by the chain size L (``column_scale``),
 so that a slide of L weighs as a turn of one radian, whatever the rig's scale; a locked axis
 (``PoseBone.lock_location``) has scale 0 and never moves.
+
+The first ``FIRST_ITERATIONS`` iterations of a solve weigh a slide as a turn per L/4
+(``FIRST_WEIGHT``, ``Problem.weigh_slides``): the limbs make the first moves, and the pelvis,
+which carries the whole body, moves where they do not get there. Weighed as a turn per L from
+the start, two hands reaching 30 cm in front of the chest, which the arms reach alone, slid the
+hips 39 cm forward (1.4 cm now; the basic metarig, Humanoid preset, feet planted). Weighed as a
+turn per L/4 throughout, 3 of 1,000 random reachable problems cycled to the iteration limit;
+from the sixth iteration on, a solve that needs the pelvis gets it as before (1,000 of 1,000).
 """
 
 import numpy as np
+
+FIRST_ITERATIONS = 5    # a solve's first iterations weigh a slide as a turn per L/4
+FIRST_WEIGHT = 0.25
 
 
 class Slides:
@@ -32,6 +43,7 @@ class Slides:
         self.bones = np.flatnonzero(moved & free.any(axis=1))
         self.free = free[self.bones]
         self.size = size
+        self.weight = 1.0     # the column scales' fraction of L (``column_scale``)
         self.moves_task = joint_masks[:, self.bones].any(axis=1)
         self.count = self.bones.size
 
@@ -44,8 +56,8 @@ class Slides:
         return np.where(self.moves_task, self.size, 0.0)
 
     def column_scale(self):
-        """The slides' column scales (3k,): L on a free axis, 0 on a locked one."""
-        return (self.size * self.free).ravel()
+        """The slides' column scales (3k,): ``weight`` × L on a free axis, 0 on a locked one."""
+        return (self.weight * self.size * self.free).ravel()
 
     def state(self, rotations, locations):
         """The solve's state (module docstring) of the sub-model's ``rotations`` (b,4) and pose
@@ -64,9 +76,11 @@ class Slides:
 
     def pull(self, state, preferred, weight):
         """The rest pull of the slides (3k,) in the scaled columns: ``w (l_pref − l) / L`` on
-        the free axes, the translational part of ``steps``' pull ``w · 2 log(q_pref ⊗ q*)``."""
+        the free axes (over ``weight`` × L), the translational part of ``steps``' pull
+        ``w · 2 log(q_pref ⊗ q*)``."""
         rows = slice(len(state) - self.count, None)
-        return (weight / self.size) * ((preferred[rows, 1:] - state[rows, 1:]) * self.free).ravel()
+        return (weight / (self.weight * self.size)) * (
+            (preferred[rows, 1:] - state[rows, 1:]) * self.free).ravel()
 
     def everywhere(self, state, locations, bones, count):
         """``slid_locations`` of a whole model of ``count`` bones, whose sliding bones are

@@ -192,6 +192,7 @@ class Solver:
         iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
         steps.begin()
         while descent < settings.max_iterations and len(problem.column_joints):
+            steps.weigh(iterations)
             q, world, errors, current = state
             if problem.converged(errors, current):
                 best = state    # (the priority comparison's "met" is half the tolerance)

@@ -27,6 +27,7 @@ from .active_set import RESTING, active_set_steps
 from .constraint_rows import ConstraintRows
 from .prioritized import PrioritizedBasis
 from .quaternion import any_true, qcanonical, qconj, qlog, qmul
+from .slides import FIRST_ITERATIONS, FIRST_WEIGHT
 
 # The rest pull is at full weight once the task error is under this fraction of the chain size
 _PULL_FADE = 0.05
@@ -60,12 +61,21 @@ class Steps:
         self.begin()
 
     def begin(self):
-        """Start a solve: corrections may reuse active rows again, and the levels start from
-        the rows' least-norm point again (``from_the_feasible_point``)."""
+        """Start a solve: corrections may reuse active rows again, the levels start from the
+        rows' least-norm point again (``from_the_feasible_point``), and slides weigh as a turn
+        per L/4 (``weigh``)."""
         self.restart()
         self.polishing = True
         self.from_feasible = False
         self.counts = {"full": 0, "chord": 0, "decompositions": 0}
+        self.problem.weigh_slides(FIRST_WEIGHT)
+
+    def weigh(self, iterations):
+        """After the solve's first ``FIRST_ITERATIONS`` iterations, slides weigh as a turn per
+        L (``slides``); the last decompositions, made with the first weight, are forgotten."""
+        if iterations == FIRST_ITERATIONS and self.problem.slides.weight != 1.0:
+            self.problem.weigh_slides(1.0)
+            self.restart()
 
     def restart(self):
         """Forget the last iteration's active rows and decompositions (an escape restarts)."""

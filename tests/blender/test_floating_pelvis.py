@@ -71,6 +71,25 @@ def test_the_pelvis_dragged_down_on_its_height_alone_crouches_within_the_preset(
     assert sp.limit_violation(obj, sp.chain_bones(obj, [*FEET, "spine"]), dqik) <= 1e-5
 
 
+def test_a_reach_the_arms_make_alone_leaves_the_pelvis_where_it_stands(clean_scene, dqik):
+    """Both hands 30 cm in front of the chest, chains to the root, feet planted: the arms reach
+    it, so the pelvis, which carries the whole body, barely slides (``slides``: a solve's first
+    iterations weigh a slide as a turn per L/4; as a turn per L it slid 39 cm forward and the
+    body leaned past its toes)."""
+    obj = rigs.metarig("basic")
+    _planted(obj)
+    hands = sp.add_targets(obj, ["hand.L", "hand.R"], priority=3, chain_count=0)
+    chest = np.array(obj.matrix_world @ obj.pose.bones["spine.003"].head)
+    hands["hand.L"].location = chest + np.array([0.12, -0.3, -0.05])
+    hands["hand.R"].location = chest + np.array([-0.12, -0.3, -0.05])
+    bpy.context.view_layer.update()
+    hips = np.array(obj.matrix_world @ obj.pose.bones["spine"].head)
+    snapshot = dqik.api.session_for(obj).tick()
+    assert snapshot.status == 'MET', snapshot.tasks
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(np.array(obj.matrix_world @ obj.pose.bones["spine"].head) - hips) < 0.05
+
+
 def test_without_translation_the_pelvis_stays(clean_scene, dqik):
     obj = rigs.metarig("basic")
     _planted(obj)

@@ -43,11 +43,12 @@ def test_with_match_rotation_the_hands_turn_alike(clean_scene, dqik):
 
 
 def test_a_loop_under_balance_from_a_body_tipped_over_its_toes_brings_it_back(clean_scene,
-                                                                              dqik):
-    """Humanoid preset, feet planted, both hands posed 45 cm in front (Balance off: the hips
-    slide and the centre of mass ends 325 mm out), then a grip bone on the left hand where the
-    right hand's tail is, the right hand held on it (a loop), a pelvis target where the pelvis
-    is (priority 5) and Balance on: the first step
+                                                                              dqik, monkeypatch):
+    """Humanoid preset, the slides weighed as a turn per chain size throughout (as before
+    ``slides.FIRST_WEIGHT``), feet planted, both hands posed 45 cm in front (the hips slide 39 cm
+    forward and, Balance off, the centre of mass ends 325 mm out), then a grip bone on the left hand where the right hand's
+    tail is, the right hand held on it (a loop), a pelvis target where the pelvis is (priority
+    5) and Balance on: the first step
     that brought the centre of mass back ran the legs into their limits and, from the rows'
     least-norm point, broke the planted feet to first order, so the line search kept nothing
     and the solve gave up after one iteration with the body 325 mm out. Solved again from the
@@ -60,6 +61,7 @@ def test_a_loop_under_balance_from_a_body_tipped_over_its_toes_brings_it_back(cl
     hands["hand.L"].location = chest + np.array([0.15, -0.45, -0.1])
     hands["hand.R"].location = chest + np.array([-0.15, -0.45, -0.1])
     bpy.context.view_layer.update()
+    monkeypatch.setattr(dqik.dq_ik_addon.engine.steps, "FIRST_WEIGHT", 1.0)
     dqik.api.session_for(obj).tick()
     bpy.context.view_layer.update()
     hand = obj.pose.bones["hand.L"]
