@@ -9,6 +9,7 @@ from ..dq_ik_addon.blender.authoring.ik_import import (
     import_aim_task,
     import_bone_limits,
     import_ik_task,
+    shown,
 )
 from ..dq_ik_addon.blender.errors import run_reported
 from ..dq_ik_addon.blender.rig.objects import active_armature, target_pose_bones
@@ -44,10 +45,13 @@ class DQIK_OT_import_limits(bpy.types.Operator):
         notes = ImportNotes()
         for pb in target_pose_bones(obj, self.only_selected):
             import_bone_limits(pb, notes)
+            mechanism = not shown(pb.bone)
             for con in pb.constraints:
                 if con.mute:
                     continue
-                if con.type == 'IK':
+                if mechanism and con.type in {'IK', 'DAMPED_TRACK', 'TRACK_TO'}:
+                    notes.left.append(f"{pb.name} ({con.name})")
+                elif con.type == 'IK':
                     import_ik_task(pb, con, self.mute_constraints, notes)
                 elif con.type in {'DAMPED_TRACK', 'TRACK_TO'}:
                     import_aim_task(pb, con, self.mute_constraints, notes)

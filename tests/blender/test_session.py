@@ -50,6 +50,20 @@ def test_ticks_reuse_the_warm_solver_and_report_each_task(clean_scene, dqik):
     assert np.linalg.norm(sp.world_tail(obj, "hand.L") - np.array(empty.location)) <= REACHED
 
 
+def test_what_the_solvers_build_found_is_reported_by_every_tick(clean_scene, dqik):
+    """A constraint on a bone the solve turns is named by the first tick, which builds the
+    solver, and by the warm ticks after it too."""
+    obj, empty, session = _arm(clean_scene, dqik)
+    obj.pose.bones["forearm.L"].constraints.new('LIMIT_ROTATION')
+    named = "forearm.L (constraint 'Limit Rotation')"
+    assert any(named in warning for warning in session.tick().warnings)
+    solver = session.solver
+    empty.location.z += 0.02
+    bpy.context.view_layer.update()
+    assert any(named in warning for warning in session.tick().warnings)
+    assert session.solver is solver
+
+
 def _stiffen_forearm_by_property(obj, session):
     obj.pose.bones["forearm.L"].dqik.stiffness = 1.0      # its update callback: rebuilt
 

@@ -23,6 +23,10 @@ twist, in radians relative to the rest pose:
   as not converted; a bone that already has a task keeps it.
 - Converted constraints are muted (not deleted) when ``mute_constraints`` is on, so Blender's
   constraints do not fight DQ IK; unmute them to go back. Muted constraints are skipped.
+- Constraints on bones the animator does not see (hidden, or in hidden bone collections only)
+  are the rig's own mechanism, not an IK set-up to take over: a generated Rigify rig's 38 IK
+  and Damped Track constraints on MCH bones, which converted and muted moved its deforming
+  bones. They are left alone, and counted in the report (``ImportNotes.left``).
 """
 
 import math
@@ -41,7 +45,7 @@ class ImportNotes:
 
     def __init__(self):
         self.limited, self.stiffened, self.tasks, self.muted = [], [], [], []
-        self.widened, self.lost = [], []
+        self.widened, self.lost, self.left = [], [], []
 
     def summary(self, obj_name):
         parts = [f"imported limits of {len(self.limited)} bones",
@@ -53,10 +57,23 @@ class ImportNotes:
             text += "; widened to include the rest pose: " + ", ".join(self.widened)
         if self.lost:
             text += "; not converted: " + ", ".join(self.lost)
+        if self.left:
+            text += (f"; left alone: {len(self.left)} constraints on hidden bones (the rig's own "
+                     "mechanism)")
         return text
 
     def changed(self):
         return bool(self.limited or self.stiffened or self.tasks)
+
+
+def shown(bone):
+    """True when the animator sees ``bone``: not hidden, and in a shown bone collection (or in
+    none)."""
+    if bone.hide:
+        return False
+    collections = list(bone.collections)
+    return not collections or any(getattr(collection, "is_visible_effectively",
+                                          collection.is_visible) for collection in collections)
 
 
 def _widen(lo, hi, label, notes):

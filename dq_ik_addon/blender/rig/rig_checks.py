@@ -9,7 +9,8 @@ through, and moved bones whose own transform Blender changes after the solve.
   with it (``engine.jacobian``). Such a chain is refused, naming the bone; a chain that starts
   at that bone is fine (it turns in its parent's rest frame, ``bone_parent_transform``).
 - Constraints and drivers on a moved bone change what Blender shows after the solve has
-  written its channels; such bones are named once in a warning.
+  written its channels; such bones are named in a warning (found when the solver is built,
+  reported by every solve with it).
 - What Blender shows is what was solved (``shown_as_solved``) unless such a bone is moved or
   carried to a task, or a bone above a task's chain follows a turned bone through a constraint
   or a driver: only then does ``dqik.solve`` evaluate the whole rig to measure its report.
