@@ -227,3 +227,17 @@ def test_a_mesh_deformed_by_another_armature_holds_the_arm(clean_scene, dqik):
     bpy.ops.object.mode_set(mode='POSE')
     goal = _reach_through(obj)
     _check(obj, dqik, {"wall"}, goal)
+
+
+def test_a_point_on_a_floor_beside_a_table_standing_on_it_is_outside(clean_scene, dqik):
+    """The table's bottom face lies in the floor's top plane: a point on the floor half a metre
+    away has its nearest table point on a bottom edge, where the bottom face's normal says
+    inside (-0.5 m) and the edge's pseudo-normal outside (``geometry.pseudo_normals``)."""
+    obj = rigs.metarig("basic")
+    colliders = sp.collider_collection(bpy.context.scene, obj)
+    sp.box("floor", (-2, -2, -0.2), (2, 2, 0.0), colliders)
+    sp.box("table", (-0.6, -0.9, 0.0), (0.6, -0.45, 0.75), colliders)
+    bpy.context.view_layer.update()
+    for point in ((0.14, 0.0459, 1e-5), (0.0, -0.3, 1e-6), (0.7, -0.3, 1e-6)):
+        assert sp.obstacle_distance(obj, dqik, np.array(point)) >= -1e-9, point
+    assert sp.obstacle_distance(obj, dqik, np.array((0.0, -0.6, 0.3))) < -0.1   # in the table

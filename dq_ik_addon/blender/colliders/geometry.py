@@ -51,13 +51,17 @@ class Piece(NamedTuple):
 
 class ColliderTree(NamedTuple):
     """A piece's BVH tree and triangles in tree space (world space when ``in_world``, else the
-    object's own space, which the piece's current matrix maps to world space): corners (T,3,3) and unit face normals (T,3), whether the mesh is open, its bounding box
-    (``low``, ``high``) and bounding sphere (``centre``, ``radius``)."""
+    object's own space, which the piece's current matrix maps to world space): corners (T,3,3),
+    unit face normals (T,3), the pseudo-normals of each triangle's edges (edge k from corner k
+    to k + 1) and corners (T,3,3 each; ``pseudo_normals``), whether the mesh is open, its
+    bounding box (``low``, ``high``) and bounding sphere (``centre``, ``radius``)."""
 
     tree: object
     in_world: bool
     corners: np.ndarray
     normals: np.ndarray
+    edge_normals: np.ndarray
+    corner_normals: np.ndarray
     is_open: bool
     low: list
     high: list
@@ -192,5 +196,29 @@ def _build(matrix, found):
     low, high = coords.min(axis=0), coords.max(axis=0)
     centre = (low + high) / 2.0
     radius = float(np.sqrt(((coords - centre) ** 2).sum(axis=1).max()))
-    return ColliderTree(tree, in_world, corners, normals, found.is_open, low.tolist(),
-                        high.tolist(), centre, radius)
+    return ColliderTree(tree, in_world, corners, normals,
+                        *pseudo_normals(len(coords), triangles, corners, normals),
+                        found.is_open, low.tolist(), high.tolist(), centre, radius)
+
+
+def pseudo_normals(count, triangles, corners, normals):
+    """``(edge normals, corner normals)`` (T,3,3) of the ``triangles`` over ``count`` vertices:
+    the angle-weighted pseudo-normals (Bærentzen and Aanæs, "Signed distance computation using
+    the angle weighted pseudonormal", IEEE TVCG 11(3), 2005): an edge's the sum of the normals
+    of the faces that share it, a vertex's the sum of its faces' normals each weighted by the
+    face's angle there, normalized. With them the sign of ``(p − c)·N`` at the nearest point
+    ``c`` tells inside from outside wherever ``c`` lies on a closed mesh; a face's own normal
+    does not where ``c`` is on an edge (a floor beside a box standing on it read 0.5 m
+    inside the box). An edge of one face (an open mesh) takes that face's normal."""
+    ahead, behind = corners[:, [1, 2, 0]] - corners, corners[:, [2, 0, 1]] - corners
+    cosine = (ahead * behind).sum(axis=2) / np.maximum(
+        np.linalg.norm(ahead, axis=2) * np.linalg.norm(behind, axis=2), 1e-300)
+    weighted = np.arccos(np.clip(cosine, -1.0, 1.0))[:, :, None] * normals[:, None, :]
+    at_vertex = np.zeros((count, 3))
+    np.add.at(at_vertex, triangles.ravel(), weighted.reshape(-1, 3))
+    edges = np.sort(np.stack([triangles, triangles[:, [1, 2, 0]]], axis=2).reshape(-1, 2), axis=1)
+    _, edge = np.unique(edges, axis=0, return_inverse=True)
+    at_edge = np.zeros((edge.max() + 1, 3))
+    np.add.at(at_edge, edge.ravel(), np.repeat(normals, 3, axis=0))
+    return tuple(n / np.maximum(np.linalg.norm(n, axis=2), 1e-300)[:, :, None]
+                 for n in (at_edge[edge.ravel()].reshape(-1, 3, 3), at_vertex[triangles]))

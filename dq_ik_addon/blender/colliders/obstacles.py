@@ -1,9 +1,11 @@
 """Scene obstacles for the solver: the colliders' BVH trees (``geometry``) as the
 solver's obstacle query, in armature space.
 
-Signed distance of a point: the nearest surface point ``c`` with normal ``n`` gives
-``d = ±|p − c|`` with the sign of ``(p − c)·n`` — right inside closed meshes; open or
-non-manifold meshes are one-sided by their normals (a warning names them once). Query points are
+Signed distance of a point: the nearest surface point ``c`` gives ``d = ±|p − c|`` with the
+sign of ``(p − c)·N``, N the face's normal, or where ``c`` lies on an edge or a corner its
+angle-weighted pseudo-normal (``geometry.pseudo_normals``, ``_side_normal``) — right inside
+closed meshes; open or non-manifold meshes are one-sided by their normals (a warning names
+them once). Query points are
 moved into each tree's space (an object's own space when its matrix is a similarity, else world
 space); both are similar to armature space, so distances scale by one factor.
 
@@ -33,6 +35,7 @@ from .geometry import (
 __all__ = ["ColliderCache", "SceneObstacles", "placement"]
 
 _REFINEMENTS = 4   # rounds of "is a triangle nearer to the closest point found?"
+_ON_EDGE = 1e-7    # a barycentric weight this small puts the nearest point on an edge
 
 
 def placement(obj, depsgraph):
@@ -225,7 +228,8 @@ def _nearest(entry, co, limit):
     if location is None:
         return None
     ox, oy, oz = x - location[0], y - location[1], z - location[2]
-    inside = ox * face_normal[0] + oy * face_normal[1] + oz * face_normal[2] < 0.0
+    side = _side_normal(shape, triangle, face_normal, (ox, oy, oz), gap, location)
+    inside = ox * side[0] + oy * side[1] + oz * side[2] < 0.0
     if not inside and gap > limit:
         return None
     if gap <= 1e-12:
@@ -236,6 +240,29 @@ def _nearest(entry, co, limit):
     nx, ny, nz = a * ox + b * oy + c * oz, d * ox + e * oy + f * oz, g * ox + h * oy + k * oz
     norm = max(math.sqrt(nx * nx + ny * ny + nz * nz), 1e-12)
     return (-gap if inside else gap) * entry.scale, (nx / norm, ny / norm, nz / norm), triangle
+
+
+def _side_normal(shape, triangle, face, offset, gap, point):
+    """The normal whose side of ``point`` (the nearest point on ``triangle``) the offset to the
+    query lies on tells outside from inside: the face's own normal ``face`` when the offset is
+    along it (``point`` inside the face), else the pseudo-normal of the edge or corner
+    ``point`` lies on (``geometry.pseudo_normals``), found by its barycentric coordinates."""
+    along = offset[0] * face[0] + offset[1] * face[1] + offset[2] * face[2]
+    if gap <= 1e-12 or abs(along) >= gap * (1.0 - 1e-9):
+        return face
+    (ax, ay, az), (bx, by, bz), (cx, cy, cz) = shape.corners[triangle].tolist()
+    ux, uy, uz, vx, vy, vz = bx - ax, by - ay, bz - az, cx - ax, cy - ay, cz - az
+    px, py, pz = point[0] - ax, point[1] - ay, point[2] - az
+    d00, d01, d11 = ux * ux + uy * uy + uz * uz, ux * vx + uy * vy + uz * vz, vx * vx + vy * vy + vz * vz
+    d20, d21 = px * ux + py * uy + pz * uz, px * vx + py * vy + pz * vz
+    denominator = max(d00 * d11 - d01 * d01, 1e-300)
+    v, w = (d11 * d20 - d01 * d21) / denominator, (d00 * d21 - d01 * d20) / denominator
+    on = [weight <= _ON_EDGE for weight in (1.0 - v - w, v, w)]
+    if sum(on) >= 2:
+        return shape.corner_normals[triangle, on.index(False)].tolist()
+    if sum(on) == 1:
+        return shape.edge_normals[triangle, (on.index(True) + 1) % 3].tolist()
+    return face
 
 
 def _known(piece, entry, distances, where):
@@ -275,7 +302,8 @@ def _segment_nearest(entry, a, b, limits, spacing, known=None):
         point = [h + s * (t - h) for h, t in zip(head, tail)]
         offset = [p - q for p, q in zip(point, on_triangle)]
         face = entry.shape.normals[triangle].tolist()
-        inside = offset[0] * face[0] + offset[1] * face[1] + offset[2] * face[2] < 0.0
+        side = _side_normal(entry.shape, triangle, face, offset, gap, on_triangle)
+        inside = offset[0] * side[0] + offset[1] * side[1] + offset[2] * side[2] < 0.0
         if gap <= 1e-12:
             direction, value = face, gap
         else:
