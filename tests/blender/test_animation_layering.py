@@ -282,3 +282,43 @@ def test_a_one_bone_chain_whose_target_comes_nearer_than_its_length_ends_at_once
     assert report["forearm.L"].status == 'CLOSEST'
     assert report["forearm.L"].errors["position"] == pytest.approx(
         np.linalg.norm(pulls[frames[-1]]), abs=1e-4)
+
+
+def _skating_target(obj, frames):
+    """The left foot's target: a skate along −Y on the ground, 6 cm/s, lifted half of every
+    second (a contact of 12 frames a second at 24 fps), keyed on ``frames``."""
+    empty = bpy.data.objects.new("skate", None)
+    bpy.context.scene.collection.objects.link(empty)
+    settings = obj.pose.bones["shin.L"].dqik
+    settings.use_target, settings.target = True, empty
+    for frame in frames:
+        empty.location = (0.0, -0.002 * frame, max(0.0, 0.15 * math.sin(2 * math.pi * frame / 24)))
+        empty.keyframe_insert("location", frame=frame)
+    return empty
+
+
+def test_plant_holds_keys_between_frames_and_refuses_thresholds_that_are_not_finite(clip, dqik):
+    """A target keyed on half frames is held on all of its keys (the half-frame ones kept the
+    skating: 5 mm of jitter); a Height or Speed of NaN is refused (it found no contact)."""
+    obj, _, _, _ = clip
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 60
+    empty = _skating_target(obj, [1 + 0.5 * i for i in range(119)])
+    mc.select(obj, ["shin.L"])
+    for bad in ({"height": math.nan}, {"speed": math.nan}):
+        with pytest.raises(RuntimeError, match="must be a finite value"):
+            bpy.ops.dqik.plant(**bad)
+    assert bpy.ops.dqik.plant() == {'FINISHED'}
+    held = []
+    for step in range(12):
+        frame = 15 + 0.5 * step
+        scene.frame_set(int(frame), subframe=frame % 1)
+        held.append(empty.matrix_world.translation.y)
+    assert max(held) - min(held) <= 1e-6
+
+
+def test_targets_from_animation_refuses_frames_blender_does_not_play(clip, dqik):
+    obj, _, _, _ = clip
+    mc.select(obj, ["forearm.L"])
+    with pytest.raises(RuntimeError, match="goes past the frames Blender plays"):
+        bpy.ops.dqik.targets_from_animation(frame_start=1048570, frame_end=1048600)

@@ -15,7 +15,7 @@ sampling again keeps a copy of what it replaces."""
 import numpy as np
 
 from ...engine import matrix_to_quat
-from ..errors import ArmatureError
+from ..keys.bake_options import check_frame_range
 from ..keys.key_writer import prepare_action, write_curves
 from ..rig.arrays import evaluated_matrices
 from ..rig.rotation_modes import hemisphere_continuous
@@ -46,8 +46,7 @@ def sample_effectors(obj, scene, rows, frames):
 def targets_from_animation(obj, scene, pose_bones, frame_start, frame_end):
     """Key a target for each of ``pose_bones`` on every frame from ``frame_start`` to
     ``frame_end`` (module docstring); returns ``[(bone name, target name, made new)]``."""
-    if frame_end < frame_start:
-        raise ArmatureError(f"The frame range {frame_start}–{frame_end} is empty")
+    check_frame_range(frame_start, frame_end)
     frames = np.arange(frame_start, frame_end + 1, dtype=np.float64)
     rows = [obj.pose.bones.find(pose_bone.name) for pose_bone in pose_bones]
     locations, rotations = sample_effectors(obj, scene, rows, frames)

@@ -5,12 +5,14 @@ A *contact phase* is a run of at least ``min_frames`` frames in which the target
 (under ``speed``, world metres per second at the scene's frame rate), as motion-capture tools
 detect foot contacts. Over each phase the target is held at the phase's first position, which
 removes the skating of the capture; over ``blend`` frames before and after it, the keys ease
-from the animation to the held point and back (smoothstep), so the leg does not snap.
+from the animation to the held point and back (smoothstep), so the leg does not snap. Keys
+between the frames (a capture keyed on half frames) are held and eased the same way.
 
 The target's location keys are read and written by their F-curves (``keys.action_slots``), so
 the target must be keyed on every frame of the range (``dqik.targets_from_animation`` makes
 such targets) and must not be parented: its location is its world position."""
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -59,6 +61,9 @@ def planted(frames, points, phases, blend):
 def plant(target, scene, frame_start, frame_end, height, speed, blend, min_frames):
     """Find the contact phases of ``target`` over the frame range and hold it still over each
     (module docstring); returns the phases."""
+    for name, value in (("Height", height), ("Speed", speed)):
+        if not (math.isfinite(value) and value >= 0.0):
+            raise ArmatureError(f"Plant's {name} must be a finite value ≥ 0, not {value!r}")
     if target.parent is not None:
         raise ArmatureError(f"'{target.name}' is parented to '{target.parent.name}': Plant keys "
                             "world positions into its location; unparent it first")
@@ -66,13 +71,26 @@ def plant(target, scene, frame_start, frame_end, height, speed, blend, min_frame
     frames = np.arange(frame_start, frame_end + 1, dtype=np.float64)
     if len(frames) < 2:
         raise ArmatureError(f"The frame range {frame_start}–{frame_end} is too short to plant")
-    points = np.array([[curve.evaluate(frame) for curve in curves] for frame in frames])
     fps = scene.render.fps / scene.render.fps_base
-    phases = contact_phases(frames, points, fps, height, speed, min_frames)
-    held = planted(frames, points, phases, blend)
+    phases = contact_phases(frames, _evaluated(curves, frames), fps, height, speed, min_frames)
     for axis, curve in enumerate(curves):
-        _set_keys(target, curve, frames, held[:, axis])
+        # the frames and every key between them (a capture keyed on half frames): each held
+        keyed = np.union1d(frames, [f for f in _key_frames(curve) if frame_start < f < frame_end])
+        held = planted(keyed, _evaluated(curves, keyed), phases, blend)
+        _set_keys(target, curve, keyed, held[:, axis])
     return phases
+
+
+def _evaluated(curves, frames):
+    """(F,3) the location the three ``curves`` give on ``frames``."""
+    return np.array([[curve.evaluate(frame) for curve in curves] for frame in frames])
+
+
+def _key_frames(curve):
+    """The frames ``curve`` has keys on."""
+    co = np.empty(2 * len(curve.keyframe_points), dtype=np.float32)
+    curve.keyframe_points.foreach_get("co", co)
+    return co[0::2].astype(np.float64)
 
 
 def _location_curves(target):

@@ -65,6 +65,17 @@ class BakeReport:
                 f"error {self.worst_error * 1e3:.3g} mm; {self.old_animation}")
 
 
+def check_frame_range(start, end):
+    """``ArmatureError`` for a frame range that is empty or reversed, or goes past the frames
+    Blender plays (``scene.frame_set`` holds at ±``MAX_FRAME``)."""
+    if end < start:
+        raise ArmatureError(f"The frame range {start}–{end} is empty or reversed; the end must "
+                            "not come before the start")
+    if start < -MAX_FRAME or end > MAX_FRAME:
+        raise ArmatureError(f"The frame range {start}–{end} goes past the frames Blender "
+                            f"plays (±{MAX_FRAME})")
+
+
 def bake_frames(obj, options):
     """The frames a bake solves, in order (ints), or ``ArmatureError`` for an empty or reversed
     range or a step below 1."""
@@ -78,14 +89,9 @@ def bake_frames(obj, options):
     if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance >= 0):
         raise ArmatureError(f"The Clean Up tolerance must be a finite distance ≥ 0, not "
                             f"{tolerance!r}")
-    if end < start:
-        raise ArmatureError(f"The frame range {start}–{end} is empty or reversed; the end must "
-                            "not come before the start")
+    check_frame_range(start, end)
     if step < 1:
         raise ArmatureError(f"The step must be at least 1 frame, not {step}")
-    if start < -MAX_FRAME or end > MAX_FRAME:
-        raise ArmatureError(f"The frame range {start}–{end} goes past the frames Blender "
-                            f"plays (±{MAX_FRAME})")
     if options.frames == 'STEP':      # the end frame too, so the keys span the whole range
         return np.unique(np.append(np.arange(start, end + 1, step), end))
     keyed = keyed_frames(driving_objects(obj))
