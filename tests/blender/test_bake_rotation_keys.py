@@ -33,6 +33,18 @@ def test_rotation_keys_are_continuous_in_every_mode_as_mathutils_makes_them(dqik
     assert max(abs(abs(b.dot(Quaternion(r))) - 1.0) for b, r in zip(back, q)) <= 1e-6
 
 
+def test_axis_angle_keys_of_a_swing_through_rest_keep_their_axis(dqik):
+    """A swing from -0.3 to +0.3 rad about X, through the rest pose: the axis stays +X and the
+    angle goes through 0 (the unit axis flipped there with the angle ≥ 0, and two keys four
+    frames apart played the swing as a hold and a snap)."""
+    rotation_keys = dqik.dq_ik_addon.blender.rig.rotation_modes
+    angle = np.linspace(-0.3, 0.3, 5)
+    q = np.column_stack([np.cos(angle / 2), np.sin(angle / 2), np.zeros((5, 2))])[:, None, :]
+    keys = rotation_keys.channel_values(q, 'AXIS_ANGLE', [[0.0, 0.0, 1.0, 0.0]])[:, 0]
+    assert np.abs(keys[:, 1:] - keys[0, 1:]).max() <= 1e-12
+    np.testing.assert_allclose(keys[:, 0] * np.sign(keys[0, 1]), angle, atol=1e-12)
+
+
 def test_a_keyed_rotation_mode_stops_the_bake_changing_nothing(clean_scene, dqik):
     obj = rigs.metarig("basic")
     bakes.animated_targets(obj, frames=(1, 20))

@@ -10,12 +10,13 @@ relative to rest (w first), batched over bones and frames. The one place the rea
     (``bpy_extras/anim_utils.py``, ``bake_action_iter``);
   - Euler orders: each value the triple closest to the previous one
     (``engine.euler.quat_to_euler`` with ``compat``, as ``Matrix.to_euler(order, compat)``);
-  - ``AXIS_ANGLE``: the angle ``2 atan2(|v|, w)`` of the hemisphere-continuous quaternion (it
-    may pass π instead of flipping the axis) and its unit axis, the previous axis kept through
-    a zero angle.
+  - ``AXIS_ANGLE``: the unit axis of the hemisphere-continuous quaternion, on the previous
+    axis's side (the previous axis kept through a zero angle), and the signed angle about it,
+    ``2 atan2(v·axis, w)`` unwrapped to the previous frame's: it passes π and 2π instead of the
+    axis flipping, and 0 on a swing through the rest pose.
 
-Numpy over bones and frames; the Euler pass loops over frames only (each frame's compatible
-triple depends on the previous one).
+Numpy over bones; the Euler and axis-angle passes loop over frames (each frame's value depends
+on the previous one).
 """
 
 import bpy
@@ -91,16 +92,22 @@ def channel_values(quaternions, mode, reference):
 
 
 def _axis_angles(q, reference):
-    """(F,k,4) ``(angle, x, y, z)`` of continuous quaternions; ``reference`` (k,4) the channel
-    before the first frame, whose axis stands in until the first non-zero angle."""
+    """(F,k,4) ``(angle, x, y, z)`` of continuous quaternions (module docstring); ``reference``
+    (k,4) the channel before the first frame. A bone swinging through its rest pose about one
+    axis keeps it, its angle passing 0 (with the angle kept ≥ 0 the axis flipped there, and
+    keys a few frames apart played the swing as a hold and a snap)."""
     angle0, axis0 = reference[:, 0], reference[:, 1:]
     start = np.concatenate([np.cos(angle0 / 2)[:, None], np.sin(angle0 / 2)[:, None] * axis0], 1)
     q = hemisphere_continuous(q, start)
     sines = np.linalg.norm(q[..., 1:], axis=-1)
-    angle = 2.0 * np.arctan2(sines, q[..., 0])
-    turning = sines > 1e-9
-    # the last frame (reference: -1) with an axis of its own, for every frame and bone
-    last = np.maximum.accumulate(np.where(turning, np.arange(len(q))[:, None], -1), axis=0)
-    axes = np.concatenate([axis0[None], q[..., 1:] / np.maximum(sines, 1e-300)[..., None]])
-    axis = np.take_along_axis(axes, (last + 1)[..., None], axis=0)
-    return np.concatenate([angle[..., None], axis], axis=-1)
+    axes = q[..., 1:] / np.maximum(sines, 1e-300)[..., None]
+    out, axis, half = np.empty(q.shape), axis0, angle0 / 2.0
+    for frame in range(len(q)):
+        own = sines[frame] > 1e-9
+        turned = np.where(own[:, None], axes[frame], axis)
+        axis = np.where(((turned * axis).sum(axis=1) < 0.0)[:, None], -turned, turned)
+        # the signed half angle about that axis, unwrapped to the previous frame's
+        signed = np.arctan2((q[frame, :, 1:] * axis).sum(axis=1), q[frame, :, 0])
+        half = signed + 2.0 * np.pi * np.round((half - signed) / (2.0 * np.pi))
+        out[frame, :, 0], out[frame, :, 1:] = 2.0 * half, axis
+    return out
