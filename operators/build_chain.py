@@ -5,11 +5,11 @@ import bpy
 
 from ..dq_ik_addon.blender.colliders.capsules import capsule_radii
 from ..dq_ik_addon.blender.colliders.obstacles import SceneObstacles
-from ..dq_ik_addon.blender.errors import run_reported
+from ..dq_ik_addon.blender.errors import no_task, run_reported
 from ..dq_ik_addon.blender.rig.objects import active_armature
 from ..dq_ik_addon.blender.rig.pose import PoseArrays
 from ..dq_ik_addon.blender.rig.reader import read_rig
-from ..dq_ik_addon.blender.rig.rig_checks import locked_bones
+from ..dq_ik_addon.blender.rig.rig_checks import check_chains, locked_bones
 from ..dq_ik_addon.blender.settings.balance import read_body
 from ..dq_ik_addon.blender.settings.scene_tasks import read_joints, read_settings, solved_tasks
 from ..dq_ik_addon.blender.settings.translation import read_translation
@@ -50,8 +50,12 @@ class DQIK_OT_build_chain(bpy.types.Operator):
             obstacles = "collisions off"
         if obj.dqik.use_balance:
             read_body(obj, model, cache, 1.0)
+        if not tasks:
+            raise no_task(obj, warnings)
         moved = joint_masks(model, tasks).any(axis=0)
-        turned = int((moved & ~locked_bones(obj) & (stiffness < 1.0)).sum())
+        turning = moved & ~locked_bones(obj) & (stiffness < 1.0)
+        check_chains(obj, model, tasks, turning)
+        turned = int(turning.sum())
         slides = read_translation(obj, model, moved.nonzero()[0], warnings)
         slid = 0 if slides is None else int(slides.any(axis=1).sum())
         for warning in warnings:

@@ -10,6 +10,13 @@ class ArmatureError(Exception):
     """An armature the solver cannot work on; the message is meant for the user."""
 
 
+def no_task(obj, warnings):
+    """The ``ArmatureError`` of ``obj`` left with no task to solve, with the ``warnings`` that
+    left its tasks out."""
+    return ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
+                         + ("" if not warnings else ": " + "; ".join(warnings)))
+
+
 def run_reported(operator, action):
     """Run ``action()`` and turn any failure into an ERROR report and ``{'CANCELLED'}``.
 

@@ -3,6 +3,7 @@
 import bpy
 import pytest
 import rigs
+import solve_problems as sp
 
 
 def test_reports_in_plain_words_what_the_tasks_move(clean_scene, dqik, capfd):
@@ -53,6 +54,7 @@ def test_edit_mode_is_a_clear_error(clean_scene, dqik):
 
 def test_pose_scale_is_accepted(clean_scene, dqik):
     obj = rigs.metarig("basic")
+    _hand_target(obj)
     obj.pose.bones["forearm.L"].scale = (1.0, 2.0, 1.0)
     assert bpy.ops.dqik.build_chain() == {'FINISHED'}
 
@@ -102,3 +104,31 @@ def test_check_rig_refuses_what_solve_refuses(clean_scene, dqik, owner, name, va
     with pytest.raises(RuntimeError) as checked:
         bpy.ops.dqik.build_chain()
     assert str(checked.value) == str(solved.value)
+
+
+def _hand_target(obj):
+    empty = sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"]
+    empty.location = sp.world_tail(obj, "hand.L")
+    bpy.context.view_layer.update()
+    return empty
+
+
+def test_it_refuses_a_chain_through_a_bone_that_does_not_inherit_rotation(clean_scene, dqik):
+    """As a solve does (it reported the set-up solvable)."""
+    obj = rigs.metarig("basic")
+    _hand_target(obj)
+    obj.data.bones["forearm.L"].use_inherit_rotation = False
+    with pytest.raises(RuntimeError, match="does not inherit rotation"):
+        bpy.ops.dqik.build_chain()
+    with pytest.raises(RuntimeError, match="does not inherit rotation"):
+        bpy.ops.dqik.solve()
+
+
+def test_it_refuses_a_rig_left_with_no_task(clean_scene, dqik):
+    """A target at NaN leaves no task: refused with the reason, as a solve does (it reported
+    0 tasks and every setting solvable)."""
+    obj = rigs.metarig("basic")
+    _hand_target(obj).location.x = float("nan")
+    bpy.context.view_layer.update()
+    with pytest.raises(RuntimeError, match="no bone with an enabled DQ IK target: .*not finite"):
+        bpy.ops.dqik.build_chain()

@@ -137,6 +137,7 @@ def test_collider_problems_are_clear_messages(clean_scene, dqik):
 
 def test_build_chain_counts_collider_triangles(clean_scene, dqik, capfd):
     obj = rigs.metarig("basic")
+    sp.add_targets(obj, ["hand.L"])["hand.L"].location = sp.world_tail(obj, "hand.L")
     sp.box("wall", (1, 1, 0), (2, 2, 1), sp.collider_collection(clean_scene, obj))
     assert bpy.ops.dqik.build_chain() == {'FINISHED'}
     out = capfd.readouterr()
@@ -266,6 +267,7 @@ def test_hundred_small_moves_never_tunnel_through_a_torus(clean_scene, dqik):
 
 def test_an_open_mesh_collider_warns_once_by_name(clean_scene, dqik, capfd):
     obj = rigs.metarig("basic")
+    sp.add_targets(obj, ["hand.L"])["hand.L"].location = sp.world_tail(obj, "hand.L")
     colliders = sp.collider_collection(clean_scene, obj)
     bpy.ops.object.mode_set(mode='OBJECT')
     bpy.ops.mesh.primitive_plane_add(size=2.0, location=(0.0, -0.5, 0.5))

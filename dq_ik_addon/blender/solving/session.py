@@ -30,7 +30,7 @@ import bpy
 import numpy as np
 
 from ..colliders.scene_query import ObstacleQuery
-from ..errors import ArmatureError
+from ..errors import ArmatureError, no_task
 from ..rig.arrays import evaluated_matrices
 from ..rig.constraint_followers import switch_bones
 from ..rig.objects import check_editable
@@ -313,8 +313,7 @@ class Session:
             inputs.unit)
         warnings = self._warnings + warnings
         if not tasks:
-            raise ArmatureError(f"'{obj.name}' has no bone with an enabled DQ IK target"
-                                + ("" if not warnings else ": " + "; ".join(warnings)))
+            raise no_task(obj, warnings)
         obstacles = None if inputs.colliders is None else \
             self.obstacles.query(obj, self.model, pose.evaluated, warnings)
         kinds = [task.kind for task in tasks]
