@@ -100,7 +100,7 @@ def _tasks_of(obj):
     """``[(priority, name, index)]`` of every task of ``obj`` sorted, read again only when
     ``obj``, its bones' names or a setting (``settings.edits.settings_edits``) changed."""
     pose_bones = obj.pose.bones
-    key = (obj.as_pointer(), settings_edits(), tuple(pose_bones.keys()))
+    key = (obj.as_pointer(), settings_edits(obj), tuple(pose_bones.keys()))
     if _TASKS["key"] != key:
         _TASKS["key"], _TASKS["tasks"] = key, sorted(
             (pose_bone.dqik.priority, pose_bone.name, index)

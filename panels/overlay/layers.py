@@ -23,7 +23,8 @@ Layers (each switched by ``Object.dqik.show_overlay_<layer>``):
 the pose (``PoseBone.matrix`` of every bone), the selection, the armature's and targets'
 ``matrix_world`` (and a target bone's pose matrix), the shown layers, the last result (by
 identity) and ``settings.edits.settings_edits``, which counts the settings set through their update
-callbacks (and undo, redo, file loads, library reloads). Every bone's limits, collision
+callbacks (and undo, redo, file loads, library reloads) and holds the values keys and drivers
+set. Every bone's limits, collision
 settings and which bones are tasks (``BoneSettings``) are read, one pass over the pose bones,
 only when that count or the rig (``rig_key``) changed: a pose change (a live tick, a frame
 change) remakes the lines from numpy arrays and the few task bones, with no loop over the rig's
@@ -193,13 +194,13 @@ class RigCache:
 
     def settings_of(self, obj):
         """``obj``'s ``BoneSettings``, read again after a settings edit or a rig change."""
-        if self.settings_key != settings_edits():
-            self.settings, self.settings_key = read_bone_settings(obj), settings_edits()
+        if self.settings_key != settings_edits(obj):
+            self.settings, self.settings_key = read_bone_settings(obj), settings_edits(obj)
         return self.settings
 
     def radii_of(self, obj):
         """``(radii, enabled)`` of every bone, armature units."""
-        key = (settings_edits(), world_unit(obj))     # a radius is set in world units
+        key = (settings_edits(obj), world_unit(obj))     # a radius is set in world units
         if self.radii_key != key:
             self.radii, self.enabled = capsule_radii(obj, self.model, self.colliders)
             self.radii_key = key
@@ -374,7 +375,7 @@ class ArmatureLines:
         pose = np.empty(16 * len(pose_bones), dtype=np.float32)
         pose_bones.foreach_get("matrix", pose)
         return (obj.as_pointer(), layers, obj.dqik.show_overlay_all_capsules,
-                settings_edits(), pose.tobytes(), selection_key(obj),
+                settings_edits(obj), pose.tobytes(), selection_key(obj),
                 _placements_bytes(((obj.name, ""),) + self.targets))
 
     def update(self, obj, layers):

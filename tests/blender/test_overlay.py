@@ -398,15 +398,27 @@ def test_bone_settings_are_read_again_only_after_a_settings_edit(clean_scene, dq
     assert lines.rig.settings is not kept
     assert lines.rig.settings.tasks == tuple(sorted(
         obj.pose.bones.find(name) for name in ("hand.L", "hand.R")))
-    edits = dqik.dq_ik_addon.blender.settings.edits.settings_edits()
+    edits = dqik.dq_ik_addon.blender.settings.edits.settings_edits(obj)
     handler = dqik.dq_ik_addon.blender.settings.edits.note_settings_edit
     assert all(handler in getattr(bpy.app.handlers, name)
                for name in ("undo_post", "redo_post", "load_post"))
     handler(bpy.context.scene, None)
-    assert dqik.dq_ik_addon.blender.settings.edits.settings_edits() != edits
-    edits = dqik.dq_ik_addon.blender.settings.edits.settings_edits()
+    assert dqik.dq_ik_addon.blender.settings.edits.settings_edits(obj) != edits
+    edits = dqik.dq_ik_addon.blender.settings.edits.settings_edits(obj)
     bpy.data.objects.remove(bpy.data.objects["target_hand.L"])     # no update callback
-    assert dqik.dq_ik_addon.blender.settings.edits.settings_edits() != edits
+    assert dqik.dq_ik_addon.blender.settings.edits.settings_edits(obj) != edits
+    # a key that switches a task off calls no update callback either
+    edits = dqik.dq_ik_addon.blender.settings.edits.settings_edits(obj)
+    settings = obj.pose.bones["hand.R"].dqik
+    for frame, on in ((1, True), (10, False)):
+        settings.use_target = on
+        obj.keyframe_insert('pose.bones["hand.R"].dqik.use_target', frame=frame)
+    bpy.context.scene.frame_set(1)
+    assert lines.update(obj, overlay.LAYERS)
+    assert obj.pose.bones.find("hand.R") in lines.rig.settings.tasks
+    bpy.context.scene.frame_set(10)
+    assert lines.update(obj, overlay.LAYERS)
+    assert obj.pose.bones.find("hand.R") not in lines.rig.settings.tasks
 
 
 def test_batches_leave_out_empty_segments_and_share_a_colour(clean_scene, dqik):

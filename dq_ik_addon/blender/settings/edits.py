@@ -11,18 +11,21 @@ from bpy.app.handlers import persistent
 from ..lifecycle import render_lock
 from ..rig.objects import select_only
 from ..solving.sessions import invalidate
+from . import animated_settings
 
 _EDITS = [0]
 
 
-def settings_edits():
-    """``(edits, objects)``: how many times a DQ IK setting with ``settings_changed`` was set (on
-    any armature), or undo, redo or a file load may have changed settings
-    (``note_settings_edit``), and how many objects the file has (deleting a target clears its
-    pointer without any update callback): what reads every bone's settings (the overlay, the
-    task list) reads them again only when this changed, not on every pose change. Settings
-    animated, driven or written as raw ID properties are read at the next such change."""
-    return _EDITS[0], len(bpy.data.objects)
+def settings_edits(obj):
+    """``(edits, objects, animated)``: how many times a DQ IK setting with ``settings_changed``
+    was set (on any armature), or undo, redo or a file load may have changed settings
+    (``note_settings_edit``), how many objects the file has (deleting a target clears its
+    pointer without any update callback), and the values of ``obj``'s DQ IK settings that keys
+    or drivers set (``animated_settings.values``; a frame change sets them with no callback):
+    what reads every bone's settings (the overlay, the task list) reads them again only when
+    this changed, not on every pose change. Settings written as raw ID properties are read at
+    the next such change."""
+    return _EDITS[0], len(bpy.data.objects), animated_settings.values(obj)
 
 
 @persistent
