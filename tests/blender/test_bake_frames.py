@@ -47,6 +47,27 @@ def test_keyed_frames_follow_a_target_moved_by_a_constraint_or_a_driver(clean_sc
     assert frames.tolist() == [1, 7, 13, 20]
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_keyed_frames_follow_an_nla_strip_through_its_repeats(clean_scene, dqik, reverse):
+    """A target's keys on frames 1, 5 and 10 played by a strip twice as slow, repeated 3 times
+    from frame 101 (forwards, or in reverse): the bake keys every frame the strip plays a key
+    on (only the first cycle's were found)."""
+    obj = rigs.metarig("basic")
+    empty = sp.add_targets(obj, ["hand.L"])["hand.L"]
+    for frame in (1, 5, 10):
+        empty.location.x = frame * 0.01
+        empty.keyframe_insert("location", frame=frame)
+    data = empty.animation_data
+    strip = data.nla_tracks.new().strips.new("keys", 101, data.action)
+    data.action = None
+    strip.scale, strip.repeat, strip.use_reverse = 2.0, 3.0, reverse
+    frames = dqik.dq_ik_addon.blender.keys.bake_options.bake_frames(
+        obj, dqik.api.BakeOptions(90, 200, frames='KEYED'))
+    forward = [101 + 2 * (key - 1) + 18 * cycle for cycle in range(3) for key in (1, 5, 10)]
+    played = sorted({155 - (f - 101) for f in forward} if reverse else set(forward))
+    assert frames.tolist() == [90] + played + [200]
+
+
 def test_steps_that_miss_the_end_frame_bake_it_too_and_frames_past_blenders_are_refused(
         clean_scene, dqik):
     obj = rigs.metarig("basic")

@@ -5,9 +5,13 @@ constraint targets, objects read by drivers).
 Keys are read from each object's assigned action and slot (``AnimData.action_slot``: layers →
 strips → ``channelbag(slot)``, ``bpy_extras/anim_utils.py``
 ``animdata_get_channelbag_for_assigned_slot``) and from the actions of its NLA strips, one
-``foreach_get`` of ``co`` per curve. A strip's keys are placed where the strip plays them
-(``frame_start + (key - action_frame_start) · scale``; repeats are not followed).
+``foreach_get`` of ``co`` per curve. A strip's keys are placed where the strip plays them:
+``frame_start + (key − action_frame_start + k·L) · scale`` in its k-th repeat (L the action
+range's length), mirrored from ``frame_end`` when it plays in reverse, the keys inside the
+strip's action range on the frames inside the strip.
 """
+
+import math
 
 import bpy
 import numpy as np
@@ -56,15 +60,24 @@ def keyed_frames(objects):
         data = thing.animation_data
         if data is None:
             continue
-        played = [(data.action, data.action_slot, 0.0, 1.0)]
-        played += [(strip.action, strip.action_slot,
-                    strip.frame_start - strip.action_frame_start * strip.scale, strip.scale)
-                   for track in data.nla_tracks if not track.mute
-                   for strip in track.strips if not strip.mute and strip.action is not None]
-        for action, slot, offset, scale in played:
-            for fcurve in slot_fcurves(action, slot):
-                frames.append(_key_frames(fcurve) * scale + offset)
+        frames += [_key_frames(fcurve) for fcurve in slot_fcurves(data.action, data.action_slot)]
+        for strip in (strip for track in data.nla_tracks if not track.mute
+                      for strip in track.strips if not strip.mute and strip.action is not None):
+            keys = [_key_frames(fcurve) for fcurve in slot_fcurves(strip.action, strip.action_slot)]
+            frames += [_played(strip, np.concatenate(keys))] if keys else []
     return np.unique(np.concatenate(frames))
+
+
+def _played(strip, keys):
+    """The frames on which the NLA ``strip`` plays the action frames ``keys`` (module
+    docstring)."""
+    first, last = strip.action_frame_start, strip.action_frame_end
+    keys = keys[(keys >= first) & (keys <= last)] - first
+    length, scale = (last - first) * strip.scale, strip.scale
+    cycles = np.arange(max(1, math.ceil(strip.repeat - 1e-9)))
+    within = (keys[None, :] * scale + cycles[:, None] * length).ravel()
+    frames = strip.frame_end - within if strip.use_reverse else strip.frame_start + within
+    return frames[(frames >= strip.frame_start - 1e-6) & (frames <= strip.frame_end + 1e-6)]
 
 
 def _key_frames(fcurve):
