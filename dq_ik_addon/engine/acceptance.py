@@ -182,10 +182,30 @@ def stalled(history, tolerance):
     lost more than 0.1 % of its error while the levels above it (from that first unmet one)
     lost at most ``_TRADE`` of that gain, the trade ``line_search`` accepts. A higher level
     that a trade step disturbed, e.g. planted feet a few millimetres off while a far hand
-    stretches, is progress on the level below, not a stall."""
+    stretches, is progress on the level below, not a stall. Nor, going round: the best state of
+    the last window (in priority order) no better than the best of the window before it, so a
+    descent cycling through two or three states (the feet 0.09 ↔ 0.11 mm, a hand 0.806 ↔
+    0.808 m off, 300 iterations) stalls and escapes."""
     if len(history) <= _STALL_WINDOW:
         return False
-    old, new = history[-_STALL_WINDOW - 1], history[-1]
+    if len(history) > 2 * _STALL_WINDOW and _no_gain(
+            _best(history[-2 * _STALL_WINDOW:-_STALL_WINDOW], tolerance),
+            _best(history[-_STALL_WINDOW:], tolerance), tolerance):
+        return True
+    return _no_gain(history[-_STALL_WINDOW - 1], history[-1], tolerance)
+
+
+def _best(states, tolerance):
+    """The best of the level errors ``states`` in priority order."""
+    best = states[0]
+    for state in states[1:]:
+        if better(state, best, tolerance):
+            best = state
+    return best
+
+
+def _no_gain(old, new, tolerance):
+    """``stalled``'s test of the level errors ``new`` against ``old``."""
     first = first_unmet(old, tolerance)
     if first is None:
         return False

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from chains import random_pose_in_limits, straight_chain, uniform_limits
 
-from dq_ik_addon.engine.acceptance import hopeless
+from dq_ik_addon.engine.acceptance import hopeless, stalled
 from dq_ik_addon.engine.solver import SolverSettings, solve
 from dq_ik_addon.engine.tasks import Position, Task
 
@@ -41,3 +41,15 @@ def test_an_escape_that_cannot_beat_the_best_pose_ends_early():
     assert not hopeless(descent(0.100, 0.060, 0.040), best, tol)     # heads for 0.020
     assert not hopeless(descent(0.100, 0.095, 0.085), best, tol)     # gains not shrinking
     assert not hopeless(history, np.array([1e-6]), tol)
+
+
+def test_a_descent_going_round_three_states_has_stalled():
+    """The feet level 0.09 ↔ 0.11 mm and a hand 0.806 ↔ 0.808 m, round and round (a random
+    reachable problem ran its 300 iterations so): the best of each window is no better than
+    the best of the window before, whatever phase the last step is in. A descent still gaining
+    on the hand has not stalled."""
+    cycle = [np.array([9e-5, 0.8075]), np.array([1.1e-4, 0.80597]), np.array([9e-5, 0.80648])]
+    going_round = [cycle[k % 3] - np.array([0.0, 1e-6 * k]) for k in range(12)]
+    assert all(stalled(going_round[:n], 1e-5) for n in range(9, 13))
+    gaining = [np.array([9e-5, 0.8 - 0.01 * k]) for k in range(12)]
+    assert not any(stalled(gaining[:n], 1e-5) for n in range(2, 13))
