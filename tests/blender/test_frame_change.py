@@ -79,9 +79,9 @@ def starts(dqik, monkeypatch):
     session_class = _module(dqik, "dq_ik_addon.blender.solving.session").Session
     tick, seen = session_class.tick, []
 
-    def recording(self, time_budget_ms=None, animated=False):
+    def recording(self, time_budget_ms=None, animated=False, view_layer=None):
         seen.append((bpy.context.scene.frame_current, animated))
-        return tick(self, time_budget_ms, animated)
+        return tick(self, time_budget_ms, animated, view_layer)
     monkeypatch.setattr(session_class, "tick", recording)
     return seen
 
@@ -113,6 +113,28 @@ def test_jumps_and_steps_alike_start_from_the_animated_pose_and_meet_the_targets
         scene.frame_set(frame)
         assert _errors(obj, empties).max() <= REACHED, frame
     assert [animated for _, animated in starts] == [True] * 7
+
+
+def test_a_rig_that_only_a_second_view_layer_evaluates_is_solved_in_that_layer(clean_scene,
+                                                                               dqik):
+    """The character's collection excluded from the window's view layer and shown by a second
+    one (a render-layer split): Blender calls the handler once per view layer's depsgraph, and
+    the one that evaluates the rig finds its targets there, not in the window's layer."""
+    obj, empties = _animated_rig(dqik, frames=10)
+    scene = clean_scene
+    character = bpy.data.collections.new("Character")
+    scene.collection.children.link(character)
+    for thing in [obj, *empties.values()]:
+        for collection in thing.users_collection:
+            collection.objects.unlink(thing)
+        character.objects.link(thing)
+    scene.view_layers.new("Characters")
+    bpy.context.view_layer.layer_collection.children["Character"].exclude = True
+    obj.dqik.use_solve_on_frame_change = True
+    for frame in (3, 8):
+        scene.frame_set(frame)
+        assert obj.dqik.use_solve_on_frame_change, frame
+        assert _errors(obj, empties).max() <= REACHED, frame
 
 
 def test_a_keyed_bone_the_solve_does_not_move_is_followed_on_every_frame(clean_scene, dqik):
@@ -161,7 +183,7 @@ def test_an_unexpected_exception_is_reported_once_and_switches_the_option_off(
     obj, empties = _animated_rig(dqik, frames=10)
     obj.dqik.use_solve_on_frame_change = True
 
-    def broken(self, time_budget_ms=None, animated=False):
+    def broken(self, time_budget_ms=None, animated=False, view_layer=None):
         raise RuntimeError("something went wrong")
     monkeypatch.setattr(_module(dqik, "dq_ik_addon.blender.solving.session").Session, "tick", broken)
     capfd.readouterr()
@@ -220,13 +242,13 @@ def test_the_handler_never_reenters_itself(clean_scene, dqik, monkeypatch):
     session_class = _module(dqik, "dq_ik_addon.blender.solving.session").Session
     tick, depth, calls = session_class.tick, [0], []
 
-    def reentering(self, time_budget_ms=None, animated=False):
+    def reentering(self, time_budget_ms=None, animated=False, view_layer=None):
         calls.append(depth[0])
         depth[0] += 1
         try:
             scene = bpy.context.scene
             scene.frame_set(scene.frame_current)
-            return tick(self, time_budget_ms, animated)
+            return tick(self, time_budget_ms, animated, view_layer)
         finally:
             depth[0] -= 1
     monkeypatch.setattr(session_class, "tick", reentering)

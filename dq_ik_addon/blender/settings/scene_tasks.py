@@ -142,18 +142,19 @@ def loop_partner(model, bone, settings):
     return partner
 
 
-def aimed_tasks(obj, sources):
+def aimed_tasks(obj, sources, view_layer=None):
     """``(tasks, task_names, warnings)``: the engine ``Task`` of each part of every source whose
-    target can be found (one per kind enabled, ``task_kinds.TASK_KINDS``), at
-    the target's current place in armature space, with its bone's name; the others are named in
-    a warning, and so is a target whose location or transform is not finite (NaN, or at least
+    target can be found (one per kind enabled, ``task_kinds.TASK_KINDS``), at the target's
+    current place in armature space, with its bone's name; the others are named in a warning,
+    and so is a target whose location or transform is not finite (NaN, or at least
     ``validation.FAR``, which includes Blender's stored inf) or that the view layer does not
-    evaluate. An armature whose world matrix is
-    not finite or is singular is refused (``validation.check_armature_transform``)."""
+    evaluate (``view_layer``; None: the context's, ``bpy.context.view_layer``). An armature
+    whose world matrix is not finite or is singular is refused
+    (``validation.check_armature_transform``)."""
     tasks, names, warnings = [], [], []
     check_armature_transform(obj)
     to_armature = obj.matrix_world.inverted_safe()
-    view_layer = bpy.context.view_layer
+    view_layer = bpy.context.view_layer if view_layer is None else view_layer
     if sources:     # its objects synced (a target made just now) and evaluated
         bpy.context.evaluated_depsgraph_get()
     found = []      # (source, goal matrix) of the tasks with a target
@@ -187,12 +188,12 @@ def read_tasks(obj, model, settings_of_bones=None):
     return tasks, names, warnings + more
 
 
-def solved_tasks(obj, model, sources):
+def solved_tasks(obj, model, sources, view_layer=None):
     """``(tasks, task_names, kept, warnings)``: the tasks of the ``sources`` whose targets the
     solve does not move (``kept``, ``target_dependencies.without_cycles``) at their targets'
-    places now (``aimed_tasks``), and a warning for each source left out."""
+    places now (``aimed_tasks``, in ``view_layer``), and a warning for each source left out."""
     kept, cycles = without_cycles(obj, model, sources)
-    tasks, names, missing = aimed_tasks(obj, kept)
+    tasks, names, missing = aimed_tasks(obj, kept, view_layer)
     return tasks, names, kept, cycles + missing
 
 

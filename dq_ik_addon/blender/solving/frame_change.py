@@ -14,7 +14,12 @@ values back to the original data the session reads (targets, keyed channels, eva
 there the handler first updates the view layer's own depsgraph, which sees that the scene's
 frame moved and evaluates it (``DEG_evaluate_on_refresh``,
 ``source/blender/depsgraph/intern/depsgraph_eval.cc``) and writes back to the originals;
-then it solves, and the render's second pass evaluates the written pose.
+then it solves, and the render's second pass evaluates the written pose. ``scene.frame_set``
+calls the handler once for each view layer's depsgraph (``BKE_scene_graph_update_for_newframe``
+of every depsgraph of the scene); only the context's one writes back, so a rig that only another
+view layer evaluates (its collection excluded from the window's layer, a render-layer split) is
+handled like a render's: that layer is updated first (which makes its depsgraph the active one,
+``rna_ViewLayer_update_tagged``), and its targets are looked up in it.
 
 Every frame's solve starts from that frame's animated pose and prefers it
 (``animated_start``): the keyed and driven channels as Blender evaluated them, the other
@@ -86,11 +91,12 @@ def frame_change_post(scene, depsgraph=None):
                       "rendering", file=sys.stderr)
             return
         _noted_unlocked = False
-        if depsgraph is not None and depsgraph.mode == 'RENDER':
-            depsgraph.view_layer.update()   # the originals at the render's frame (see above)
+        if depsgraph is not None and (depsgraph.mode == 'RENDER'
+                                      or view_layer != bpy.context.view_layer):
+            view_layer.update()     # the originals at this depsgraph's frame (see above)
         frame = scene.frame_current + scene.frame_subframe
         for obj in _dependency_order(armatures):
-            _solve(obj, frame)
+            _solve(obj, frame, view_layer)
     except Exception:   # noqa: BLE001  (never raise on every frame: a bug here is shown once)
         traceback.print_exc()
     finally:
@@ -122,7 +128,7 @@ def _dependency_order(armatures):
     return order
 
 
-def _solve(obj, frame):
+def _solve(obj, frame, view_layer):
     if obj.mode == 'EDIT' or obj.library is not None:
         return
     session = None
@@ -130,7 +136,7 @@ def _solve(obj, frame):
         session = session_for(obj)
         if session.baking:      # ``dqik.bake`` sets the frames and solves them (``keys/baking.py``)
             return
-        session.tick(animated=True)
+        session.tick(animated=True, view_layer=view_layer)
     except Exception as err:   # noqa: BLE001  (reported once, then the option is off)
         _switch_off(obj, session, err, frame)
 

@@ -88,17 +88,19 @@ class Session:
         the rig and its settings again (``set_up_watch``)."""
         self.watch.armature_updated()
 
-    def tick(self, time_budget_ms=None, animated=False):
+    def tick(self, time_budget_ms=None, animated=False, view_layer=None):
         """Solve the armature to its targets, write the pose and return the ``SolveSnapshot``
         (also kept in ``last_result``). The solve starts from the current pose, or, with
         ``animated`` (a frame change, a bake), from the frame's animated pose
         (``animated_start``), which it prefers too, with no memory of other frames; within
         ``time_budget_ms`` (None: to the end) it may stop early, ``cut_short``, and the next
         tick goes on from there. A rig the solver cannot work on raises ``ArmatureError`` with
-        a message for the user, after storing a snapshot whose status is ``'ERROR'``."""
-        return self._tick(time_budget_ms, animated)
+        a message for the user, after storing a snapshot whose status is ``'ERROR'``. The
+        targets are looked up in ``view_layer`` (the one a frame change evaluates; None: the
+        context's)."""
+        return self._tick(time_budget_ms, animated, view_layer=view_layer)
 
-    def _tick(self, time_budget_ms, animated, inputs=None, trusted=False):
+    def _tick(self, time_budget_ms, animated, inputs=None, trusted=False, view_layer=None):
         """``tick``, on the ``TickInputs`` ``inputs`` when a live tick has read them; ``trusted``:
         the rig's set-up may be taken as last checked if no update reported the armature since
         (module docstring)."""
@@ -106,7 +108,7 @@ class Session:
         try:
             with _in_a_tick():
                 result, names, unsolved, warnings = self._solve(time_budget_ms, animated, inputs,
-                                                                trusted)
+                                                                trusted, view_layer)
         except ArmatureError as err:
             self.last_result = SolveSnapshot(error=str(err),
                                              ms=(time.perf_counter() - begun) * 1e3)
@@ -300,17 +302,17 @@ class Session:
         return (inputs.settings, inputs.snapshot.key() if pose_key is None else pose_key,
                 dragged, tuple(matrix_bytes(thing) for thing in inputs.placed(self._sources)))
 
-    def _solve(self, time_budget_ms, animated, inputs, trusted):
+    def _solve(self, time_budget_ms, animated, inputs, trusted, view_layer):
         obj = self._armature()
         check_editable(obj)
-        inputs = TickInputs.read(obj) if inputs is None else inputs
+        inputs = TickInputs.read(obj, view_layer) if inputs is None else inputs
         if self.watch.changed(obj, inputs, self.unit, trusted):
             self._read_rig(obj)
             self.watch.read(obj, switch_bones(obj))
         pose = inputs.pose()
         tasks, names, kept, warnings, self._mutual = tick_tasks(
             obj, self.model, self._sources, self.dragged, self.balance, self.obstacles.cache,
-            inputs.unit)
+            inputs.unit, inputs.view_layer)
         warnings = self._warnings + warnings
         if not tasks:
             raise no_task(obj, warnings)

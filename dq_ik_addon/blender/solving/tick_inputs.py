@@ -18,19 +18,23 @@ from ..settings.scene_tasks import armature_settings, collision_settings
 class TickInputs:
     """``settings``: the ``Object.dqik`` values a solver is built from (``armature_settings``);
     ``colliders`` (a collection or None) and ``self_collision`` (``collision_settings``);
-    ``snapshot``: every pose channel; ``unit``: the armature's ``world_unit``, read when first
-    asked (a live tick that finds nothing moved never asks)."""
+    ``snapshot``: every pose channel; ``view_layer``: the view layer whose depsgraph evaluates
+    the frame (a frame change's; None: the context's), in which the targets are looked up;
+    ``unit``: the armature's ``world_unit``, read when first asked (a live tick that finds
+    nothing moved never asks)."""
 
     obj: object
     settings: tuple
     colliders: object
     self_collision: bool
     snapshot: PoseSnapshot
+    view_layer: object = None
 
     @classmethod
-    def read(cls, obj):
-        """The inputs of a tick of the armature ``obj``, read now."""
-        return cls(obj, armature_settings(obj), *collision_settings(obj), PoseSnapshot(obj))
+    def read(cls, obj, view_layer=None):
+        """The inputs of a tick of the armature ``obj``, read now (``view_layer``: above)."""
+        return cls(obj, armature_settings(obj), *collision_settings(obj), PoseSnapshot(obj),
+                   view_layer)
 
     @cached_property
     def unit(self):

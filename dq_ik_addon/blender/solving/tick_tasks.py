@@ -11,14 +11,14 @@ from ..settings.scene_tasks import solved_tasks
 from ..settings.target_dependencies import mutual_targets
 
 
-def tick_tasks(obj, model, sources, dragged, balance, cache, unit):
+def tick_tasks(obj, model, sources, dragged, balance, cache, unit, view_layer=None):
     """``(tasks, names, kept, warnings, mutual)`` of a tick of ``obj`` (``model``, the task
     ``sources``): the enabled bones' tasks (``solved_tasks``: ``kept``, the sources left out),
     the ``dragged`` bone's (``(name, world point)`` or None) in place of its own, the balance
     (``BalanceSetup`` ``balance``; ``cache``: the colliders' cache, for the skin; ``unit``: the
     world unit), and the bones whose targets follow another rig that follows this one
-    (``mutual_targets``)."""
-    tasks, names, kept, warnings = solved_tasks(obj, model, sources)
+    (``mutual_targets``); the targets are looked up in ``view_layer`` (None: the context's)."""
+    tasks, names, kept, warnings = solved_tasks(obj, model, sources, view_layer)
     mutual, warned = mutual_targets(obj, kept)
     warnings += warned
     if dragged is not None:
