@@ -140,6 +140,20 @@ def test_deleted_target_is_skipped_with_a_warning(clean_scene, dqik, capfd):
     assert _worst_error(obj, {"hand.L": empties["hand.L"]}) < REACHED
 
 
+def test_soft_reach_names_the_chains_it_does_not_ease(clean_scene, dqik):
+    """Soft Reach eases only chains that turn freely: a limited arm is named in the warnings,
+    the free one is not."""
+    obj = rigs.metarig("basic")
+    obj.dqik.soft_reach = 0.1
+    empties = sp.add_targets(obj, ["hand.L", "hand.R"], chain_count=3)
+    obj.pose.bones["forearm.L"].dqik.use_limits = True
+    for name in empties:
+        empties[name].location = sp.world_tail(obj, name) + np.array([0.0, -0.1, 0.1])
+    warnings = dqik.api.session_for(obj).tick().warnings
+    eased = [w for w in warnings if "Soft Reach" in w]
+    assert len(eased) == 1 and eased[0].startswith("hand.L: "), warnings
+
+
 def test_unlinked_target_is_skipped(clean_scene, dqik, capfd):
     obj = rigs.metarig("basic")
     empties = sp.add_targets(obj, ["hand.L", "hand.R"])

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...engine import Solver, involved_bones
+from ...engine import Position, Solver, involved_bones
 from ..colliders.capsules import capsule_radii
 from ..rig.constraint_followers import seen_bones, switched_away
 from ..rig.rig_checks import changed_after_solve, check_chains, locked_bones
@@ -22,7 +22,8 @@ def build_solver(inputs, model, tasks, names, pose, obstacles, colliders, switch
     Tolerance (radians); ``colliders``: the ``ColliderCache`` of the skin radii; ``switches``:
     the bones whose constraints may switch what they follow. Locked bones stay, chains through
     a bone that does not inherit rotation are refused, and moved bones that Blender changes
-    again after the solve, tasks whose chain has no bone that can turn, and task bones no
+    again after the solve, tasks whose chain has no bone that can turn, position tasks that
+    Soft Reach does not ease (a chain with limits or a sliding bone), and task bones no
     deforming bone follows any more (an IK/FK switch) are named in ``warnings``
     (``rig_checks``)."""
     obj, self_collision = inputs.obj, inputs.self_collision
@@ -44,6 +45,13 @@ def build_solver(inputs, model, tasks, names, pose, obstacles, colliders, switch
     for name in sorted({names[k] for k in np.flatnonzero(solver.fixed_tasks)}):
         warnings.append(f"{name}: no bone of its chain can turn (every rotation locked, "
                         "Stiffness 1, or Chain Length too short); nothing moves it")
+    if settings.soft_reach > 0.0:
+        free = solver.problem.free_chains
+        for name in sorted({names[k] for k, task in enumerate(tasks)
+                            if not free[k] and issubclass(task.kind, Position)}):
+            warnings.append(f"{name}: Soft Reach eases only a chain that turns freely, and this "
+                            "one has Limits or a sliding bone, so it still straightens at full "
+                            "reach")
     away = switched_away(obj, model, switches) if switches else {}
     for name, bone in sorted({(name, task.bone) for name, task in zip(names, tasks)
                               if task.bone in away}):
