@@ -279,8 +279,8 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     damping: FloatProperty(
         override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Damping",
-        description="Damped least-squares factor, relative to the chain size; larger is smoother "
-        "near singular poses but slower to converge",
+        description="Damped least-squares factor, relative to the chain size: shapes the steps "
+        "near straight (singular) chains, not the solved pose",
         default=0.05, min=0.0, soft_max=1.0, precision=3,
     )
     rest_weight: FloatProperty(

@@ -75,3 +75,16 @@ def test_steps_that_miss_the_end_frame_bake_it_too_and_frames_past_blenders_are_
     assert bake_frames(obj, dqik.api.BakeOptions(1, 10, step=4)).tolist() == [1, 5, 9, 10]
     with pytest.raises(dqik.dq_ik_addon.blender.errors.ArmatureError, match="past the frames"):
         bake_frames(obj, dqik.api.BakeOptions(1, 2_000_000))
+
+
+def test_the_report_counts_the_frames_stopped_at_max_iterations(clean_scene, dqik):
+    """Max Iterations 1 leaves every frame short of its reachable targets: the report counts
+    them and says so; at the default, none."""
+    obj = rigs.metarig("basic")
+    bakes.animated_targets(obj)
+    obj.dqik.max_iterations = 1
+    short = bakes.baker(dqik, obj, frames='KEYED', switch_off_tasks=False).finish()
+    assert short.cut_short == short.frames and "stopped at Max Iterations" in short.describe()
+    obj.dqik.max_iterations = 300
+    full = bakes.baker(dqik, obj, frames='KEYED').finish()
+    assert full.cut_short == 0 and "Max Iterations" not in full.describe()

@@ -1,5 +1,6 @@
 """Partial positions (``PoseBone.dqik.position_axes``): a foot with Z alone on a floor Empty stays
-on the floor's plane and slides as the body moves; X and Y alone keep a hand on a line."""
+on the floor's plane and slides as the body moves; X and Y alone keep a hand on a line; no axis
+is named in the warning."""
 
 import bpy
 import numpy as np
@@ -43,6 +44,15 @@ def test_x_and_y_keep_a_hand_on_the_targets_line(clean_scene, dqik):
     line = matrix[:3, 2] / np.linalg.norm(matrix[:3, 2])
     offset = sp.world_tail(obj, "hand.L") - matrix[:3, 3]
     assert np.linalg.norm(offset - (offset @ line) * line) <= 1e-4
+
+
+def test_position_with_no_axis_is_named_as_such(clean_scene, dqik):
+    obj = rigs.metarig("basic")
+    sp.add_targets(obj, ["hand.L", "hand.R"], chain_count=3)
+    obj.pose.bones["hand.L"].dqik.position_axes = set()
+    warnings = dqik.api.session_for(obj).tick().warnings
+    assert "hand.L: Position is on with no axis in Position Axes (X, Y or Z), and no other " \
+        "task kind is; skipped" in warnings
 
 
 def test_a_supporting_foot_on_a_floor_lets_balance_and_the_pelvis_come_down(clean_scene, dqik):

@@ -47,7 +47,8 @@ class BakeOptions:
 class BakeReport:
     """What a finished bake did: frames solved, bones and keys written, where the keys and the
     animation that was there before went, the largest task error of any frame (metres;
-    NaN without position tasks), seconds spent and the solve's warnings."""
+    NaN without position tasks), seconds spent, the solve's warnings and how many frames'
+    solves stopped at Max Iterations while still improving (``cut_short``)."""
 
     frames: int
     bones: tuple
@@ -57,12 +58,15 @@ class BakeReport:
     worst_error: float
     seconds: float
     warnings: tuple
+    cut_short: int = 0
 
     def describe(self):
         rate = self.frames / self.seconds if self.seconds > 0 else float("inf")
+        short = (f"; {self.cut_short} frames stopped at Max Iterations while still improving "
+                 "(raise it and bake again)") if self.cut_short else ""
         return (f"DQ IK: baked {self.frames} frames of {len(self.bones)} bones "
                 f"({self.keys} keys) into '{self.action}' at {rate:.0f} frames/s; largest task "
-                f"error {self.worst_error * 1e3:.3g} mm; {self.old_animation}")
+                f"error {self.worst_error * 1e3:.3g} mm{short}; {self.old_animation}")
 
 
 def check_frame_range(start, end):

@@ -91,7 +91,7 @@ class FrameBake:
         self.started = time.perf_counter()
         self.recorded, self.others, self.slid = [], [], []
         self.states = []    # with Clean Up, what each frame's solve saw (its colliders included)
-        self.worst_error, self.warnings = 0.0, set()
+        self.worst_error, self.warnings, self.cut_short = 0.0, set(), 0
         self.reference, self.unsolved = None, None
         self.on_end = None      # called once when it ends (the operator's timer and progress)
         self.resolved = False   # keyed or driven DQ IK settings rebuilt the solver on the way
@@ -161,6 +161,7 @@ class FrameBake:
             self.others.append({channel: read_array(bones, channel, width)[self.other_rows]
                                 for channel, width in POSE_CHANNELS})
         self.worst_error = max(self.worst_error, snapshot.largest_distance() or 0.0)
+        self.cut_short += snapshot.cut_short
         self.warnings.update(snapshot.warnings)
 
     def _choose_bones(self):
@@ -253,7 +254,7 @@ class FrameBake:
             self._return_to_start()
         return BakeReport(len(self.frames), tuple(names), sum(len(c[3]) for c in curves), action,
                           old_animation, self.worst_error, time.perf_counter() - self.started,
-                          tuple(sorted(self.warnings)))
+                          tuple(sorted(self.warnings)), self.cut_short)
 
     def _curves(self):
         """Every curve to write, ``(data_path, index, group, frames, values)``, and the baked

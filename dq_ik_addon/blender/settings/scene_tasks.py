@@ -113,7 +113,10 @@ def task_sources(model, settings_of_bones):
         partner = loop_partner(model, i, settings)
         parts = enabled_parts(settings, name)
         if not parts:
-            warnings.append(f"{name}: none of {labels()} is enabled; skipped")
+            warnings.append(f"{name}: Position is on with no axis in Position Axes (X, Y or Z), "
+                            f"and no other task kind is; skipped"
+                            if settings.use_position and not settings.position_axes
+                            else f"{name}: none of {labels()} is enabled; skipped")
             continue
         if settings.weight == 0.0:
             warnings.append(f"{name}: its weight is 0, so it pulls on nothing; skipped")

@@ -82,8 +82,10 @@ class SceneContacts:
 @dataclass(frozen=True)
 class SolveSnapshot:
     """The last tick of a session. ``status`` is ``'MET'`` when the solve converged,
-    ``'CLOSEST'`` when it stopped at the closest reachable pose, ``'ERROR'`` when the tick
-    failed (``error`` says why; nothing was written). ``ms`` is the whole tick's time.
+    ``'CLOSEST'`` when it stopped short of the tolerance: at the closest reachable pose, or,
+    with ``cut_short``, at Max Iterations or the time budget while still improving;
+    ``'ERROR'`` when the tick failed (``error`` says why; nothing was written). ``ms`` is the
+    whole tick's time.
     ``contacts``: the ``SceneContacts`` of the result (None without colliders). ``balance``:
     with Balance on, the world centre of mass and support polygon ((3,), (p,3)) of the result
     (``center_of_mass``, ``support_polygon``), else None."""
