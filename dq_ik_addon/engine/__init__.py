@@ -15,7 +15,8 @@ Blender a handful of calls (``IK_SolverAddGoal``, ``IK_Solve``):
   pose matrices, optionally as an earlier solve saw them: ``Solver.state`` → ``SolveState``),
   ``Solver.pose_matrices``.
 - **Per-bone data** for reports and the overlay: ``Solver.bones`` (the modelled bones),
-  ``moved_mask``, ``modelled_mask``, ``computed_mask``, ``capsule_bones``, ``fixed_tasks``;
+  ``moved_mask``, ``modelled_mask``, ``computed_mask``, ``capsule_bones``, ``fixed_tasks``,
+  ``free_tasks``;
   ``chain_size``, ``MIN_RADIUS``, ``joint_masks``.
 - **Maths** the Blender side shares with the engine: quaternions (w first), Euler orders,
   swing/twist, closest points of segments and triangles.

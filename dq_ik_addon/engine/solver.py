@@ -67,6 +67,7 @@ class Solver:
         self.slid_bones = self.bones[self.problem.slides.bones]
         self.slid_mask[self.slid_bones] = True
         self.fixed_tasks = ~self.problem.tasks.joint_masks[:, self.problem.column_joints].any(1)
+        self.free_tasks = self.problem.free_chains   # no limit, no slide: Soft Reach eases them
         # each task's error to distance units: an angular one at the chain's size, as weighed
         self.error_scale = np.where(self.problem.tasks.angular, self.problem.size, 1.0)
         self._take_given(locations, scales, evaluated)
@@ -276,8 +277,7 @@ class Solver:
         result = SolveResult(full, iterations, true_errors, converged, history,
                              None if problem.contacts is None else
                              problem.contacts.contacts(world, self.bones),
-                             dict(self.steps.counts, escapes=escapes),
-                             cut_short and not solved,
+                             dict(self.steps.counts, escapes=escapes), cut_short and not solved,
                              problem.slides.everywhere(q, self._locations, self.slid_bones,
                                                        self.moved_mask.size), world)
         self._memo = (memo_key, q, result) if remember else None

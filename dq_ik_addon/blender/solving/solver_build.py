@@ -46,9 +46,8 @@ def build_solver(inputs, model, tasks, names, pose, obstacles, colliders, switch
         warnings.append(f"{name}: no bone of its chain can turn (every rotation locked, "
                         "Stiffness 1, or Chain Length too short); nothing moves it")
     if settings.soft_reach > 0.0:
-        free = solver.problem.free_chains
         for name in sorted({names[k] for k, task in enumerate(tasks)
-                            if not free[k] and issubclass(task.kind, Position)}):
+                            if not solver.free_tasks[k] and issubclass(task.kind, Position)}):
             warnings.append(f"{name}: Soft Reach eases only a chain that turns freely, and this "
                             "one has Limits or a sliding bone, so it still straightens at full "
                             "reach")
