@@ -307,8 +307,8 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     soft_reach: FloatProperty(
         override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Soft Reach",
-        description="Fraction of a freely turning limb's reach over which a target near or "
-        "beyond it is eased in (soft IK): no knee or elbow snap as a target crosses the reach",
+        description="Fraction of a limb's reach over which a target near or beyond it is eased "
+        "in (soft IK): no knee or elbow snap as a target crosses the reach",
         default=0.0, min=0.0, max=0.5, subtype='FACTOR',
     )
     time_budget_ms: FloatProperty(

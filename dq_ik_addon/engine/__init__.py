@@ -16,7 +16,7 @@ Blender a handful of calls (``IK_SolverAddGoal``, ``IK_Solve``):
   ``Solver.pose_matrices``.
 - **Per-bone data** for reports and the overlay: ``Solver.bones`` (the modelled bones),
   ``moved_mask``, ``modelled_mask``, ``computed_mask``, ``capsule_bones``, ``fixed_tasks``,
-  ``free_tasks``;
+  ``sliding_tasks``;
   ``chain_size``, ``MIN_RADIUS``, ``joint_masks``.
 - **Maths** the Blender side shares with the engine: quaternions (w first), Euler orders,
   swing/twist, closest points of segments and triangles.

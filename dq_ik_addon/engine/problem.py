@@ -132,7 +132,7 @@ class Problem:
         self.chain_reach = reach + allowance
         self.exact_reach = exact & (allowance == 0.0) & (reach > 0.0)
         self.tasks.set_reach(self.chain_roots, self.chain_reach, self.free_chains,
-                             self.settings.soft_reach, self.exact_reach)
+                             self.settings.soft_reach, self.exact_reach, ~self.slides.moves_task)
 
     def given_key(self, given):
         """The given pose ``given`` as bytes (``GivenPose.key``), less what the solve moves:

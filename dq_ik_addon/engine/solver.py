@@ -67,7 +67,7 @@ class Solver:
         self.slid_bones = self.bones[self.problem.slides.bones]
         self.slid_mask[self.slid_bones] = True
         self.fixed_tasks = ~self.problem.tasks.joint_masks[:, self.problem.column_joints].any(1)
-        self.free_tasks = self.problem.free_chains   # no limit, no slide: Soft Reach eases them
+        self.sliding_tasks = self.problem.slides.moves_task     # (Soft Reach eases the others)
         # each task's error to distance units: an angular one at the chain's size, as weighed
         self.error_scale = np.where(self.problem.tasks.angular, self.problem.size, 1.0)
         self._take_given(locations, scales, evaluated)

@@ -14,8 +14,8 @@ class SolverSettings:
     detected; as long as the largest task motion of one step, so that no step can jump over an
     obstacle unseen) are fractions of the chain size; ``margin`` (clearance from obstacles) in
     the model's units; ``max_joint_step`` in radians; ``time_budget_ms``: a solve stops after
-    this long (None: no budget); ``soft_reach``: the fraction of a freely turning chain's reach
-    over which a target near or beyond it is eased in (``TaskSet.set_reach``; 0: none)."""
+    this long (None: no budget); ``soft_reach``: the fraction of a chain's reach (one that slides
+    no bone) over which a target near or beyond it is eased in (``TaskSet.set_reach``; 0: none)."""
 
     max_iterations: int = 300
     tolerance: float = 1e-5

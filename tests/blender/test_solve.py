@@ -140,13 +140,40 @@ def test_deleted_target_is_skipped_with_a_warning(clean_scene, dqik, capfd):
     assert _worst_error(obj, {"hand.L": empties["hand.L"]}) < REACHED
 
 
-def test_soft_reach_names_the_chains_it_does_not_ease(clean_scene, dqik):
-    """Soft Reach eases only chains that turn freely: a limited arm is named in the warnings,
-    the free one is not."""
+@pytest.mark.parametrize("soft", [0.0, 0.2])
+def test_soft_reach_eases_a_limited_arm_across_its_reach(clean_scene, dqik, soft):
+    """A target pulled along the shoulder-hand line from 0.8 to 1.2 of a HUMANOID-limited arm's
+    reach, 4 mm a step: the elbow snaps straight by about 13° in one step without Soft Reach,
+    and eases out with it."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    obj.dqik.soft_reach = soft
+    bones = obj.pose.bones
+    bones["forearm.L"].rotation_mode = 'QUATERNION'
+    bones["forearm.L"].rotation_quaternion = Quaternion((1.0, 0.0, 0.0), math.radians(70))
+    bpy.context.view_layer.update()
+    shoulder = np.array(obj.matrix_world @ bones["upper_arm.L"].head)
+    start = sp.world_tail(obj, "hand.L")
+    length = sum(bones[n].bone.length for n in ("upper_arm.L", "forearm.L", "hand.L"))
+    along = (start - shoulder) / np.linalg.norm(start - shoulder)
+    empty = sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"]
+    session, elbow = dqik.api.session_for(obj), []
+    for fraction in np.linspace(0.8, 1.2, 61):
+        empty.location = shoulder + along * length * fraction
+        bpy.context.view_layer.update()
+        assert not [w for w in session.tick().warnings if "Soft Reach" in w]
+        elbow.append(bones["forearm.L"].rotation_quaternion.angle)
+    jump = math.degrees(np.abs(np.diff(elbow)).max())
+    assert (jump > 8.0) if soft == 0.0 else (jump < 2.0), jump
+
+
+def test_soft_reach_names_a_chain_that_slides(clean_scene, dqik):
+    """A chain through a bone with Translation on has no reach to ease: it is named."""
     obj = rigs.metarig("basic")
     obj.dqik.soft_reach = 0.1
+    obj.pose.bones["spine"].dqik.use_translation = True
     empties = sp.add_targets(obj, ["hand.L", "hand.R"], chain_count=3)
-    obj.pose.bones["forearm.L"].dqik.use_limits = True
+    obj.pose.bones["hand.L"].dqik.chain_count = 0
     for name in empties:
         empties[name].location = sp.world_tail(obj, name) + np.array([0.0, -0.1, 0.1])
     warnings = dqik.api.session_for(obj).tick().warnings

@@ -181,3 +181,24 @@ def test_a_limited_chain_of_one_bone_settles_at_the_edge_of_its_range_without_es
                     uniform_limits(1, 0.5, 0.3)).solve(identity_pose(1))
     assert result.steps["escapes"] == 0 and result.iterations <= 12
     assert not result.converged
+
+
+def test_soft_reach_eases_a_limited_chain_as_a_free_one():
+    """Three 1 m bones, bent, with their target on the straight line 5 % past the reach (3 m):
+    Soft Reach 10 % leaves the tail at ``A − s·exp(−(d − (A − s))/s)`` from the root, with or
+    without limits that let the chain straighten; without it, the chain straightens."""
+    model = straight_chain(3)
+    bent = np.array([qexp(np.array([0.2, 0.0, 0.0])) for _ in range(3)])
+    goal = np.array([0.0, 3.15, 0.0])
+    aim = 3.0 * (1.0 - 1e-4)
+    eased = aim - 0.1 * aim * np.exp(-(3.15 - 0.9 * aim) / (0.1 * aim))
+    reached = {}
+    for limits in (None, uniform_limits(3, swing=0.5)):
+        for soft in (0.0, 0.1):
+            result = Solver(model, [Task(Position, 2, goal)], limits,
+                            settings=SolverSettings(soft_reach=soft)).solve(bent)
+            tail = model.tails(model.matrices(result.rotations))[2]
+            reached[limits is None, soft] = np.linalg.norm(tail - model.rest_matrices[0, :3, 3])
+    for free in (True, False):
+        assert reached[free, 0.1] == pytest.approx(eased, abs=1e-4), reached
+        assert reached[free, 0.0] > 2.999, reached

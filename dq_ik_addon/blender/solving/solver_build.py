@@ -23,7 +23,7 @@ def build_solver(inputs, model, tasks, names, pose, obstacles, colliders, switch
     the bones whose constraints may switch what they follow. Locked bones stay, chains through
     a bone that does not inherit rotation are refused, and moved bones that Blender changes
     again after the solve, tasks whose chain has no bone that can turn, position tasks that
-    Soft Reach does not ease (a chain with limits or a sliding bone), and task bones no
+    Soft Reach does not ease (a chain that slides a bone), and task bones no
     deforming bone follows any more (an IK/FK switch) are named in ``warnings``
     (``rig_checks``)."""
     obj, self_collision = inputs.obj, inputs.self_collision
@@ -47,10 +47,9 @@ def build_solver(inputs, model, tasks, names, pose, obstacles, colliders, switch
                         "Stiffness 1, or Chain Length too short); nothing moves it")
     if settings.soft_reach > 0.0:
         for name in sorted({names[k] for k, task in enumerate(tasks)
-                            if not solver.free_tasks[k] and issubclass(task.kind, Position)}):
-            warnings.append(f"{name}: Soft Reach eases only a chain that turns freely, and this "
-                            "one has Limits or a sliding bone, so it still straightens at full "
-                            "reach")
+                            if solver.sliding_tasks[k] and issubclass(task.kind, Position)}):
+            warnings.append(f"{name}: Soft Reach eases no chain that slides a bone (Translation "
+                            "on), and this one does, so its reach is not eased")
     away = switched_away(obj, model, switches) if switches else {}
     for name, bone in sorted({(name, task.bone) for name, task in zip(names, tasks)
                               if task.bone in away}):

@@ -98,20 +98,25 @@ class TaskSet:
         self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
         self._effectors_of = (None, None)  # (pose matrices, each batch's ``Effectors``)
 
-    def set_reach(self, roots, reach, free, soft=0.0, exact=None):
+    def set_reach(self, roots, reach, free, soft=0.0, exact=None, easable=None):
         """Each task's chain root (bone index) and an upper bound of its reach from that root's
         head, and whether its chain turns freely (``free``, (T,)): the solve takes a target point
         beyond it (free) or beyond ``(1 + _BEYOND)`` times it as ``(1 − _SHORT)`` or
-        ``(1 + _BEYOND)`` times it along its direction (``Effectors``, ``Position``). On a free
-        chain, ``soft`` (a fraction of the reach) eases targets in over the last part of the
-        reach (``Position``). Where the bound is ``exact`` (a chain of one bone, whose tail stays
-        on the sphere of that radius), every target point is taken on the sphere, along its
-        direction: the closest point the chain reaches, nearer targets too."""
+        ``(1 + _BEYOND)`` times it along its direction (``Effectors``, ``Position``). On a chain
+        that slides no bone (``easable``, (T,); None: the free ones), ``soft`` (a fraction of the
+        reach) eases targets in over the last part of the reach towards ``(1 − _SHORT)`` times
+        the bound (``Position``): a limited chain that can straighten reaches it; one whose
+        limits keep it bent ends at its closest, as without. Where the bound is ``exact`` (a
+        chain of one bone, whose tail stays on the sphere of that radius), every target point
+        is taken on the sphere, along its direction: the closest point the chain reaches,
+        nearer targets too."""
         self.origins, reach = np.asarray(roots, dtype=np.int64), np.asarray(reach, float)
         exact = np.zeros(reach.shape, bool) if exact is None else exact
+        eased = (free if easable is None else easable) & ~exact & (soft > 0.0)
         self.reach = np.where(exact, 0.0, np.where(free, 1.0, 1.0 + _BEYOND) * reach)  # far beyond
-        self.aim = np.where(exact, reach, np.where(free, 1.0 - _SHORT, 1.0 + _BEYOND) * reach)
-        self.soft = np.where(free & ~exact, soft, 0.0) * self.aim
+        self.aim = np.where(exact, reach,
+                            np.where(free | eased, 1.0 - _SHORT, 1.0 + _BEYOND) * reach)
+        self.soft = np.where(eased, soft, 0.0) * self.aim
 
     def anchor(self, tasks, world):
         """Measure the reach of ``tasks`` (a (T,) mask, or None: none) from where their chain
