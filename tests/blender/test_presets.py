@@ -257,6 +257,26 @@ def test_hinges_lock_one_swing_axis_and_one_side(clean_scene, dqik):
         assert d.swing_x_max > math.radians(100) and d.swing_x_min > math.radians(-30), name
 
 
+def _limits(obj):
+    names = ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max", "twist_min", "twist_max")
+    return {pb.name: [getattr(pb.dqik, n) for n in names] for pb in obj.pose.bones}
+
+
+@pytest.mark.parametrize("turn", [44.0, 90.0, 180.0, 270.0])
+def test_a_character_turned_about_up_gets_the_same_limits(clean_scene, dqik, turn):
+    """Which way the character faces is read from its sided bones, not assumed to be -Y: an
+    armature object turned about Z gets the limits of the unturned one (at 90° its spine's
+    forward bend landed on a side bend)."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset()
+    unturned = _limits(obj)
+    obj.rotation_euler.z = math.radians(turn)
+    bpy.context.view_layer.update()
+    bpy.ops.dqik.apply_preset()
+    for name, values in _limits(obj).items():
+        assert values == pytest.approx(unturned[name], abs=1e-6), name
+
+
 def test_spine_range_is_shared_between_its_bones(clean_scene, dqik):
     obj = rigs.metarig("basic")
     bpy.ops.dqik.apply_preset()

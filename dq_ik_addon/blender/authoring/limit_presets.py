@@ -17,16 +17,19 @@ How a bone gets its limits:
    stays inside: ``min <= 0 <= max``. Adding offsets in exponential-map coordinates is exact for
    motions about one axis and a fair approximation otherwise.
 
-The character is assumed upright along world +Z, facing -Y (Blender's Front view), with its left
-side towards +X, as Rigify, Mixamo imports and most rigs are; the object's own rotation is taken
-into account. Hands are assumed palm down or palm in (T- or A-pose).
+The character is assumed upright along world +Z. Which way it faces is read from the rig: its
+left is the horizontal direction from its right-side bones' heads to its left-side ones', and it
+faces ``left × up`` (``character_frame``), so an armature object turned about Z at any angle, a
+Mixamo import rotated 90° about X, or a rig built facing +X get the same limits as one facing -Y
+(Blender's Front view). With no sided bone, its left is the object's +X as the world sees it.
+Hands are assumed palm down or palm in (T- or A-pose).
 """
 
 import math
 import re
 from dataclasses import dataclass
 
-from mathutils import Vector
+from mathutils import Matrix, Vector
 
 
 @dataclass(frozen=True)
@@ -255,10 +258,30 @@ def joint_bounds(rng, frame, side, neutral_dir=None, share=1):
     return LimitBounds(ranges['x'], ranges['z'], _clamp(*twist))
 
 
-def _world_frames(obj):
-    """Rest orientation (3x3, world) of every bone, by name."""
-    to_world = obj.matrix_world.to_3x3().normalized()
-    return {b.name: (to_world @ b.matrix_local.to_3x3()).normalized() for b in obj.data.bones}
+def character_frame(obj, matches):
+    """The rotation (3x3) from the world to the character's own axes (+X its left, -Y its front,
+    +Z up; module docstring): its left from the world heads of the ``matches`` (``{bone name:
+    (joint, side)}``) named on each side, made horizontal, else the object's +X in the world."""
+    to_world = obj.matrix_world.to_3x3()
+    heads = {side: [to_world @ obj.data.bones[name].head_local
+                    for name, (_, named) in matches.items() if named == side] for side in "LR"}
+    left = Vector((to_world.col[0].x, to_world.col[0].y, 0.0))
+    if heads['L'] and heads['R']:
+        across = sum(heads['L'], Vector()) / len(heads['L']) \
+            - sum(heads['R'], Vector()) / len(heads['R'])
+        across.z = 0.0
+        left = across if across.length > 1e-9 else left
+    if left.length < 1e-9:
+        left = Vector((1.0, 0.0, 0.0))
+    left.normalize()
+    up = Vector((0.0, 0.0, 1.0))
+    return Matrix((left, up.cross(left), up))   # rows: the character's axes in the world
+
+
+def _character_frames(obj, to_character):
+    """Rest orientation (3x3, in the character's axes, ``character_frame``) of every bone."""
+    turn = to_character @ obj.matrix_world.to_3x3().normalized()
+    return {b.name: (turn @ b.matrix_local.to_3x3()).normalized() for b in obj.data.bones}
 
 
 def _neutral_direction(rng, bone, frames):
@@ -269,10 +292,10 @@ def _neutral_direction(rng, bone, frames):
     return None
 
 
-def _side_of(obj, bone, side):
+def _side_of(obj, bone, side, to_character):
     if side is not None:
         return side
-    x = (obj.matrix_world.to_3x3() @ bone.head_local).x
+    x = (to_character @ obj.matrix_world.to_3x3() @ bone.head_local).x
     return 'L' if x >= 0.0 else 'R'
 
 
@@ -289,11 +312,12 @@ def plan_preset(obj, preset='HUMANOID'):
     counts = {}
     for joint, _side in matches.values():
         counts[joint] = counts.get(joint, 0) + 1
-    frames = _world_frames(obj)
+    to_character = character_frame(obj, matches)
+    frames = _character_frames(obj, to_character)
     plan = {}
     for name, (joint, side) in matches.items():
         rng, bone = ranges[joint], obj.data.bones[name]
-        side = None if joint in CENTRAL_JOINTS else _side_of(obj, bone, side)
+        side = None if joint in CENTRAL_JOINTS else _side_of(obj, bone, side, to_character)
         bounds = joint_bounds(rng, frames[name], side, _neutral_direction(rng, bone, frames),
                               counts[joint] if rng.shared else 1)
         plan[name] = (joint, bounds)
