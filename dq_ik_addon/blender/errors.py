@@ -10,6 +10,20 @@ class ArmatureError(Exception):
     """An armature the solver cannot work on; the message is meant for the user."""
 
 
+def check_armature_object(obj, role="A DQ IK session"):
+    """``ArmatureError`` unless ``obj`` is an armature object (not deleted): ``role`` needs
+    one."""
+    try:
+        kind, name = getattr(obj, "type", None), getattr(obj, "name", None)
+    except ReferenceError:
+        raise ArmatureError(f"{role} needs an armature object, and this one was deleted") \
+            from None
+    if kind != 'ARMATURE':
+        what = "nothing" if obj is None else f"'{name}', a {kind.lower()}" \
+            if isinstance(kind, str) and isinstance(name, str) else repr(obj)
+        raise ArmatureError(f"{role} needs an armature object, not {what}")
+
+
 def no_task(obj, warnings):
     """The ``ArmatureError`` of ``obj`` left with no task to solve, with the ``warnings`` that
     left its tasks out."""

@@ -3,6 +3,7 @@ what makes it rebuild, when it is dropped, its snapshot; operator polls; overrid
 
 import importlib
 import math
+import re
 
 import bpy
 import numpy as np
@@ -207,6 +208,37 @@ def test_session_for_refuses_what_is_not_an_armature(clean_scene, dqik):
     unlinked = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
     with pytest.raises(_api(dqik).ArmatureError, match="no pose yet"):
         _api(dqik).session_for(unlinked).tick()
+
+
+def test_wrong_arguments_to_the_scripting_api_get_clear_messages(clean_scene, dqik):
+    """A name, the armature data, None, a mesh, an unknown option, bone or point: each an
+    ``ArmatureError`` that says what was wrong, before anything changes."""
+    api = _api(dqik)
+    obj = rigs.metarig("basic")
+    sp.add_targets(obj, ["hand.L"], chain_count=3)
+    mesh = bpy.data.objects.new("Body", bpy.data.meshes.new("Body"))
+    bpy.context.scene.collection.objects.link(mesh)
+    scene, options = bpy.context.scene, api.BakeOptions(1, 3)
+    refused = [
+        (lambda: api.session_for("metarig"), "needs an armature object, not 'metarig'"),
+        (lambda: api.session_for(obj.data), "needs an armature object, not bpy.data.armatures"),
+        (lambda: api.FrameBake(mesh, scene, options), "not 'Body', a mesh"),
+        (lambda: api.FrameBake(None, scene, options), "not nothing"),
+        (lambda: api.FrameBake(obj, None, options), "needs the scene"),
+        (lambda: api.FrameBake(obj, scene, None), "needs its BakeOptions"),
+        (lambda: api.FrameBake(obj, scene, api.BakeOptions(1, 3, bones='SELECT')),
+         "bones='SELECT'; it is one of 'TASK_CHAINS', 'SELECTED', 'ALL'"),
+    ]
+    live = api.LivePosing(obj)
+    refused += [(lambda: live.pin("hand"), "no bone 'hand' to pin"),
+                (lambda: live.drag("hand", (0.0, 0.0, 1.0)), "no bone 'hand' to drag"),
+                (lambda: live.drag("hand.L", "up"), "three finite numbers")]
+    for call, message in refused:
+        with pytest.raises(api.ArmatureError, match=re.escape(message)):
+            call()
+    assert live.session.dragged is None and not live.pins
+    live.cancel()
+    assert scene.frame_current == 1
 
 
 @pytest.mark.parametrize("operator", ["solve", "build_chain", "apply_preset", "import_limits",

@@ -69,6 +69,18 @@ class BakeReport:
                 f"error {self.worst_error * 1e3:.3g} mm{short}; {self.old_animation}")
 
 
+def check_options(options):
+    """``ArmatureError`` unless ``options`` is a ``BakeOptions`` whose choices are known, naming
+    the one that is not and those it may be."""
+    if not isinstance(options, BakeOptions):
+        raise ArmatureError(f"A bake needs its BakeOptions, not {options!r}")
+    for field, choices in (("bones", BONE_SETS), ("action", ACTIONS), ("frames", FRAME_CHOICES)):
+        value = getattr(options, field)
+        if value not in choices:
+            raise ArmatureError(f"Unknown bake option {field}={value!r}; it is one of "
+                                + ", ".join(repr(choice) for choice in choices))
+
+
 def check_frame_range(start, end):
     """``ArmatureError`` for a frame range that is empty or reversed, or goes past the frames
     Blender plays (``scene.frame_set`` holds at ±``MAX_FRAME``)."""

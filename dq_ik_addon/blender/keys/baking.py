@@ -24,14 +24,14 @@ import time
 import bpy
 import numpy as np
 
-from ..errors import ArmatureError
+from ..errors import ArmatureError, check_armature_object
 from ..rig.arrays import read_array
 from ..rig.objects import check_editable, is_selected
 from ..rig.pose import POSE_CHANNELS, PoseArrays, PoseSnapshot
 from ..rig.rotation_modes import channel_of, channel_values, to_quaternions
 from ..solving.sessions import session_for
 from .action_slots import played_slots, slot_fcurves
-from .bake_options import ACTIONS, BONE_SETS, FRAME_CHOICES, BakeReport, bake_frames
+from .bake_options import BakeReport, bake_frames, check_options
 from .curve_cleanup import TaskTolerance, kept_keys
 from .key_writer import curve_warnings, prepare_action, refuse_unkeyable, write_curves
 
@@ -70,14 +70,11 @@ class FrameBake:
     changing anything (``ArmatureError``)."""
 
     def __init__(self, obj, scene, options):
-        try:
-            obj.name
-        except ReferenceError:
-            raise ArmatureError("The armature to bake was deleted") from None
+        check_armature_object(obj, "A bake")
+        if not isinstance(scene, bpy.types.Scene):
+            raise ArmatureError(f"A bake needs the scene whose frames it sets, not {scene!r}")
+        check_options(options)
         check_editable(obj)
-        if options.bones not in BONE_SETS or options.action not in ACTIONS \
-                or options.frames not in FRAME_CHOICES:
-            raise ArmatureError(f"Unknown bake options {options}")
         _check_tasks(obj)
         refuse_unkeyable(obj, options.action)
         self.obj, self.scene, self.options = obj, scene, options

@@ -96,7 +96,9 @@ class LivePosing:
         """Give ``bone`` a target where its tail stands now (an Empty, ``add_target``), or, if
         this live posing pinned it already, take that pin back (``unpin``); a dragged bone is
         released first. ``cancel`` takes every pin back. Returns the new Empty, or None when
-        the bone was unpinned."""
+        the bone was unpinned; an unknown bone is refused (``ArmatureError``)."""
+        if bone not in self.obj.pose.bones:
+            raise ArmatureError(f"'{self.obj.name}' has no bone '{bone}' to pin")
         if self.session.dragged is not None and self.session.dragged[0] == bone:
             self.session.drag(None, None)
         if any(pinned == bone for pinned, _, _ in self.pins):

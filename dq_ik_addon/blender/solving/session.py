@@ -45,7 +45,7 @@ from .set_up_watch import SetUpWatch
 from .snapshot import SceneContacts, SolveSnapshot, TaskReport, closer, farther
 from .solver_build import build_solver
 from .tick_inputs import TickInputs, matrix_bytes
-from .tick_tasks import tick_tasks
+from .tick_tasks import checked_drag, tick_tasks
 
 
 class Session:
@@ -355,8 +355,9 @@ class Session:
         """Pull the tail of ``bone`` (a pose bone name) to ``point`` (world space) on the next
         ticks, as a temporary position task above every other, its chain running to the root;
         the bone's own tasks step aside meanwhile. ``drag(None, None)`` releases it: the pose is
-        kept, and the other tasks go on from it."""
-        self.dragged = None if bone is None else (bone, np.asarray(point, dtype=np.float64))
+        kept, and the other tasks go on from it (``tick_tasks.checked_drag`` refuses an unknown
+        bone or a point that is not three finite numbers)."""
+        self.dragged = None if bone is None else checked_drag(self._armature(), bone, point)
         model = self.model
         if bone is None:
             self.watch.dirty |= self._read_for_drag is not None   # the followers go back to riding

@@ -2,7 +2,7 @@
 use, found without making one (for drawing), marked for a rebuild, and dropped (file load, undo,
 redo, a deleted armature, the extension disabled: ``lifecycle/handlers.py``)."""
 
-from ..errors import ArmatureError
+from ..errors import check_armature_object
 from .session import Session
 
 _SESSIONS = {}  # Object.session_uid → Session
@@ -10,9 +10,7 @@ _SESSIONS = {}  # Object.session_uid → Session
 
 def session_for(obj):
     """The solving session of the armature object ``obj``, made on first use."""
-    if obj is None or obj.type != 'ARMATURE':
-        raise ArmatureError("A DQ IK session needs an armature object, not "
-                            + ("nothing" if obj is None else f"'{obj.name}', a {obj.type.lower()}"))
+    check_armature_object(obj)
     session = _SESSIONS.get(obj.session_uid)
     if session is None:
         session = _SESSIONS[obj.session_uid] = Session(obj)

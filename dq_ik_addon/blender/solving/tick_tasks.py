@@ -28,6 +28,21 @@ def tick_tasks(obj, model, sources, dragged, balance, cache, unit, view_layer=No
     return tasks, names, kept, warnings, mutual
 
 
+def checked_drag(obj, bone, point):
+    """``(bone, point)`` of a drag of ``obj``'s ``bone`` to the world ``point`` ((3,) float),
+    or ``ArmatureError`` for a bone it does not have or a point that is not three finite
+    numbers."""
+    if bone not in obj.pose.bones:
+        raise ArmatureError(f"'{obj.name}' has no bone '{bone}' to drag")
+    try:
+        point = np.asarray(point, dtype=np.float64).reshape(3)
+    except (TypeError, ValueError):
+        point = None
+    if point is None or not np.isfinite(point).all():
+        raise ArmatureError("A drag point is three finite numbers (world space)")
+    return bone, point
+
+
 def with_drag(obj, model, tasks, names, bone, point, below=None):
     """``tasks, names`` with the tasks of ``bone`` (a name) replaced by a position task that
     pulls its tail to ``point`` (world space), its chain to the root: above every other task,
