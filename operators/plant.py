@@ -4,7 +4,7 @@
 import bpy
 from bpy.props import FloatProperty, IntProperty
 
-from ..dq_ik_addon.blender.authoring.plant import plant
+from ..dq_ik_addon.blender.authoring.plant import keyed_span, plant
 from ..dq_ik_addon.blender.errors import ArmatureError, run_reported
 from ..dq_ik_addon.blender.rig.objects import active_armature, is_selected
 from .poll import editable_armature
@@ -40,8 +40,9 @@ class DQIK_OT_plant(bpy.types.Operator):
                                 "made with Targets from Animation")
         found = []
         for pose_bone in bones:
-            phases = plant(pose_bone.dqik.target, scene, scene.frame_start, scene.frame_end,
-                           self.height, self.speed, self.blend, self.min_frames)
+            target = pose_bone.dqik.target
+            phases = plant(target, scene, *keyed_span(target), self.height, self.speed,
+                           self.blend, self.min_frames)
             found.append(f"{pose_bone.name}: {len(phases)} ("
                          + ", ".join(f"{p.first}–{p.last}" for p in phases) + ")")
         self.report({'INFO'}, "DQ IK: contacts held, " + "; ".join(found))

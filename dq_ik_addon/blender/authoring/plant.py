@@ -10,7 +10,8 @@ between the frames (a capture keyed on half frames) are held and eased the same 
 
 The target's location keys are read and written by their F-curves (``keys.action_slots``), so
 the target must be keyed on every frame of the range (``dqik.targets_from_animation`` makes
-such targets) and must not be parented: its location is its world position."""
+such targets) and must not be parented: its location is its world position. The operator plants
+each target over the frames it is keyed on (``keyed_span``), whatever the scene's range."""
 
 import math
 from typing import NamedTuple
@@ -56,6 +57,14 @@ def planted(frames, points, phases, blend):
         held[closer] = (1.0 - weight[closer, None]) * points[closer] + weight[closer, None] * hold
         weights = np.maximum(weights, weight)
     return held
+
+
+def keyed_span(target):
+    """``(first, last)``: the whole frames from the first to the last frame on which all three
+    of ``target``'s location curves have keys (the range Targets from Animation keyed)."""
+    spans = [_key_frames(curve) for curve in _location_curves(target)]
+    first, last = max(span.min() for span in spans), min(span.max() for span in spans)
+    return math.ceil(first), math.floor(last)
 
 
 def plant(target, scene, frame_start, frame_end, height, speed, blend, min_frames):
