@@ -47,12 +47,17 @@ def test_x_and_y_keep_a_hand_on_the_targets_line(clean_scene, dqik):
 
 
 def test_position_with_no_axis_is_named_as_such(clean_scene, dqik):
+    """Alone (the task is skipped) and beside Rotation (which is solved)."""
     obj = rigs.metarig("basic")
     sp.add_targets(obj, ["hand.L", "hand.R"], chain_count=3)
-    obj.pose.bones["hand.L"].dqik.position_axes = set()
-    warnings = dqik.api.session_for(obj).tick().warnings
-    assert "hand.L: Position is on with no axis in Position Axes (X, Y or Z), and no other " \
-        "task kind is; skipped" in warnings
+    for name in ("hand.L", "hand.R"):
+        obj.pose.bones[name].dqik.position_axes = set()
+    obj.pose.bones["hand.R"].dqik.use_rotation = True
+    snapshot = dqik.api.session_for(obj).tick()
+    said = "Position is on with no axis in Position Axes (X, Y or Z), so its position is not solved"
+    assert f"hand.L: {said}; skipped" in snapshot.warnings
+    assert f"hand.R: {said}" in snapshot.warnings
+    assert [(task.name, set(task.errors)) for task in snapshot.tasks] == [("hand.R", {"rotation"})]
 
 
 def test_a_supporting_foot_on_a_floor_lets_balance_and_the_pelvis_come_down(clean_scene, dqik):

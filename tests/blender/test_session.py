@@ -232,7 +232,9 @@ def test_wrong_arguments_to_the_scripting_api_get_clear_messages(clean_scene, dq
     live = api.LivePosing(obj)
     refused += [(lambda: live.pin("hand"), "no bone 'hand' to pin"),
                 (lambda: live.drag("hand", (0.0, 0.0, 1.0)), "no bone 'hand' to drag"),
-                (lambda: live.drag("hand.L", "up"), "three finite numbers")]
+                (lambda: live.drag("hand.L", "up"), "three finite numbers"),
+                (lambda: live.pin(obj.pose.bones["hand.R"]), "to pin (a bone's name)"),
+                (lambda: live.drag(3, (0.0, 0.0, 1.0)), "no bone 3 to drag")]
     for call, message in refused:
         with pytest.raises(api.ArmatureError, match=re.escape(message)):
             call()

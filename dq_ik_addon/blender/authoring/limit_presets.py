@@ -270,7 +270,8 @@ def character_frame(obj, matches):
         across = sum(heads['L'], Vector()) / len(heads['L']) \
             - sum(heads['R'], Vector()) / len(heads['R'])
         across.z = 0.0
-        left = across if across.length > 1e-9 else left
+        size = max(head.length for head in heads['L'] + heads['R'])
+        left = across if across.length > 1e-3 * size else left     # (a rig lying on its side)
     if left.length < 1e-9:
         left = Vector((1.0, 0.0, 0.0))
     left.normalize()

@@ -63,6 +63,9 @@ def keyed_span(target):
     """``(first, last)``: the whole frames from the first to the last frame on which all three
     of ``target``'s location curves have keys (the range Targets from Animation keyed)."""
     spans = [_key_frames(curve) for curve in _location_curves(target)]
+    if not all(span.size for span in spans):
+        raise ArmatureError(f"'{target.name}' has a location curve with no keys; make it with "
+                            "Targets from Animation first")
     first, last = max(span.min() for span in spans), min(span.max() for span in spans)
     return math.ceil(first), math.floor(last)
 

@@ -112,11 +112,13 @@ def task_sources(model, settings_of_bones):
         name, settings = model.names[i], settings_of_bones[i]
         partner = loop_partner(model, i, settings)
         parts = enabled_parts(settings, name)
-        if not parts:
+        axisless = settings.use_position and not settings.position_axes and partner < 0
+        if axisless:
             warnings.append(f"{name}: Position is on with no axis in Position Axes (X, Y or Z), "
-                            f"and no other task kind is; skipped"
-                            if settings.use_position and not settings.position_axes
-                            else f"{name}: none of {labels()} is enabled; skipped")
+                            "so its position is not solved" + ("" if parts else "; skipped"))
+        if not parts:
+            if not axisless:
+                warnings.append(f"{name}: none of {labels()} is enabled; skipped")
             continue
         if settings.weight == 0.0:
             warnings.append(f"{name}: its weight is 0, so it pulls on nothing; skipped")

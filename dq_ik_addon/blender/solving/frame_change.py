@@ -16,10 +16,11 @@ frame moved and evaluates it (``DEG_evaluate_on_refresh``,
 ``source/blender/depsgraph/intern/depsgraph_eval.cc``) and writes back to the originals;
 then it solves, and the render's second pass evaluates the written pose. ``scene.frame_set``
 calls the handler once for each view layer's depsgraph (``BKE_scene_graph_update_for_newframe``
-of every depsgraph of the scene); only the context's one writes back, so a rig that only another
+of every depsgraph of the scene); only the active one writes back, so a rig that only another
 view layer evaluates (its collection excluded from the window's layer, a render-layer split) is
 handled like a render's: that layer is updated first (which makes its depsgraph the active one,
-``rna_ViewLayer_update_tagged``), and its targets are looked up in it.
+``rna_ViewLayer_update_tagged``, until the context's depsgraph is next asked for:
+``CTX_data_depsgraph_pointer`` makes that one active again), and its targets are looked up in it.
 
 Every frame's solve starts from that frame's animated pose and prefers it
 (``animated_start``): the keyed and driven channels as Blender evaluated them, the other

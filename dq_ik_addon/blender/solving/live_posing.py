@@ -97,8 +97,8 @@ class LivePosing:
         this live posing pinned it already, take that pin back (``unpin``); a dragged bone is
         released first. ``cancel`` takes every pin back. Returns the new Empty, or None when
         the bone was unpinned; an unknown bone is refused (``ArmatureError``)."""
-        if bone not in self.obj.pose.bones:
-            raise ArmatureError(f"'{self.obj.name}' has no bone '{bone}' to pin")
+        if not isinstance(bone, str) or bone not in self.obj.pose.bones:
+            raise ArmatureError(f"'{self.obj.name}' has no bone {bone!r} to pin (a bone's name)")
         if self.session.dragged is not None and self.session.dragged[0] == bone:
             self.session.drag(None, None)
         if any(pinned == bone for pinned, _, _ in self.pins):

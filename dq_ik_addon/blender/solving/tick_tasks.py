@@ -32,8 +32,8 @@ def checked_drag(obj, bone, point):
     """``(bone, point)`` of a drag of ``obj``'s ``bone`` to the world ``point`` ((3,) float),
     or ``ArmatureError`` for a bone it does not have or a point that is not three finite
     numbers."""
-    if bone not in obj.pose.bones:
-        raise ArmatureError(f"'{obj.name}' has no bone '{bone}' to drag")
+    if not isinstance(bone, str) or bone not in obj.pose.bones:
+        raise ArmatureError(f"'{obj.name}' has no bone {bone!r} to drag (a bone's name)")
     try:
         point = np.asarray(point, dtype=np.float64).reshape(3)
     except (TypeError, ValueError):

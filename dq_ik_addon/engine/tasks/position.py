@@ -17,7 +17,8 @@ on that sphere (A = R, nearer targets too): the closest point it reaches; and th
 arc to it along the sphere (``_along_the_sphere``). Reports give the true distance.
 
 With a soft width s > 0 (``SolverSettings.soft_reach``, chains that slide no bone; A is then just
-short of R on limited chains too, which end at their closest where limits keep them bent), a
+short of R on limited chains too, which settle at a compromise with the eased point where their
+limits keep them from it), a
 target beyond ``A − s`` is solved for at the distance ``A − s·exp(−(d − (A − s))/s)`` instead, which
 meets ``d`` with its slope at ``A − s`` and nears A without reaching it: soft IK (A. Nicholas,
 "Soft IK", 2009), so that a limb near full extension eases out instead of snapping straight when

@@ -106,7 +106,7 @@ class TaskSet:
         that slides no bone (``easable``, (T,); None: the free ones), ``soft`` (a fraction of the
         reach) eases targets in over the last part of the reach towards ``(1 − _SHORT)`` times
         the bound (``Position``): a limited chain that can straighten reaches it; one whose
-        limits keep it bent ends at its closest, as without. Where the bound is ``exact`` (a
+        limits keep it from a target settles at a compromise with the eased point. Where the bound is ``exact`` (a
         chain of one bone, whose tail stays on the sphere of that radius), every target point
         is taken on the sphere, along its direction: the closest point the chain reaches,
         nearer targets too."""
