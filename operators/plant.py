@@ -28,6 +28,9 @@ class DQIK_OT_plant(bpy.types.Operator):
                             default=5, min=1)
     blend: IntProperty(name="Blend", description="Frames to ease in and out of each contact",
                        default=3, min=0)
+    frame_start: IntProperty(name="Start", description="First frame to plant (0 with End 0: "
+                             "every frame each target is keyed on)", default=0)
+    frame_end: IntProperty(name="End", description="Last frame to plant", default=0)
 
     def execute(self, context):
         return run_reported(self, lambda: self._plant(context))
@@ -41,8 +44,9 @@ class DQIK_OT_plant(bpy.types.Operator):
         found = []
         for pose_bone in bones:
             target = pose_bone.dqik.target
-            phases = plant(target, scene, *keyed_span(target), self.height, self.speed,
-                           self.blend, self.min_frames)
+            span = (self.frame_start, self.frame_end)
+            phases = plant(target, scene, *(keyed_span(target) if span == (0, 0) else span),
+                           self.height, self.speed, self.blend, self.min_frames)
             found.append(f"{pose_bone.name}: {len(phases)} ("
                          + ", ".join(f"{p.first}–{p.last}" for p in phases) + ")")
         self.report({'INFO'}, "DQ IK: contacts held, " + "; ".join(found))

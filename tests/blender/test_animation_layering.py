@@ -320,18 +320,25 @@ def test_plant_holds_keys_between_frames_and_refuses_thresholds_that_are_not_fin
 def test_plant_works_over_the_frames_a_target_is_keyed_on(clip, dqik):
     """A target keyed on part of the shot (frames -10 to 30 of a scene playing 1 to 60) is
     planted over its keys: contacts found in the part before the scene's start too, and the
-    frames past its last key untouched."""
+    frames past its last key untouched; Start and End plant a part of them only."""
     obj, _, _, _ = clip
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 60
     empty = _skating_target(obj, range(-10, 31))
     mc.select(obj, ["shin.L"])
+
+    def skate():
+        held = []
+        for frame in (-10, -9, -8, -7):     # the contact at the start of the keys (-12 to 0)
+            scene.frame_set(frame)
+            held.append(empty.matrix_world.translation.y)
+        return max(held) - min(held)
+    assert bpy.ops.dqik.plant(frame_start=5, frame_end=30) == {'FINISHED'}
+    assert skate() == pytest.approx(0.006, abs=1e-6)
+    with pytest.raises(RuntimeError, match="no key on frame 31"):
+        bpy.ops.dqik.plant(frame_start=5, frame_end=40)
     assert bpy.ops.dqik.plant() == {'FINISHED'}
-    held = []
-    for frame in (-10, -9, -8, -7):     # the contact at the start of the keys (-12 to 0)
-        scene.frame_set(frame)
-        held.append(empty.matrix_world.translation.y)
-    assert max(held) - min(held) <= 1e-6
+    assert skate() <= 1e-6
     curve = empty.animation_data.action.layers[0].strips[0].channelbag(
         empty.animation_data.action_slot).fcurves.find("location", index=1)
     assert [k.co[0] for k in curve.keyframe_points] == list(range(-10, 31))

@@ -11,7 +11,8 @@ between the frames (a capture keyed on half frames) are held and eased the same 
 The target's location keys are read and written by their F-curves (``keys.action_slots``), so
 the target must be keyed on every frame of the range (``dqik.targets_from_animation`` makes
 such targets) and must not be parented: its location is its world position. The operator plants
-each target over the frames it is keyed on (``keyed_span``), whatever the scene's range."""
+each target over the frames it is keyed on (``keyed_span``), whatever the scene's range, or over
+the Start–End range it is given."""
 
 import math
 from typing import NamedTuple
