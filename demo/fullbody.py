@@ -107,8 +107,8 @@ def reach(dqik, output_dir, balance):
         session.last_result = replace(snapshot,
                                       balance=session.balance.shown(obj, session.model, pose))
     centre, polygon = session.last_result.center_of_mass, session.last_result.support_polygon
-    outside, _ = dqik.dq_ik_addon.engine.tasks.balance.polygon_distance(centre[:2],
-                                                                        polygon[:, :2])
+    ground = dqik.dq_ik_addon.engine.tasks.ground_polygon
+    outside, _ = ground.polygon_distance(centre[:2], polygon[:, :2])
     build_bone_proxy(obj, bone_roles(obj, FEET, HANDS))
     build_target_spheres(obj, {**feet, "hand.L": hand}, radius=0.03)
     framed = [tuple(obj.matrix_world @ p) for pb in obj.pose.bones for p in (pb.head, pb.tail)] \

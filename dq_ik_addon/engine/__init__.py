@@ -55,7 +55,8 @@ from .tasks import (
     Task,
     TaskKind,
 )
-from .tasks.balance import center_of_mass, support_polygon
+from .tasks.balance import center_of_mass
+from .tasks.ground_polygon import support_polygon
 from .tasks.task_set import joint_masks
 from .triangles import closest_segment_one_triangle
 

@@ -28,7 +28,7 @@ def _outside(dqik, obj):
     of the feet and the bones they carry (toes, heels), on the ground (masses: the deforming bones' lengths, as Balance's
     automatic masses on a rig without a skinned mesh)."""
     engine = dqik.dq_ik_addon.engine
-    balance = engine.tasks.balance
+    ground = engine.tasks.ground_polygon
     bones = [pb for pb in obj.pose.bones if pb.bone.use_deform]
     world = np.array(obj.matrix_world)
     mids = np.array([world @ np.append(0.5 * (np.array(pb.head) + np.array(pb.tail)), 1.0)
@@ -39,9 +39,9 @@ def _outside(dqik, obj):
                                                     *obj.pose.bones[name].children_recursive]]
     ends = np.array([sp.world_tail(obj, name) for name in carried]
                     + [np.array(obj.matrix_world @ obj.pose.bones[name].head) for name in carried])
-    polygon, (u, v) = balance.support_polygon(ends, np.array([0.0, 0.0, 1.0]))
-    d, _ = balance.polygon_distance(np.array([centre @ u, centre @ v]),
-                                    np.stack([polygon @ u, polygon @ v], axis=1))
+    polygon, (u, v) = ground.support_polygon(ends, np.array([0.0, 0.0, 1.0]))
+    d, _ = ground.polygon_distance(np.array([centre @ u, centre @ v]),
+                                   np.stack([polygon @ u, polygon @ v], axis=1))
     return d, centre
 
 
@@ -69,6 +69,24 @@ def test_balance_keeps_the_centre_of_mass_over_the_feet(clean_scene, dqik, forwa
     report = {task.name: task for task in snapshot.tasks}["Balance"]
     assert report.errors["balance"] <= 1e-3
     assert obj.pose.bones["spine"].location.length > 0.01       # the hips moved back
+
+
+def test_a_reach_held_at_a_corner_of_the_polygon_goes_on_along_the_edge(clean_scene, dqik):
+    """Balance holding the centre of mass on the front edge, a lean that would slide it past the
+    front corner and out across the side edge holds that edge too: the hand 1 m forward and
+    0.3 m down is met, where one row stopped it 321 mm short, and the centre of mass stays on
+    the polygon."""
+    obj = rigs.metarig("basic")
+    feet = _reaching(obj, 1.0)
+    obj.dqik.use_balance = True
+    snapshot = dqik.api.session_for(obj).tick()
+    bpy.context.view_layer.update()
+    outside, _ = _outside(dqik, obj)
+    assert outside <= 1e-3
+    report = {task.name: task for task in snapshot.tasks}
+    assert report["hand.L"].errors["position"] <= 1e-4, report["hand.L"].errors
+    for name, empty in feet.items():
+        assert np.linalg.norm(sp.world_tail(obj, name) - np.array(empty.location)) <= 1e-4
 
 
 def test_the_overlay_draws_the_polygon_and_the_centre_of_mass(clean_scene, dqik):

@@ -300,7 +300,7 @@ def _shown_balance(dqik, rig):
     """``(centre of mass, support polygon)`` of the pose Blender shows, in world space: the
     deforming bones' midpoints weighed by their lengths (Balance's automatic masses on a rig
     without a skinned mesh) and the hull of the deforming feet and toes on the ground."""
-    balance = dqik.dq_ik_addon.engine.tasks.balance
+    ground = dqik.dq_ik_addon.engine.tasks.ground_polygon
     world = np.array(rig.matrix_world)
     bones = [pb for pb in rig.pose.bones if pb.bone.use_deform]
     mids = np.array([world @ np.append(0.5 * (np.array(pb.head) + np.array(pb.tail)), 1.0)
@@ -310,7 +310,7 @@ def _shown_balance(dqik, rig):
                                                   "DEF-toe.R")]
     ends += [np.array(rig.matrix_world @ rig.pose.bones[name].head)
              for name in ("DEF-foot.L", "DEF-foot.R", "DEF-toe.L", "DEF-toe.R")]
-    polygon, _ = balance.support_polygon(np.array(ends), np.array([0.0, 0.0, 1.0]))
+    polygon, _ = ground.support_polygon(np.array(ends), np.array([0.0, 0.0, 1.0]))
     return masses @ mids / masses.sum(), polygon
 
 
@@ -320,10 +320,13 @@ def test_balance_stands_on_the_deforming_feet_blender_shows(rigify_blend, dqik):
     priority 3. After one ``dqik.solve`` and Rigify's constraints, the deforming feet stand where
     they stood (≤ 0.1 mm); the snapshot's support polygon, toes included, is that of the pose
     Blender shows (≤ 1 mm: the solve carries the deforming limbs, which copy a tweak bone and
-    stretch to the next, with the FK controls, not with the spine); and the centre of mass is
-    over the polygon within 5 mm (the head's own rotation aside, ``docs/known_limits.md``)."""
+    stretch to the next, with the FK controls, not with the spine); the hand meets its target with
+    the solve's centre of mass on the polygon, and the one Blender shows is as far outside as the
+    snapshot's Balance report says: Rigify keeps the head at the torso's rotation (a Copy
+    Rotation the model does not follow), so leaning over carries the face beyond the model's
+    (``docs/full_body.md``, known limits: 25 mm on this reach)."""
     rig = _open(rigify_blend)
-    balance = dqik.dq_ik_addon.engine.tasks.balance
+    ground = dqik.dq_ik_addon.engine.tasks.ground_polygon
     bpy.ops.dqik.apply_preset()
     assert rig.pose.bones["torso"].dqik.use_translation
     assert rig.pose.bones["DEF-foot.L"].dqik.use_support
@@ -343,12 +346,13 @@ def test_balance_stands_on_the_deforming_feet_blender_shows(rigify_blend, dqik):
     shown = snapshot.support_polygon
     for vertices, other in ((shown, polygon), (polygon, shown)):
         for vertex in vertices:     # the same convex polygon: each one's corners on the other
-            assert abs(balance.polygon_distance(flat @ vertex, other @ flat.T)[0]) <= 1e-3
-    # the centre of mass is the model's: the head keeps its world rotation in Rigify (Head
-    # Follow 0, a Copy Rotation the model does not follow), so it is off by a few millimetres
-    assert np.linalg.norm(snapshot.center_of_mass - centre) <= 5e-3
-    outside, _ = balance.polygon_distance(flat @ centre, polygon @ flat.T)
-    assert outside <= 5e-3
+            assert abs(ground.polygon_distance(flat @ vertex, other @ flat.T)[0]) <= 1e-3
+    report = {task.name: task.errors for task in snapshot.tasks}
+    assert report["hand_fk.L"]["position"] <= REACHED
+    model, _ = ground.polygon_distance(flat @ snapshot.center_of_mass, polygon @ flat.T)
+    outside, _ = ground.polygon_distance(flat @ centre, polygon @ flat.T)
+    assert model <= 1e-3 and 0.0 < outside <= 0.03
+    assert report["Balance"]["balance"] == pytest.approx(outside, abs=5e-3)
     assert rig.pose.bones["torso"].location.length > 0.01     # the hips moved
 
 

@@ -9,13 +9,8 @@ from dq_ik_addon.engine import ChainModel, Orientation, Position, Solver, Task
 from dq_ik_addon.engine.jacobian import JointFrames, column_mask
 from dq_ik_addon.engine.quaternion import matrix_to_quat, qexp, qmul
 from dq_ik_addon.engine.tasks import Balance, Body, TaskSet
-from dq_ik_addon.engine.tasks.balance import (
-    _ends_jacobian,
-    _kinetic_jacobian,
-    center_of_mass,
-    polygon_distance,
-    support_polygon,
-)
+from dq_ik_addon.engine.tasks.balance import _ends_jacobian, _kinetic_jacobian, center_of_mass
+from dq_ik_addon.engine.tasks.ground_polygon import polygon_distance, support_polygon
 
 UP = np.array([0.0, 0.0, 1.0])
 FEET = [7, 10]

@@ -32,7 +32,11 @@ with the error ``room · n'``, ``room = (G' − G)·n' − d'`` (how far G is fr
 supporting line through q: the edge's line when q is on an edge), so that the step takes G to
 that line and no further: the primal active-set rule for this
 one inequality (Nocedal & Wright §16.5), at the task's own priority. Without it the line search
-halves such a step until G stays inside, and the lower levels barely move.
+halves such a step until G stays inside, and the lower levels barely move. Held on one edge, G
+may still slide along it past a corner and out across the next edge: that edge is armed the
+same way beside the held one (two rows, given in the ground plane's orthonormal basis, so the
+least squares are theirs); one row alone let a reach lean G out of the corner by 0.1 m, every
+shorter step worse at Balance's priority, and the solve stopped with a hand 0.75 m short.
 """
 
 from dataclasses import dataclass
@@ -40,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..jacobian import task_jacobian
-from ..quaternion import row_dots
+from .ground_polygon import convex_hull, nearest_boundary, plane_basis
 from .kind import TaskKind
 
 
@@ -69,73 +73,7 @@ def center_of_mass(world, lengths, masses):
     return weights.dot(_midpoints(world, lengths))
 
 
-def plane_basis(up):
-    """An orthonormal basis ``(u, v)`` (3,2) of the plane normal to ``up``, with ``(u, v, up)``
-    right-handed (so counter-clockwise in it is about ``up``)."""
-    x, y, z = np.asarray(up, float).tolist()
-    length = (x * x + y * y + z * z) ** 0.5
-    x, y, z = x / length, y / length, z / length
-    # u = up × e_k for the axis e_k least aligned with up, normalized; v = up × u
-    if abs(x) <= abs(y) and abs(x) <= abs(z):
-        u = (0.0, z, -y)
-    elif abs(y) <= abs(z):
-        u = (-z, 0.0, x)
-    else:
-        u = (y, -x, 0.0)
-    scale = (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]) ** -0.5
-    a, b, c = u[0] * scale, u[1] * scale, u[2] * scale
-    return np.array([[a, y * c - z * b], [b, z * a - x * c], [c, x * b - y * a]])
-
-
-def support_polygon(points, up):
-    """The convex hull (p,3), counter-clockwise about ``up``, of ``points`` (k,3) projected on the
-    plane through their lowest point along ``up``; with the plane's basis ``(u, v)``."""
-    up = np.asarray(up, float) / np.linalg.norm(up)
-    plane = plane_basis(up)
-    height = float(np.min(points.dot(up)))
-    flat = points.dot(plane)
-    return flat[_hull(flat)].dot(plane.T) + height * up, tuple(plane.T)
-
-
-def polygon_distance(point, polygon):
-    """``(d, n)``: the signed distance of the 2-D ``point`` from the convex counter-clockwise
-    ``polygon`` (p,2) (positive outside) and the unit outward direction it is measured along."""
-    return _nearest_boundary(point, polygon)[:2]
-
-
-def _nearest_boundary(point, polygon):
-    """``(d, n, k, t)``: ``polygon_distance``'s, and where on the boundary it is measured from:
-    ``(1 − t) P_k + t P_{k+1}`` (the vertices cyclic; inside, on the nearest edge's line)."""
-    if len(polygon) == 1:
-        offset = point - polygon[0]
-        length = float(np.linalg.norm(offset))
-        return length, offset / length if length > 0.0 else np.array([1.0, 0.0]), 0, 0.0
-    edges = polygon[_NEXT[len(polygon)]] - polygon
-    lengths = np.sqrt(row_dots(edges, edges))
-    normals = np.stack([edges[:, 1], -edges[:, 0]], axis=1) / np.maximum(lengths, 1e-300)[:, None]
-    across = row_dots(normals, point - polygon)
-    along = row_dots(point - polygon, edges) / np.maximum(lengths ** 2, 1e-300)
-    if len(polygon) > 2 and (across <= 0.0).all():
-        nearest = int(np.argmax(across))
-        return float(across[nearest]), normals[nearest], nearest, float(along[nearest])
-    along = np.clip(along, 0.0, 1.0)
-    offsets = point - (polygon + along[:, None] * edges)
-    distances = np.sqrt(row_dots(offsets, offsets))
-    nearest = int(np.argmin(distances))
-    length = float(distances[nearest])
-    return length, normals[nearest] if length == 0.0 else offsets[nearest] / length, nearest, \
-        float(along[nearest])
-
-
-class _Cyclic(dict):
-    """``_NEXT[p]``: the index of each vertex's successor in a cyclic polygon of p vertices."""
-
-    def __missing__(self, count):
-        self[count] = np.roll(np.arange(count), -1)
-        return self[count]
-
-
-_NEXT = _Cyclic()
+_SAME_EDGE = 1.0 - 1e-6     # an armed direction this close to the held edge's is that edge
 
 
 class Balance(TaskKind):
@@ -186,9 +124,9 @@ class Balance(TaskKind):
             heads = world[supports, :3, 3]
             ends = np.concatenate([heads, heads + support_lengths[:, None] * world[supports, :3, 1]])
             flat = ends.dot(plane)
-            hull = _hull(flat)
+            hull = convex_hull(flat)
             ground, polygon = weights.dot(mids).dot(plane), flat[hull]
-            d, n, k, t = _nearest_boundary(ground, polygon)
+            d, n, k, t = nearest_boundary(ground, polygon)
             blend = np.zeros(len(ends))
             blend[hull[k]] += 1.0 - t
             blend[hull[(k + 1) % len(hull)]] += t
@@ -201,38 +139,51 @@ class Balance(TaskKind):
         return any(row[2] > -2.0 * body.band
                    for row, body in zip(self._geometry(effectors), self.bodies))
 
+    def _held(self, k, row):
+        """The rows task ``k`` holds (``row``: its ``_geometry``), ``(n, error, blend)`` each:
+        its edge's while active, an armed one's (``arm``), or both, at a corner; and the basis
+        (3, r) they are given in: along n for one, the ground plane's (orthonormal, so the
+        least squares are the two rows') for two."""
+        active, n, d, *_, blend = row
+        held = ([(n, -max(d, 0.0), blend)] if active else []) + \
+            ([self.armed[k]] if k in self.armed else [])
+        return held, self.planes[k] if len(held) == 2 else np.array([h[0] for h in held]).T
+
     def errors(self, effectors):
-        return np.array([self.armed[k][1] * self.armed[k][0] if k in self.armed else
-                         -max(d, 0.0) * n if active else np.zeros(3)
-                         for k, (active, n, d, *_) in enumerate(self._geometry(effectors))])
+        out = np.zeros((len(self.bodies), 3))
+        for k, row in enumerate(self._geometry(effectors)):
+            held, basis = self._held(k, row)
+            if held:
+                out[k] = basis.dot([error for _, error, _ in held])
+        return out
 
     def jacobian(self, frame, effectors, mask):
         rows = self._geometry(effectors)
         out = np.zeros((len(rows), 3, frame.axes.shape[1]))
-        for k, ((active, n, _, mids, _, _, ends, blend), part) in enumerate(zip(rows, self.parts)):
-            if k in self.armed:
-                n, blend = self.armed[k][0], self.armed[k][2]
-            elif not active:
-                continue
-            along = _kinetic_jacobian(frame, mids, part).dot(n) - \
-                blend.dot(n.dot(_ends_jacobian(frame, ends, part)))
-            out[k] = n[:, None] * (along * mask[k])[None, :]
+        for k, (row, part) in enumerate(zip(rows, self.parts)):
+            held, basis = self._held(k, row)
+            if held:
+                kinetic = _kinetic_jacobian(frame, row[3], part)
+                ends = _ends_jacobian(frame, row[6], part)
+                along = [kinetic.dot(n) - blend.dot(n.dot(ends)) for n, _, blend in held]
+                out[k] = basis.dot(np.array(along) * mask[k])
         return out
 
     def arm(self, frame, effectors, delta):
-        """Arm the rows of the bodies inside beyond the band whose centre of mass the joint step
-        ``delta`` (3M,) takes outside to first order (module docstring); True when any is."""
+        """Arm the rows of the bodies whose centre of mass the joint step ``delta`` (3M,) takes
+        outside to first order (module docstring): from inside beyond the band, or, held on an
+        edge, across another one (past a corner); True when any is."""
         self.armed = {}
-        for k, ((active, _, _, mids, ground, polygon, ends, _), part, plane) in enumerate(
+        for k, ((active, n, _, mids, ground, polygon, ends, _), part, plane) in enumerate(
                 zip(self._geometry(effectors), self.parts, self.planes)):
-            if active or polygon is None:
+            if polygon is None:
                 continue
             moved = delta.dot(_kinetic_jacobian(frame, mids, part)).dot(plane)
             ends_moved = _ends_jacobian(frame, ends, part).dot(delta).dot(plane)
             flat = ends.dot(plane) + ends_moved
-            hull = _hull(flat)
-            beyond, outward, edge, t = _nearest_boundary(ground + moved, flat[hull])
-            if beyond > 0.0:
+            hull = convex_hull(flat)
+            beyond, outward, edge, t = nearest_boundary(ground + moved, flat[hull])
+            if beyond > 0.0 and not (active and plane.dot(outward).dot(n) > _SAME_EDGE):
                 blend = np.zeros(len(ends))
                 blend[hull[edge]] += 1.0 - t
                 blend[hull[(edge + 1) % len(hull)]] += t
@@ -269,28 +220,3 @@ def _cross_rows(u, v):
     """Row-wise cross products of two (k,3) arrays."""
     return np.stack([u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1], u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2],
                      u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]], axis=1)
-
-
-def _hull(points):
-    """The indices (p,) of the convex hull's vertices among the 2-D ``points``, counter-clockwise
-    (Andrew's monotone chain; points equal to 12 decimals count once, the first of them)."""
-    first = {}
-    for index, key in enumerate(map(tuple, np.round(points, 12).tolist())):
-        first.setdefault(key, index)
-    ordered = sorted(first.items())
-    if len(ordered) <= 2:
-        return np.array([index for _, index in ordered], dtype=np.int64)
-
-    def half(sequence):
-        chain = []
-        for point in sequence:
-            while len(chain) >= 2 and _turn(chain[-2][0], chain[-1][0], point[0]) <= 0.0:
-                chain.pop()
-            chain.append(point)
-        return chain[:-1]
-
-    return np.array([index for _, index in half(ordered) + half(ordered[::-1])], dtype=np.int64)
-
-
-def _turn(a, b, c):
-    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
