@@ -194,13 +194,13 @@ def test_the_support_polygon_and_distances():
         assert np.linalg.norm(n) == pytest.approx(1.0)
 
 
-def _reach(model, forward, balance, priority=2):
+def _reach(model, forward, balance, priority=2, aside=0.0):
     q = _start(model, 2)
     world = model.matrices(q)
     tails = model.tails(world)
     tasks = [Task(Position, f, tails[f]) for f in FEET] + \
         [Task(Orientation, f, matrix_to_quat(world[f, :3, :3])) for f in FEET] + \
-        [Task(Position, 4, tails[4] + [0.0, -forward, -0.6], priority=3)]
+        [Task(Position, 4, tails[4] + [aside, -forward, -0.6], priority=3)]
     if balance:
         tasks.append(Task(Balance, 0, UP, priority=priority, body=_bodies(model)))
     translation = np.zeros((len(model), 3))
@@ -225,6 +225,16 @@ def test_balance_keeps_the_centre_of_mass_over_the_feet_of_a_body_reaching_forwa
     assert inside <= 1e-3
     assert feet <= 1e-4
     assert result.errors[:4].max() <= 1e-4
+
+
+def test_a_reach_that_leans_into_a_corner_of_the_polygon_holds_both_edges_and_is_met():
+    """Back and aside: the centre of mass comes to a corner of the polygon, and one edge's row
+    alone let the steps slide it out across the other edge (the hand stopped 0.43 m short);
+    with the crossed edge armed beside the held one the hand is met inside the polygon."""
+    model = _body()
+    result, inside, feet = _reach(model, -0.7, balance=True, aside=0.7)
+    assert inside <= 1e-3 and feet <= 1e-4
+    assert result.errors[4] <= 1e-4, result.errors
 
 
 def test_a_balance_alone_or_without_supports_does_not_fail():

@@ -97,7 +97,7 @@ class Balance(TaskKind):
             self.parts.append((massive, model.lengths[massive], weights, carried,
                                np.repeat(carried.sum(axis=1), 3), supports,
                                model.lengths[body.supports], ends_moved))
-        self._geometry_of = (None, None)
+        self._geometry_of = self._jacobians_of = (None, None)
         self.armed = {}     # task: (n', room) of the step being solved again (``arm``)
 
     def set_targets(self, targets):
@@ -147,7 +147,10 @@ class Balance(TaskKind):
         active, n, d, *_, blend = row
         held = ([(n, -max(d, 0.0), blend)] if active else []) + \
             ([self.armed[k]] if k in self.armed else [])
-        return held, self.planes[k] if len(held) == 2 else np.array([h[0] for h in held]).T
+        if len(held) == 2:      # (n, n⊥): a pose's own error −d n is the held row's alone
+            along = self.planes[k].T.dot(n)
+            return held, np.stack([n, self.planes[k].dot([-along[1], along[0]])], axis=1)
+        return held, np.array([h[0] for h in held]).T
 
     def errors(self, effectors):
         out = np.zeros((len(self.bodies), 3))
@@ -157,14 +160,23 @@ class Balance(TaskKind):
                 out[k] = basis.dot([error for _, error, _ in held])
         return out
 
+    def _jacobians(self, frame, k, row, part):
+        """``(J_Gᵀ, the supports' ends' Jacobians)`` of task ``k`` at ``frame`` (its ``row`` of
+        ``_geometry``), kept for the frame: ``jacobian`` and ``arm`` read them at one pose."""
+        if self._jacobians_of[0] is not frame:
+            self._jacobians_of = (frame, {})
+        made = self._jacobians_of[1]
+        if k not in made:
+            made[k] = (_kinetic_jacobian(frame, row[3], part), _ends_jacobian(frame, row[6], part))
+        return made[k]
+
     def jacobian(self, frame, effectors, mask):
         rows = self._geometry(effectors)
         out = np.zeros((len(rows), 3, frame.axes.shape[1]))
         for k, (row, part) in enumerate(zip(rows, self.parts)):
             held, basis = self._held(k, row)
             if held:
-                kinetic = _kinetic_jacobian(frame, row[3], part)
-                ends = _ends_jacobian(frame, row[6], part)
+                kinetic, ends = self._jacobians(frame, k, row, part)
                 along = [kinetic.dot(n) - blend.dot(n.dot(ends)) for n, _, blend in held]
                 out[k] = basis.dot(np.array(along) * mask[k])
         return out
@@ -174,19 +186,24 @@ class Balance(TaskKind):
         outside to first order (module docstring): from inside beyond the band, or, held on an
         edge, across another one (past a corner); True when any is."""
         self.armed = {}
-        for k, ((active, n, _, mids, ground, polygon, ends, _), part, plane) in enumerate(
+        for k, ((active, n, _, mids, ground, polygon, ends, held_blend), part, plane) in enumerate(
                 zip(self._geometry(effectors), self.parts, self.planes)):
             if polygon is None:
                 continue
-            moved = delta.dot(_kinetic_jacobian(frame, mids, part)).dot(plane)
-            ends_moved = _ends_jacobian(frame, ends, part).dot(delta).dot(plane)
+            kinetic, ends_jacobian = self._jacobians(frame, k, (None, None, None, mids, None, None,
+                                                                ends), part)
+            moved = delta.dot(kinetic).dot(plane)
+            ends_moved = ends_jacobian.dot(delta).dot(plane)
             flat = ends.dot(plane) + ends_moved
             hull = convex_hull(flat)
             beyond, outward, edge, t = nearest_boundary(ground + moved, flat[hull])
-            if beyond > 0.0 and not (active and plane.dot(outward).dot(n) > _SAME_EDGE):
-                blend = np.zeros(len(ends))
-                blend[hull[edge]] += 1.0 - t
-                blend[hull[(edge + 1) % len(hull)]] += t
+            blend = np.zeros(len(ends))
+            blend[hull[edge]] += 1.0 - t
+            blend[hull[(edge + 1) % len(hull)]] += t
+            same = active and (plane.dot(outward).dot(n) > _SAME_EDGE or (
+                np.count_nonzero(blend) == 2 and
+                np.array_equal(np.flatnonzero(blend), np.flatnonzero(held_blend))))
+            if beyond > 0.0 and not same:
                 carried = blend.dot(ends_moved)     # the boundary point's own motion
                 self.armed[k] = (plane.dot(outward),
                                  float((moved - carried).dot(outward)) - beyond, blend)

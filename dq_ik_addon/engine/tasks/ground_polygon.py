@@ -60,7 +60,8 @@ def nearest_boundary(point, polygon):
     distances = np.sqrt(row_dots(offsets, offsets))
     nearest = int(np.argmin(distances))
     length = float(distances[nearest])
-    return length, normals[nearest] if length == 0.0 else offsets[nearest] / length, nearest, \
+    on = length <= 1e-9 * lengths[nearest]     # on the boundary: the edge's normal, not noise
+    return length, normals[nearest] if on else offsets[nearest] / length, nearest, \
         float(along[nearest])
 
 
