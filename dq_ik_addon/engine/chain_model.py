@@ -54,11 +54,13 @@ class ChainModel:
     """An armature's rest data and its depth-batched forward kinematics."""
 
     def __init__(self, names, parents, rest_matrices, lengths, connected, flags=None,
-                 riders=None):
+                 riders=None, keeps=None):
         """``riders`` (n,) bool: bones that a constraint places as a fixed transform of their
         parent here (the bone it copies, ``dq_ik_addon/blender/rig/constraint_followers.py``) and the bones below
         them: rigid whatever their flags, so the solve carries them on their parent as they
-        stood (``moving_joints_fk``) and never evaluates their channels."""
+        stood (``moving_joints_fk``) and never evaluates their channels. ``keeps`` (n,) int:
+        for a bone whose world rotation a constraint takes from another bone (a Copy Rotation
+        in world space), that bone's index, else -1 (``moving_joints_fk``: a *keeper*)."""
         self.names = tuple(names)
         self.parents = np.asarray(parents, dtype=np.int64)
         self.rest_matrices = np.asarray(rest_matrices, dtype=np.float64)
@@ -77,6 +79,7 @@ class ChainModel:
         self.flags = BoneFlags.default(n) if flags is None else BoneFlags(
             *(np.asarray(values) for values in flags))
         self.riders = np.zeros(n, dtype=bool) if riders is None else np.asarray(riders, dtype=bool)
+        self.keeps = np.full(n, -1, np.int64) if keeps is None else np.asarray(keeps, np.int64)
         # bones Blender poses as ``parent · rest offset · channels`` (module docstring), or that
         # ride on their parent
         self.rigid = (self.flags.inherit_rotation & self.flags.local_location
@@ -259,14 +262,16 @@ class ChainModel:
         remapped = np.where(parents >= 0, new_index[parents], -1)
         if np.any((parents >= 0) & (remapped < 0)):
             raise ValueError("a subset must contain the ancestors of its bones")
+        kept = self.keeps[bones]
         return ChainModel([self.names[i] for i in bones], remapped, self.rest_matrices[bones],
                           self.lengths[bones], self.connected[bones], self.flags.take(bones),
-                          self.riders[bones])
+                          self.riders[bones], np.where(kept >= 0, new_index[kept], -1))
 
-    def followed(self, parents, riders):
-        """The same bones with the parents ``parents`` and the ``riders`` mask (``__init__``)."""
+    def followed(self, parents, riders, keeps=None):
+        """The same bones with the parents ``parents``, the ``riders`` mask and the ``keeps``
+        (``__init__``)."""
         return ChainModel(self.names, parents, self.rest_matrices, self.lengths, self.connected,
-                          self.flags, riders)
+                          self.flags, riders, keeps)
 
     def descendants_mask(self):
         """(n,n) boolean: ``mask[j, i]`` is True when joint j moves bone i (j is i or an ancestor).

@@ -9,6 +9,9 @@
   module docstring; a rider as a fixed transform of it), so on its nearest ancestor a in that
   part ``M_i = M_a · (M_a⁻¹ M_i)`` with a bracket the joints do not change: it is taken once
   per solve from the start pose, and a bone without such an ancestor keeps its start pose.
+  A *keeper* (``ChainModel.keeps``: a bone whose world rotation a constraint takes from its
+  source s) rides so in place but turns with s, ``R_k = R_s (R_s⁻¹ R_k)_start``, and the bones
+  below it ride on it.
 """
 
 from typing import NamedTuple
@@ -83,13 +86,19 @@ class MovingJointsFK:
         in_moving[self.moving] = True
         self.rigid = np.nonzero(~in_moving)[0]
         self.part = model.subset(self.moving, roots=hung)
-        anchor = np.where(in_moving, np.arange(n), -1)
-        for idx, parent_idx in model.levels:       # parents first: inherit the nearest anchor
-            anchor[idx] = np.where(in_moving[idx], idx, anchor[parent_idx])
-        anchor = anchor[self.rigid]
+        anchor = _nearest(model, in_moving)
+        self.keepers = _keepers(model, in_moving, anchor)
+        self.kept_from, self.keeper_anchors = model.keeps[self.keepers], anchor[self.keepers]
+        keeper = np.zeros(n, dtype=bool)
+        keeper[self.keepers] = True
+        anchor = _nearest(model, in_moving | keeper)[self.rigid]   # keepers carry their riders
         attached = anchor >= 0
-        # rigid bones with an anchor (ride on it) and without (roots of their own: fixed)
-        self.riding, self.anchors = self.rigid[attached], anchor[attached]
+        # rigid bones with an anchor (ride on it: first on the moving bones, then on the
+        # keepers) and without (roots of their own: fixed)
+        on_keeper = keeper[np.maximum(anchor, 0)] & attached & ~keeper[self.rigid]
+        first = attached & ~on_keeper & ~keeper[self.rigid]
+        self.riding, self.anchors = self.rigid[first], anchor[first]
+        self.riding_kept, self.kept_anchors = self.rigid[on_keeper], anchor[on_keeper]
         self.fixed = self.rigid[~attached]
         self.given, self.frames, self.plain = GivenPose(), None, None
         self.riding_offsets = self.fixed_matrices = None
@@ -112,6 +121,11 @@ class MovingJointsFK:
         self.plain = self.part.plain_for(part_of(given.locations), part_of(given.scales),
                                          self.frames)
         self.riding_offsets = np.linalg.inv(world[self.anchors]) @ world[self.riding]
+        self.kept_offsets = np.linalg.inv(world[self.kept_anchors]) @ world[self.riding_kept]
+        self.keeper_places = (np.linalg.inv(world[self.keeper_anchors])
+                              @ world[self.keepers])[:, :, 3]
+        self.keeper_turns = np.linalg.inv(world[self.kept_from][:, :3, :3]) \
+            @ world[self.keepers][:, :3, :3]
         self.fixed_matrices = world[self.fixed].copy()
         return self(rotations)
 
@@ -136,4 +150,37 @@ class MovingJointsFK:
         if self.fixed.size:
             world[self.fixed] = self.fixed_matrices
         world[self.riding] = world.take(self.anchors, axis=0) @ self.riding_offsets
+        if self.keepers.size:   # a keeper: its rotation its source's, carried on its anchor
+            world[self.keepers] = world.take(self.keeper_anchors, axis=0) @ _translation(
+                self.keeper_places)
+            world[self.keepers, :3, :3] = world[self.kept_from, :3, :3] @ self.keeper_turns
+            world[self.riding_kept] = world.take(self.kept_anchors, axis=0) @ self.kept_offsets
         return world
+
+
+def _nearest(model, anchors):
+    """Each bone's nearest ancestor-or-self among ``anchors`` (mask), or -1."""
+    anchor = np.where(anchors, np.arange(len(model)), -1)
+    for idx, parent_idx in model.levels:       # parents first: inherit the nearest anchor
+        anchor[idx] = np.where(anchors[idx], idx, anchor[parent_idx])
+    return anchor
+
+
+def _keepers(model, moving, anchor):
+    """The bones taken as keepers (``ChainModel.keeps``): rigid ones on a moving anchor whose
+    source's pose is known first (moving, or fixed: no anchor) and with no keeper above them;
+    any other keeps its rotation as it rides."""
+    source = model.keeps
+    candidate = (source >= 0) & ~moving & (anchor >= 0)
+    known = moving | (anchor < 0)
+    candidate &= known[np.maximum(source, 0)]
+    kept = np.flatnonzero(candidate)
+    below = model.descendants_mask()[np.ix_(kept, kept)] & ~np.eye(kept.size, dtype=bool)
+    return kept[~below.any(axis=0)]
+
+
+def _translation(points):
+    """(k,4,4) homogeneous columns: the matrix products take only the points (k,4) through."""
+    out = np.zeros((len(points), 4, 4))
+    out[:, :, 3] = points
+    return out

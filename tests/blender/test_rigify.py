@@ -320,11 +320,10 @@ def test_balance_stands_on_the_deforming_feet_blender_shows(rigify_blend, dqik):
     priority 3. After one ``dqik.solve`` and Rigify's constraints, the deforming feet stand where
     they stood (≤ 0.1 mm); the snapshot's support polygon, toes included, is that of the pose
     Blender shows (≤ 1 mm: the solve carries the deforming limbs, which copy a tweak bone and
-    stretch to the next, with the FK controls, not with the spine); the hand meets its target with
-    the solve's centre of mass on the polygon, and the one Blender shows is as far outside as the
-    snapshot's Balance report says: Rigify keeps the head at the torso's rotation (a Copy
-    Rotation the model does not follow), so leaning over carries the face beyond the model's
-    (``docs/full_body.md``, known limits: 25 mm on this reach)."""
+    stretch to the next, with the FK controls, not with the spine); and the centre of mass is
+    over the polygon within 5 mm: the solve's model keeps the head at the torso's rotation, as
+    Rigify's ``MCH-ROT-head`` does (a Copy Rotation; without it the model leaned the face with
+    the chest and the centre of mass Blender shows was 25 mm outside)."""
     rig = _open(rigify_blend)
     ground = dqik.dq_ik_addon.engine.tasks.ground_polygon
     bpy.ops.dqik.apply_preset()
@@ -347,12 +346,9 @@ def test_balance_stands_on_the_deforming_feet_blender_shows(rigify_blend, dqik):
     for vertices, other in ((shown, polygon), (polygon, shown)):
         for vertex in vertices:     # the same convex polygon: each one's corners on the other
             assert abs(ground.polygon_distance(flat @ vertex, other @ flat.T)[0]) <= 1e-3
-    report = {task.name: task.errors for task in snapshot.tasks}
-    assert report["hand_fk.L"]["position"] <= REACHED
-    model, _ = ground.polygon_distance(flat @ snapshot.center_of_mass, polygon @ flat.T)
+    assert np.linalg.norm(snapshot.center_of_mass - centre) <= 5e-3
     outside, _ = ground.polygon_distance(flat @ centre, polygon @ flat.T)
-    assert model <= 1e-3 and 0.0 < outside <= 0.03
-    assert report["Balance"]["balance"] == pytest.approx(outside, abs=5e-3)
+    assert outside <= 5e-3
     assert rig.pose.bones["torso"].location.length > 0.01     # the hips moved
 
 

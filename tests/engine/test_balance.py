@@ -7,6 +7,7 @@ import pytest
 
 from dq_ik_addon.engine import ChainModel, Orientation, Position, Solver, Task
 from dq_ik_addon.engine.jacobian import JointFrames, column_mask
+from dq_ik_addon.engine.moving_joints_fk import GivenPose, MovingJointsFK
 from dq_ik_addon.engine.quaternion import matrix_to_quat, qexp, qmul
 from dq_ik_addon.engine.tasks import Balance, Body, TaskSet
 from dq_ik_addon.engine.tasks.balance import _ends_jacobian, _kinetic_jacobian, center_of_mass
@@ -87,6 +88,54 @@ def test_the_centre_of_mass_jacobian_matches_central_differences():
             assert not jg[:, 3 * c:3 * c + 3].any()
             continue
         np.testing.assert_allclose(jg[:, 3 * c:3 * c + 3], fd[3 * c:3 * c + 3].T, atol=1e-7)
+
+
+def test_a_keeper_keeps_its_sources_rotation_and_the_jacobian_follows_it():
+    """The neck keeps the pelvis's world rotation (``ChainModel.keeps``, Rigify's head at the
+    torso's): turning the spine carries it without turning it, turning the pelvis turns it,
+    and J_G, with the neck carried by its head alone by the spine, matches differences of the
+    centre of mass of that forward kinematics."""
+    model = _body()
+    model.keeps[2] = 0
+    body = _bodies(model)
+    q = _start(model, 1)
+    locations = np.zeros((len(model), 3))
+    joints, sliders = np.setdiff1d(np.arange(len(model)), [2]), np.array([0])
+    columns = np.concatenate([joints, sliders])
+    fk = MovingJointsFK(model, joints, sliders)
+    assert fk.keepers.tolist() == [2]
+    world = fk.start(q)
+    turned = q.copy()
+    turned[1] = qmul(qexp(np.array([0.3, 0.0, 0.2])), q[1])
+    bent = fk(turned)
+    np.testing.assert_allclose(bent[2, :3, :3], world[2, :3, :3], atol=1e-12)
+    np.testing.assert_allclose(bent[2, :3, 3], model.tails(bent)[1], atol=1e-12)
+    turned[0] = qmul(qexp(np.array([0.0, 0.4, 0.0])), q[0])
+    tipped = fk(turned)
+    np.testing.assert_allclose(tipped[2, :3, :3] @ world[2, :3, :3].T,
+                               tipped[0, :3, :3] @ world[0, :3, :3].T, atol=1e-12)
+    tasks = TaskSet(model, [Task(Position, b, np.zeros(3)) for b in (4, *FEET)]
+                    + [Task(Balance, 0, UP, body=body)])
+    batch = tasks.batches[1]
+    batch.bind(model, columns, model.descendants_mask())
+    mask = column_mask(tasks.joint_masks, columns)[3:]
+    frame = JointFrames(model, joints, sliders)(world)
+    effectors = tasks._effectors(world)[1]
+    mids = batch._geometry(effectors)[0][3]
+    jg = np.zeros((3, columns.size * 3))
+    for axis in range(3):
+        batch._geometry_of, batch._jacobians_of = (world, [(
+            True, np.eye(3)[axis], 0.0, mids, None, None, np.zeros((4, 3)), np.zeros(4))]), \
+            (None, None)
+        jg[axis] = batch.jacobian(frame, effectors, mask)[0][axis]
+
+    def centre(rotations, slid):
+        fk.given = GivenPose(slid if slid.any() else None)
+        return center_of_mass(fk(rotations), model.lengths, body.masses)
+    fd = _central_differences(q, locations, joints, columns, centre)
+    moved = mask[0, ::3]
+    np.testing.assert_allclose(jg.reshape(3, -1, 3)[:, moved], fd.reshape(-1, 3, 3)[moved]
+                               .transpose(2, 0, 1), atol=1e-7)
 
 
 def _central_differences(q, locations, joints, columns, function, h=1e-6):

@@ -19,6 +19,14 @@ bone it copies, its aim as it stood before the solve (as every rider, below). Wi
 deforming legs and arms would ride the spine instead of the FK limbs in the solve's model: the
 feet a balance stands on would slide with the hips.
 
+A bone *keeps* another's rotation when the last of its acting constraints, Copy Scale aside, is a
+Copy Rotation with full influence from a bone of the same armature, owner and target in world
+space, replacing, on every axis and inverting none: its world rotation is then the target's
+(``rotation_evaluate``, ``constraint.cc``), while its parent carries it in place, as Rigify's
+``MCH-ROT-head`` keeps the head at the torso's rotation whatever the neck and chest do
+(Head Follow 0). The solve's model takes it so (``ChainModel.keeps``, ``moving_joints_fk``),
+and the centre of mass Balance holds is then where Blender puts the head.
+
 ``followed_model`` gives the solving session's model: each follower re-parented to the bone it
 copies, it and every bone below it a *rider* (``ChainModel.riders``): the solve carries it on its
 nearest moved ancestor as it stood before the solve, ``M_i = M_a · (M_a⁻¹ M_i)_start``
@@ -73,9 +81,10 @@ def followed_model(obj, model, task_bones):
             break
         parents[above_tasks] = model.parents[above_tasks]
         followers &= ~above_tasks
-    if not followers.any():
+    keeps = rotation_sources(obj, model)
+    if not followers.any() and not (keeps >= 0).any():
         return model
-    return model.followed(parents, riders)
+    return model.followed(parents, riders, keeps)
 
 
 _SWITCH_CHANNEL = re.compile(r'^constraints\["(.+)"\]\.(influence|mute)$')
@@ -145,6 +154,24 @@ def copied_bones(obj, model):
                 and last.mix_mode == 'REPLACE':
             copied[i] = model.index.get(last.subtarget, -1)
     return copied
+
+
+def rotation_sources(obj, model):
+    """(n,) int: for each bone of ``model`` (pose-bone order), the index of the bone whose world
+    rotation it takes whole, or -1 (module docstring: a *keeper*)."""
+    sources = np.full(len(model), -1, dtype=np.int64)
+    for i, pose_bone in enumerate(obj.pose.bones):
+        acting = [c for c in pose_bone.constraints if acts(c)]
+        while acting and acting[-1].type == 'COPY_SCALE':
+            acting.pop()
+        last = acting[-1] if acting else None
+        if last is not None and last.type == 'COPY_ROTATION' and last.influence >= 1.0 \
+                and last.target == obj and last.owner_space == _WORLD \
+                and last.target_space == _WORLD and last.mix_mode == 'REPLACE' \
+                and last.use_x and last.use_y and last.use_z \
+                and not (last.invert_x or last.invert_y or last.invert_z):
+            sources[i] = model.index.get(last.subtarget, -1)
+    return sources
 
 
 def seen_bones(obj):

@@ -94,9 +94,16 @@ class Balance(TaskKind):
             supports = np.flatnonzero(body.supports)
             ends_moved = np.repeat(np.tile(moves[np.ix_(columns, supports)].T, (2, 1)), 3,
                                    axis=1)                     # (2S, 3M): heads, then tails
+            # keepers (``moving_joints_fk``): the joints between a keeper's source and it move
+            # the bones it carries without turning them (the columns', the keepers' carried)
+            keepers = np.flatnonzero(model.keeps >= 0)
+            sources = model.keeps[keepers]
+            between = moves[np.ix_(sources, columns)].T & moves[np.ix_(columns, keepers)] \
+                & (columns[:, None] != sources[None, :])
             self.parts.append((massive, model.lengths[massive], weights, carried,
                                np.repeat(carried.sum(axis=1), 3), supports,
-                               model.lengths[body.supports], ends_moved))
+                               model.lengths[body.supports], ends_moved, keepers,
+                               between.astype(float), moves[np.ix_(keepers, massive)] * weights))
         self._geometry_of = self._jacobians_of = (None, None)
         self.armed = {}     # task: (n', room) of the step being solved again (``arm``)
 
@@ -115,7 +122,7 @@ class Balance(TaskKind):
         if self._geometry_of[0] is world:
             return self._geometry_of[1]
         rows = []
-        for (massive, lengths, weights, _, _, supports, support_lengths, _), body, plane in zip(
+        for (massive, lengths, weights, _, _, supports, support_lengths, *_), body, plane in zip(
                 self.parts, self.bodies, self.planes):
             mids = _midpoints(world.take(massive, axis=0), lengths)
             if not supports.size:       # nothing to stand on: never active, never holding
@@ -167,7 +174,11 @@ class Balance(TaskKind):
             self._jacobians_of = (frame, {})
         made = self._jacobians_of[1]
         if k not in made:
-            made[k] = (_kinetic_jacobian(frame, row[3], part), _ends_jacobian(frame, row[6], part))
+            keepers, _, under = part[8:]
+            lever = None if not keepers.size else under.dot(row[3]) - under.sum(
+                axis=1)[:, None] * self._geometry_of[0][keepers, :3, 3]
+            made[k] = (_kinetic_jacobian(frame, row[3], part, lever),
+                       _ends_jacobian(frame, row[6], part))
         return made[k]
 
     def jacobian(self, frame, effectors, mask):
@@ -213,11 +224,16 @@ class Balance(TaskKind):
         self.armed = {}
 
 
-def _kinetic_jacobian(frame, mids, part):
+def _kinetic_jacobian(frame, mids, part, lever=None):
     """``J_G`` transposed (3M,3) at the pose of the bones' ``mids`` (module docstring):
-    ``ω_c × S_j − s_j m_c`` per column."""
+    ``ω_c × S_j − s_j m_c`` per column. ``lever`` (K,3): per keeper k, ``Σ_i w_i (p_i − h_k)``
+    over the bones it carries, which a joint between its source and it carries by k's head
+    ``h_k`` alone (it does not turn them), so ``S_j`` loses it there."""
     carried, fractions = part[3], part[4]
-    sums = np.repeat(carried.dot(mids), 3, axis=0)      # S_j per column (3M,3)
+    sums = carried.dot(mids)
+    if lever is not None:
+        sums = sums - part[9].dot(lever)
+    sums = np.repeat(sums, 3, axis=0)       # S_j per column (3M,3)
     return _cross_rows(frame.axes.T, sums) - fractions[:, None] * frame.moments
 
 
