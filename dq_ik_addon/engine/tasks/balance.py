@@ -125,7 +125,7 @@ class Balance(TaskKind):
         for (massive, lengths, weights, _, _, supports, support_lengths, *_), body, plane in zip(
                 self.parts, self.bodies, self.planes):
             mids = _midpoints(world.take(massive, axis=0), lengths)
-            if not supports.size:       # nothing to stand on: never active, never holding
+            if not supports.size:       # nothing to stand on: never active
                 rows.append((False, np.zeros(3), -np.inf, mids, None, None, None, None))
                 continue
             heads = world[supports, :3, 3]
@@ -140,11 +140,6 @@ class Balance(TaskKind):
             rows.append((d > -body.band, plane.dot(n), d, mids, ground, polygon, ends, blend))
         self._geometry_of = (world, rows)
         return rows
-
-    def holds(self, effectors):
-        """Within twice the band of the boundary (where a descent along it settles)."""
-        return any(row[2] > -2.0 * body.band
-                   for row, body in zip(self._geometry(effectors), self.bodies))
 
     def _held(self, k, row):
         """The rows task ``k`` holds (``row``: its ``_geometry``), ``(n, error, blend)`` each:
