@@ -141,6 +141,11 @@ class Balance(TaskKind):
         self._geometry_of = (world, rows)
         return rows
 
+    def holds(self, effectors):
+        """Within twice the band of the boundary (where a descent along it settles)."""
+        return any(row[2] > -2.0 * body.band
+                   for row, body in zip(self._geometry(effectors), self.bodies))
+
     def _held(self, k, row):
         """The rows task ``k`` holds (``row``: its ``_geometry``), ``(n, error, blend)`` each:
         its edge's while active, an armed one's (``arm``), or both, at a corner; and the basis

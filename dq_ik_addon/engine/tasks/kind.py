@@ -51,6 +51,11 @@ class TaskKind:
     def second_order(self, motion, effectors, errors):
         return None
 
+    def holds(self, effectors):
+        """True when an inequality task of the batch rests on its bound at the pose (a balance
+        on its support polygon's edge): that may hold the other tasks short (``escapes``)."""
+        return False
+
     def arm(self, frame, effectors, delta):
         """Hold an inequality task that the joint step ``delta`` (3m,) would take across its
         bound, from inside, on that bound for the step solved again (its ``errors`` and

@@ -181,6 +181,10 @@ class TaskSet:
             return [self.batches[0].errors(effectors[0])]
         return [batch.errors(at) for batch, at in zip(self.batches, effectors)]
 
+    def holding(self, world):
+        """True when an inequality task rests on its bound at ``world`` (``TaskKind.holds``)."""
+        return any(batch.holds(at) for batch, at in zip(self.batches, self._effectors(world)))
+
     def arm(self, world, frame, delta, errors):
         """``errors`` (each batch's rows at ``world``) with the inequality tasks that the joint
         step ``delta`` would take across their bound held on it (``TaskKind.arm``), or None
