@@ -121,11 +121,12 @@ class MovingJointsFK:
         self.plain = self.part.plain_for(part_of(given.locations), part_of(given.scales),
                                          self.frames)
         self.riding_offsets = np.linalg.inv(world[self.anchors]) @ world[self.riding]
-        self.kept_offsets = np.linalg.inv(world[self.kept_anchors]) @ world[self.riding_kept]
-        self.keeper_places = (np.linalg.inv(world[self.keeper_anchors])
-                              @ world[self.keepers])[:, :, 3]
-        self.keeper_turns = np.linalg.inv(world[self.kept_from][:, :3, :3]) \
-            @ world[self.keepers][:, :3, :3]
+        if self.keepers.size:
+            self.kept_offsets = np.linalg.inv(world[self.kept_anchors]) @ world[self.riding_kept]
+            self.keeper_places = (np.linalg.inv(world[self.keeper_anchors])
+                                  @ world[self.keepers])[:, :, 3]
+            self.keeper_turns = np.linalg.inv(world[self.kept_from][:, :3, :3]) \
+                @ world[self.keepers][:, :3, :3]
         self.fixed_matrices = world[self.fixed].copy()
         return self(rotations)
 

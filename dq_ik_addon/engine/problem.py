@@ -122,14 +122,15 @@ class Problem:
         """Take the given pose ``given`` (``moving_joints_fk.GivenPose``) the chains hang from,
         and with it each task's upper bound of its reach from its chain root's head over every
         rotation of the joints (``reach_bound``; ``TaskSet.set_reach``; escapes), taken again
-        only when the part of the given pose it reads changes: the evaluated pose of the still
-        ancestors of the chains and task bones (only their scale counts), the locations and
-        the scales."""
-        key = given.key(self.reach.still, self.slides.bones)
+        only when the part of the given pose it reads changes (``ReachBound.key``): the scale of
+        the still ancestors of the chains and task bones in the evaluated pose, the locations of
+        the bones below chain roots and the scales."""
+        still_scale = self.reach.still_scale(given)
+        key = self.reach.key(given, still_scale)
         if key == self._reach_key:
             return
         self._reach_key = key
-        reach, exact = self.reach(given)
+        reach, exact = self.reach(given, still_scale)
         allowance = self.slides.allowance()
         self.chain_reach = reach + allowance
         self.exact_reach = exact & (allowance == 0.0) & (reach > 0.0)

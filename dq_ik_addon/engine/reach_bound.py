@@ -22,6 +22,7 @@ between successive heads plus ℓ_e.
 import numpy as np
 
 from .bone_parent_transform import NONE, NONE_LEGACY
+from .quaternion import all_true
 
 
 def chain_roots(joint_masks):
@@ -50,6 +51,7 @@ class ReachBound:
         (``chain_roots``); of the evaluated pose only the bones ``still`` (the ones the joints
         do not move, or those of them whose scale the bound reads) count."""
         self.model, self.bones, self.still = model, bones, still
+        self.still_rows = np.flatnonzero(still)
         parents, inherit = model.parents, model.flags.inherit_scale
         self.legacy = (inherit == NONE_LEGACY) & (parents >= 0)
         keeps = (inherit != NONE) & (inherit != NONE_LEGACY)
@@ -68,20 +70,54 @@ class ReachBound:
         self.paths = {measured: _scale_paths(model, keeps, still & measured)[read]
                       for measured in (True, False)}
 
-    def __call__(self, given):
-        """``(R, exact)`` of each task in the given pose ``given`` (``moving_joints_fk.GivenPose``):
-        ``exact`` where the chain has no hop below its root (a chain of one bone) and no scale is
-        uneven, so that its tail keeps the distance R from the root's head in every pose: the
-        reachable points are that sphere (a part of it under limits)."""
-        model, measured = self.model, given.evaluated is not None
+    def still_scale(self, given):
+        """``(factors, uneven)`` of the ``still`` bones in the evaluated pose of ``given`` (None
+        without one): an upper bound of each one's σ_max, and whether any is scaled unevenly
+        (σ_min < σ_max (1 − 10⁻⁶)). With G = Mᵀ M of its 3×3 M, t = tr G / 3 and
+        d = ‖G − t I‖_F, every eigenvalue of G lies within d of t (Weyl), so √(t + d) bounds
+        σ_max, and d ≤ 10⁻⁶ t leaves the scale even; otherwise σ is taken by SVD. Each bound is
+        rounded up to a step of 2^-20 in log₂ (at most 7·10⁻⁷ of it; the half step keeps the
+        float32 noise of Blender's unscaled matrices off a rounding boundary), so that a pose
+        that only turns them gives the same factors, and the bound is taken again (``key``)
+        only when a scale changes."""
+        if given.evaluated is None or not self.still_rows.size:
+            return None
+        axes = given.evaluated.take(self.still_rows, axis=0)[:, :3, :3]
+        gram = np.matmul(axes.transpose(0, 2, 1), axes)
+        mean = np.trace(gram, axis1=1, axis2=2) / 3.0
+        off = gram - mean[:, None, None] * np.eye(3)
+        spread = np.sqrt((off * off).sum(axis=(1, 2)))
+        if all_true(spread <= 1e-6 * mean):
+            factors, uneven = np.sqrt(mean + spread), False
+        else:
+            singular = np.linalg.svd(axes, compute_uv=False)
+            factors = singular[:, 0]
+            uneven = bool(np.any(singular[:, 2] < singular[:, 0] * (1.0 - 1e-6)))
+        steps = np.ceil(np.log2(np.maximum(factors, 1e-300)) * 2.0 ** 20 + 0.5)
+        return np.exp2(steps / 2.0 ** 20), uneven
+
+    def key(self, given, still_scale):
+        """What of the given pose ``given`` the bound reads, as bytes: the hops' locations, the
+        scales and the ``still_scale`` of the still bones."""
+        locations = None if given.locations is None else given.locations[self.hops]
+        factors = None if still_scale is None else (still_scale[0].tobytes(), still_scale[1])
+        return (None if locations is None else locations.tobytes(),
+                None if given.scales is None else given.scales.tobytes(), factors)
+
+    def __call__(self, given, still_scale):
+        """``(R, exact)`` of each task in the given pose ``given`` (``moving_joints_fk.GivenPose``)
+        with its ``still_scale``: ``exact`` where the chain has no hop below its root (a chain
+        of one bone) and no scale is uneven, so that its tail keeps the distance R from the
+        root's head in every pose: the reachable points are that sphere (a part of it under
+        limits)."""
+        model, measured = self.model, still_scale is not None
         scales = np.ones((len(model), 3)) if given.scales is None else np.abs(given.scales)
         factor = scales.max(axis=1)
         uneven = bool(np.any(scales.min(axis=1) < factor))
         still = self.still if measured else np.zeros(len(model), dtype=bool)
-        if still.any():
-            singular = np.linalg.svd(given.evaluated[still, :3, :3], compute_uv=False)
-            factor[still] = singular[:, 0]
-            uneven |= bool(np.any(singular[:, 2] < singular[:, 0] * (1.0 - 1e-6)))
+        if measured:
+            factor[still] = still_scale[0]
+            uneven |= still_scale[1]
         if uneven:
             factor[self.legacy & ~still] *= np.sqrt(3.0)
         stretch = np.exp(self.paths[measured] @ np.log(np.maximum(factor, 1e-300)))
@@ -93,7 +129,6 @@ class ReachBound:
         hop = stretch[:hops] * np.sqrt(np.einsum('ki,ki->k', offsets, offsets))
         exact = ~self.inner_hops.any(axis=1) & (not uneven)
         return self.inner_hops @ hop + stretch[hops:] * self.lengths, exact
-
 
 def _scale_paths(model, keeps, ends):
     """(n, n) 0/1: row k marks the bones whose factors multiply into c_k (``ReachBound``): k,
