@@ -104,8 +104,8 @@ def reach(dqik, output_dir, balance):
     if not balance:     # the centre of mass and polygon of this pose, drawn as with balance
         session.balance.body_of(obj, session.model, session.obstacles.cache, session.unit)
         pose = dqik.dq_ik_addon.blender.rig.arrays.evaluated_matrices(obj.pose.bones)
-        session.last_result = replace(snapshot,
-                                      balance=session.balance.shown(obj, session.model, pose))
+        shown = session.balance.shown(obj, session.model, pose)
+        session.last_result = replace(snapshot, balance_of=lambda: shown)
     centre, polygon = session.last_result.center_of_mass, session.last_result.support_polygon
     ground = dqik.dq_ik_addon.engine.tasks.ground_polygon
     outside, _ = ground.polygon_distance(centre[:2], polygon[:, :2])

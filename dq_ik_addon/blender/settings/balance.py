@@ -12,6 +12,8 @@ The ground plane is the world's: its normal, the world's Z in armature space, is
 target.
 """
 
+from functools import partial
+
 import numpy as np
 
 from ...engine import Balance, Body, Task, center_of_mass, support_polygon
@@ -58,21 +60,24 @@ class BalanceSetup:
         return self.body
 
     def of_result(self, obj, model, solver, result):
-        """``shown`` for the pose of the engine ``result`` of ``solver`` (the pose matrices its
-        FK computed, slides included), or None with Balance off or without supports. With
-        both, a solve had its balance task (``tasks``), so it modelled the bones the body
-        weighs and stands on (``engine.involved_bones``): rows of its sorted ``bones``."""
+        """What gives ``shown`` for the pose of the engine ``result`` of ``solver`` (the pose
+        matrices its FK computed, slides included) when called (``SolveSnapshot.balance_of``:
+        the armature's place and the body are taken now), or None with Balance off or without
+        supports. With both, a solve had its balance task (``tasks``), so it modelled the bones
+        the body weighs and stands on (``engine.involved_bones``): rows of its sorted
+        ``bones``."""
         if not obj.dqik.use_balance or not self._standing():
             return None
         rows = np.searchsorted(solver.bones, self._weighed_bones())
-        return self._shown(obj, model, result.matrices[rows])
+        return partial(_shown, np.array(obj.matrix_world), model, self.body, result.matrices[rows])
 
     def shown(self, obj, model, matrices):
         """``(centre of mass, support polygon)`` in world space for the armature-space pose
         ``matrices`` (n,4,4) of every bone, or None without a body or supports."""
         if not self._standing():
             return None
-        return self._shown(obj, model, matrices[self._weighed_bones()])
+        return _shown(np.array(obj.matrix_world), model, self.body,
+                      matrices[self._weighed_bones()])
 
     def _standing(self):
         return self.body is not None and bool(self.body.supports.any())
@@ -81,18 +86,18 @@ class BalanceSetup:
         """The bones with mass, then the supporting bones (indices)."""
         return np.concatenate([self.body.massive(), np.flatnonzero(self.body.supports)])
 
-    def _shown(self, obj, model, matrices):
-        """``shown`` from the pose matrices of ``_weighed_bones`` alone."""
-        body = self.body
-        massive, supports = body.massive(), np.flatnonzero(body.supports)
-        posed = np.array(obj.matrix_world) @ matrices     # a bone's Y: its length's scale
-        centre = center_of_mass(posed[:massive.size], model.lengths[massive],
-                                body.masses[massive])
-        feet = posed[massive.size:]
-        heads = feet[:, :3, 3]
-        tails = heads + model.lengths[supports, None] * feet[:, :3, 1]
-        polygon, _ = support_polygon(np.concatenate([heads, tails]), np.array([0.0, 0.0, 1.0]))
-        return centre, polygon
+
+def _shown(world, model, body, matrices):
+    """``BalanceSetup.shown`` from the armature's ``world`` matrix and the pose matrices of the
+    ``body``'s weighed bones alone (``_weighed_bones``)."""
+    massive, supports = body.massive(), np.flatnonzero(body.supports)
+    posed = world @ matrices     # a bone's Y: its length's scale
+    centre = center_of_mass(posed[:massive.size], model.lengths[massive], body.masses[massive])
+    feet = posed[massive.size:]
+    heads = feet[:, :3, 3]
+    tails = heads + model.lengths[supports, None] * feet[:, :3, 1]
+    polygon, _ = support_polygon(np.concatenate([heads, tails]), np.array([0.0, 0.0, 1.0]))
+    return centre, polygon
 
 
 def read_body(obj, model, cache, band):

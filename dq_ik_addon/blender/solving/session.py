@@ -122,7 +122,7 @@ class Session:
         self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
                                          (time.perf_counter() - begun) * 1e3, tuple(warnings),
                                          contacts=contacts, cut_short=result.cut_short,
-                                         balance=self.balance.of_result(
+                                         balance_of=self.balance.of_result(
                                              self.obj, self.model, self.solver, result))
         return self.last_result
 

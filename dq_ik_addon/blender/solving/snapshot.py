@@ -4,6 +4,7 @@ posing and the measure of the pose shown make."""
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -86,9 +87,9 @@ class SolveSnapshot:
     with ``cut_short``, at Max Iterations or the time budget while still improving;
     ``'ERROR'`` when the tick failed (``error`` says why; nothing was written). ``ms`` is the
     whole tick's time.
-    ``contacts``: the ``SceneContacts`` of the result (None without colliders). ``balance``:
-    with Balance on, the world centre of mass and support polygon ((3,), (p,3)) of the result
-    (``center_of_mass``, ``support_polygon``), else None."""
+    ``contacts``: the ``SceneContacts`` of the result (None without colliders). ``balance_of``:
+    with Balance on, what gives the world centre of mass and support polygon of the result
+    (``balance``), else None."""
 
     tasks: tuple = ()
     iterations: int = 0
@@ -98,7 +99,14 @@ class SolveSnapshot:
     error: str = ""
     contacts: object = None
     cut_short: bool = False
-    balance: tuple = None
+    balance_of: object = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def balance(self):
+        """With Balance on, the world centre of mass and support polygon ((3,), (p,3)) of the
+        result (``center_of_mass``, ``support_polygon``), else None: taken when first asked
+        for (the overlay's and the sidebar's redraws, a script), not on every tick."""
+        return None if self.balance_of is None else self.balance_of()
 
     @property
     def center_of_mass(self):
