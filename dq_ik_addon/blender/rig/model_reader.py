@@ -52,7 +52,9 @@ def world_unit(obj):
     when it is uniform (0.01 for a Mixamo FBX import) and otherwise the geometric mean of the
     axes' scales (for axes at right angles; the volume's scale in general). 0 (or NaN) for a degenerate (or not finite) transform, which the solve refuses
     (``validation.check_armature_transform``)."""
-    return float(np.cbrt(abs(np.linalg.det(np.array(obj.matrix_world)[:3, :3]))))
+    (a, b, c), (d, e, f), (g, h, i) = (row[:3] for row in obj.matrix_world[:3])
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)   # (float64, as numpy's)
+    return abs(det) ** (1.0 / 3.0)
 
 
 def rig_fingerprint(obj):
