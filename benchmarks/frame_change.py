@@ -34,7 +34,10 @@ A playback: the pose at rest, ``frame_set(1)`` untimed (for DQ IK, a jump solved
 each of frames 2..N timed. Each configuration plays ``PLAYBACKS`` times; a frame's time is the
 fastest of its playbacks (the machine's other load only adds time; ``common.fastest_ms``). Reach:
 each effector's evaluated tail (``PoseBone.matrix``, as the frame change left it) to its target,
-on every frame. ``DQ IK tick ms``: the session's own time for the solve (read, solve, write) on
+on every frame. Turn: the largest rotation of a chain bone's evaluated matrix from one frame to
+the next (its median over the frames, its largest, and how many frames turn one by more than
+10°): the source poses move ≤ 5 cm a frame, so a large turn is the solver jumping to another
+of the limbs' redundant poses. Blender's IK constraints know nothing of DQ IK's limits. ``DQ IK tick ms``: the session's own time for the solve (read, solve, write) on
 each frame (fastest of the playbacks), part of the frame change; the handler around it adds
 about 0.02 ms, and Blender's evaluation of the written pose the rest.
 
@@ -73,6 +76,7 @@ class Animated:
         self.model = dqik.dq_ik_addon.blender.rig.model_reader.read_model(obj)
         self.index = np.array([self.model.index[e] for e in self.effectors])
         names = sorted({n for e in self.effectors for n in solve.chain_of(obj, e, count)})
+        self.chain = np.array([self.model.index[n] for n in names])
         path, segments = [], 2
         while len(path) < frames:
             rng = np.random.default_rng(seed)
@@ -91,28 +95,43 @@ class Animated:
         common.set_rotations(self.obj, np.tile([1.0, 0, 0, 0], (len(self.model), 1)))
         self.bpy.context.view_layer.update()
 
-    def reach(self, targets):
-        m = common.evaluated_matrices(self.obj)[self.index]
-        tails = m[:, :3, 3] + m[:, :3, 1] * self.model.lengths[self.index, None]
-        return np.linalg.norm(tails - targets, axis=1)
+    def shown(self, targets):
+        """``(reach, turns)`` of the pose shown: each effector's evaluated tail's distance to its
+        target, and the chain bones' evaluated rotations (k,3,3)."""
+        m = common.evaluated_matrices(self.obj)
+        tails = m[self.index, :3, 3] + m[self.index, :3, 1] * self.model.lengths[self.index, None]
+        return np.linalg.norm(tails - targets, axis=1), m[self.chain, :3, :3]
 
     def play(self, playbacks, session=None):
         """Per-frame ms (fastest over playbacks, frames 2..N), reach errors (m, every frame and
-        effector of the last playback) and, with a ``session``, its tick ms per frame."""
+        effector of the last playback), the largest turn of a chain bone from one frame to the
+        next (degrees, the last playback) and, with a ``session``, its tick ms per frame."""
         scene, frames = self.bpy.context.scene, len(self.path)
         times, ticks = np.full(frames - 1, np.inf), np.full(frames - 1, np.inf)
         for _ in range(playbacks):
             self.rest()
             scene.frame_set(1)
-            errors = [self.reach(self.path[0])]
+            errors, turned = self.shown(self.path[0])
+            errors, turns = [errors], []
             for frame in range(2, frames + 1):
                 begun = time.perf_counter()
                 scene.frame_set(frame)
                 times[frame - 2] = min(times[frame - 2], (time.perf_counter() - begun) * 1e3)
-                errors.append(self.reach(self.path[frame - 1]))
+                reach, rotations = self.shown(self.path[frame - 1])
+                errors.append(reach)
+                turns.append(_largest_turn(turned, rotations))
+                turned = rotations
                 if session is not None:
                     ticks[frame - 2] = min(ticks[frame - 2], session.last_result.ms)
-        return times, np.concatenate(errors), ticks if session is not None else None
+        return times, np.concatenate(errors), np.array(turns), \
+            ticks if session is not None else None
+
+
+def _largest_turn(before, after):
+    """The largest angle (degrees) between two stacks of rotation matrices (k,3,3), row by row:
+    ``arccos((tr(Aᵀ B) − 1) / 2)``."""
+    cosine = (np.einsum('kij,kij->k', before, after) - 1.0) / 2.0
+    return float(np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))).max())
 
 
 def run(dqik, chain, count, frames, playbacks, seed):
@@ -185,12 +204,14 @@ def main():
     started, table, ratios = time.perf_counter(), [], []
     for chain, count in solve.CHAINS:
         a, rows = run(dqik, chain, count, frames, playbacks, 40 + count)
-        for label, (times, errors, ticks) in rows.items():
+        for label, (times, errors, turns, ticks) in rows.items():
             median, p90 = common.median_p90(times)
             mm = errors * 1e3
             tick = "–" if ticks is None else "{:.2f} / {:.2f}".format(*common.median_p90(ticks))
             table.append(["human (159)", chain, label, f"{median:.2f}", f"{p90:.2f}", tick,
-                          "–" if label in ("bare", "pose write alone") else f"{np.median(mm):.3g} / {mm.max():.3g}"])
+                          *(["–", "–"] if label in ("bare", "pose write alone") else
+                            [f"{np.median(mm):.3g} / {mm.max():.3g}",
+                             f"{np.median(turns):.1f} / {turns.max():.0f} ({(turns > 10).sum()})"])])
         blender = np.median(rows["Blender Standard"][0])
         ratios.append((chain, np.median(rows["DQ IK, first playback"][0]) / blender,
                        np.median(rows["pose write alone"][0]) / blender))
@@ -198,7 +219,8 @@ def main():
           f"{' (--quick)' if args.quick else ''}\n")
     print(common.versions() + f"; load average {os.getloadavg()[0]:.2f}\n")
     print(common.markdown(["rig", "chain", "frame change", "ms median", "ms p90",
-                           "DQ IK tick ms median / p90", "reach mm median / max"], table))
+                           "DQ IK tick ms median / p90", "reach mm median / max",
+                           "turn ° median / max (frames > 10°)"], table))
     print(f"\n{frames} frames (the targets move ≤ {solve.MAX_STEP * 100:g} cm a frame), frames "
           f"2–{frames} timed, fastest of {playbacks} playbacks per frame (DQ IK's first "
           "playback: its one playback, every frame solved; played again: each frame's solve "

@@ -32,6 +32,9 @@ ATTEMPTS = 16  # escapes per solve: 10 left 1 of 400 random problems on the 159-
 # ... while a balance holds: 16 gave 1985 mm short over 16 far reaches on the metarigs, 4 gave
 # 2136 (none: 3895) and bakes them at 15 frames/s instead of 8 (none: 22)
 HELD_ATTEMPTS = 4
+# A solve that remembers its result (a frame change, a bake) stops escaping after this many
+# escapes in a row found nothing better: a target its limits keep from it, found out in bounded time
+FUTILE_ESCAPES = 4
 _UNFOLD_ANGLE = 0.15  # radians: enough for the Jacobian to see a fold, small beside any range
 _STRAIGHT_COSINE = np.cos(np.radians(2.0))  # a chain within 2° of straight is straight
 # A warm solve escapes again after futile escapes once an unmet task is this fraction closer

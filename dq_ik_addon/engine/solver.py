@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from .acceptance import better, blocked, holds, hopeless, line_search, out_of_time, stalled
-from .escapes import ATTEMPTS, escape, futile_here
+from .escapes import ATTEMPTS, FUTILE_ESCAPES, escape, futile_here
 from .measure import SolveResult, measure, put_back, state_of
 from .moving_joints_fk import GivenPose
 from .pose_update import PoseUpdate
@@ -89,8 +89,7 @@ class Solver:
         return self._memo, self._last, self._futile, self.update.terms
 
     def resume(self, memory):
-        """Go back to the warm-start memory ``memory`` (``warm_start``)."""
-        self._memo, self._last, self._futile, self.update.terms = memory
+        self._memo, self._last, self._futile, self.update.terms = memory   # (``warm_start``)
 
     def retarget(self, targets=None, locations=None, obstacles=None, scales=None, evaluated=None):
         """New ``targets`` (one per task, in the order the tasks were given), given pose
@@ -99,9 +98,8 @@ class Solver:
         if targets is not None:
             self.problem.tasks.set_targets(targets)
         self._take_given(locations, scales, evaluated)
-        if obstacles is not None:
-            if obstacles is not self.problem.contacts.obstacles:
-                self.results = ResultCache()    # its results hold the old query: none hits now
+        if obstacles is not None and obstacles is not self.problem.contacts.obstacles:
+            self.results = ResultCache()    # its results hold the old query: none hits now
             self.problem.contacts.obstacles = obstacles
         if targets is not None or obstacles is not None:
             self.problem.seat_targets()
@@ -142,11 +140,8 @@ class Solver:
         """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3;
         None: the given ones), preferring them too; on a stall short of a reachable target,
         escape and go on, the rest pull then aiming at the escaped pose. The best state seen, in
-        priority order, is returned, so escapes never make it worse.
-
-        ``max_iterations`` bounds each descent: the first, and each one after an escape.
-
-        A solve that settled short of its targets (not one cut short by ``max_iterations`` or the
+        priority order, is returned, so escapes never make it worse. ``max_iterations`` bounds
+        each descent: the first, and each one after an escape. A solve that settled short of its targets (not one cut short by ``max_iterations`` or the
         time budget) is remembered: solving again from its result (within
         ``solve_memory.SAME_POSE``, e.g. after a round trip through float32 pose channels) with
         the same targets, given pose and obstacles returns it at once, with 0 iterations. A start
@@ -154,7 +149,8 @@ class Solver:
         result exactly; such a warm solve does not escape again while the last escapes found
         nothing better and its targets stay as far (``escapes.futile_here``). With ``remember``,
         the solve starts with no warm memory (``reset``), its result is kept by its exact inputs
-        and a solve with the same inputs returns it (``solve_memory.ResultCache``)."""
+        and a solve with the same inputs returns it (``solve_memory.ResultCache``); it stops
+        escaping once ``FUTILE_ESCAPES`` escapes in a row found nothing better."""
         if remember:
             self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps
@@ -190,7 +186,9 @@ class Solver:
         state = best = self._measure(q, world)
         history = [state[3]]
         groups = [self._groups(state)]   # the group errors of each iteration (stop tests)
-        iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
+        # descent: iterations since the last escape; futile: escapes in a row that found nothing
+        # better than ``escaped_from``, the best state when the last one began
+        iterations, descent, escapes, stall, futile, escaped_from = 0, 0, 0, None, 0, None
         steps.begin()
         while descent < settings.max_iterations and len(problem.column_joints):
             steps.weigh(iterations)
@@ -233,12 +231,14 @@ class Solver:
                     escapes and hopeless(history, best[3], tol)):
                 if stall is None:
                     stall = (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
+                futile = futile + 1 if best is escaped_from else 0
                 escaped = escape(problem, *state[:3], escapes) if escapes < ATTEMPTS and not (
-                    last is not None and futile_here(self._futile, stall[1], tol)) else None
+                    last is not None and futile_here(self._futile, stall[1], tol)) and not (
+                    remember and futile >= FUTILE_ESCAPES) else None
                 if escaped is None:
                     settled = True  # nothing left to try: the closest reachable pose
                     break
-                escapes, descent = escapes + 1, 0
+                escapes, descent, escaped_from = escapes + 1, 0, best
                 preferred = escaped
                 steps.restart()
                 state = self._measure(escaped)
