@@ -198,6 +198,11 @@ class Problem:
         self._groups_of = (errors, groups)
         return groups
 
+    def state_groups(self, state):
+        """The group errors of a solve's state ``(q, world, errors, level errors)``: its level
+        errors when every level is one group."""
+        return self.group_errors(state[1], state[2]) if self.split else state[3]
+
     def predicted(self, levels, step):
         """``(level errors, group errors)`` after ``step`` to first order, ``‖e_k − J_k Δ‖``
         (task levels and groups only; ``levels``: each level's ``(J_k, e_k)``); a level's error

@@ -9,12 +9,12 @@ Each iteration (Baerlocher Fig. 5.12 and §5.4.2):
    of a solve its second-order (Chebyshev) correction.
 3. Acceptance (``acceptance``): a line search keeps a step that does not make the levels worse
    in priority order, else the step is solved again from the feasible point of its active set
-   (``Steps.from_the_feasible_point``); the joints are updated keeping held joints on their
-   limits (``pose_update``).
+   (``Steps.from_the_feasible_point``); the joints are updated, held ones on their limits
+   (``pose_update``).
 4. Stop tests (``acceptance``): every task met; no level can progress (``blocked``); a contact
    holds the tasks short (``holds``); no progress (``stalled``); each per group of tasks sharing
-   no moved joint (``Problem._groups``). A stall short of a reachable target escapes
-   (``escapes``) and goes on; the best state in priority order is returned.
+   no moved joint (``Problem._groups``). A stall short of a reachable target escapes (``escapes``)
+   and goes on; the best state in priority order is returned.
 """
 
 import time
@@ -75,6 +75,7 @@ class Solver:
         self.steps = Steps(self.problem, self.update)
         self.results = ResultCache()   # results by their exact inputs (``solve(remember=True)``)
         self._measured = None   # the ``SolveState`` ``measure`` put back last
+        self.start_matrices = None  # FK of the pose the last solve started from (its bones)
         self.reset()
 
     def reset(self):
@@ -141,16 +142,17 @@ class Solver:
         None: the given ones), preferring them too; on a stall short of a reachable target,
         escape and go on, the rest pull then aiming at the escaped pose. The best state seen, in
         priority order, is returned, so escapes never make it worse. ``max_iterations`` bounds
-        each descent: the first, and each one after an escape. A solve that settled short of its targets (not one cut short by ``max_iterations`` or the
-        time budget) is remembered: solving again from its result (within
-        ``solve_memory.SAME_POSE``, e.g. after a round trip through float32 pose channels) with
-        the same targets, given pose and obstacles returns it at once, with 0 iterations. A start
-        within ``SAME_POSE`` of the last result, with the same given pose, continues from that
-        result exactly; such a warm solve does not escape again while the last escapes found
-        nothing better and its targets stay as far (``escapes.futile_here``). With ``remember``,
-        the solve starts with no warm memory (``reset``), its result is kept by its exact inputs
-        and a solve with the same inputs returns it (``solve_memory.ResultCache``); it stops
-        escaping once ``FUTILE_ESCAPES`` escapes in a row found nothing better."""
+        each descent: the first, and each one after an escape. A solve that settled short of its
+        targets (not cut short by ``max_iterations`` or the time budget) is remembered: solving
+        again from its result (within ``solve_memory.SAME_POSE``, e.g. after a round trip through
+        float32 pose channels) with the same targets, given pose and obstacles returns it at
+        once, with 0 iterations. A start within ``SAME_POSE`` of the last result, with the same
+        given pose, continues from that result exactly; such a warm solve does not escape again
+        while the last escapes found nothing better and its targets stay as far
+        (``escapes.futile_here``). With ``remember``, the solve starts with no warm memory
+        (``reset``), its result is kept by its exact inputs and a solve with the same inputs
+        returns it (``solve_memory.ResultCache``); it stops escaping once ``FUTILE_ESCAPES``
+        escapes in a row found nothing better."""
         if remember:
             self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps
@@ -168,6 +170,7 @@ class Solver:
                 q[problem.joints] = problem.limits.project(q[problem.joints])
             world = problem.fk.start(q, self.given)
         problem.tasks.anchor(slides.moves_task, world)
+        self.start_matrices = world     # the FK of the start (``Session.shown_as_solved``)
         memo_key = (problem.tasks.target_key(), self._given_key,
                     None if problem.contacts is None else problem.contacts.obstacles)
         remembered = (q.tobytes(), memo_key) if remember and preferred is None else None
@@ -185,7 +188,7 @@ class Solver:
             qnormalize(np.asarray(preferred, float)[self.bones]), located)
         state = best = self._measure(q, world)
         history = [state[3]]
-        groups = [self._groups(state)]   # the group errors of each iteration (stop tests)
+        groups = [problem.state_groups(state)]   # the group errors of each iteration (stop tests)
         # descent: iterations since the last escape; futile: escapes in a row that found nothing
         # better than ``escaped_from``, the best state when the last one began
         iterations, descent, escapes, stall, futile, escaped_from = 0, 0, 0, None, 0, None
@@ -204,7 +207,7 @@ class Solver:
                 iterations, descent = iterations + 1, descent + 1
                 state = chorded
                 history.append(state[3])
-                groups.append(self._groups(state))
+                groups.append(problem.state_groups(state))
                 best = state if better(state[3], best[3], tol) else best
                 continue
             step_list, predicted, corrected = steps.full(world, q, errors, preferred, polish)
@@ -222,7 +225,7 @@ class Solver:
             if trial is not None:
                 state = trial
                 history.append(state[3])
-                groups.append(self._groups(state))
+                groups.append(problem.state_groups(state))
                 stop = holds(groups, groups[-2], groups[-1], predicted_groups, steps.touched, tol)
                 best = state if better(state[3], best[3], tol) else best
             if trial is None and not stop and steps.from_the_feasible_point():
@@ -243,7 +246,7 @@ class Solver:
                 steps.restart()
                 state = self._measure(escaped)
                 history = [state[3]]
-                groups = [self._groups(state)]
+                groups = [problem.state_groups(state)]
         result = self._result(full, best, iterations, escapes, stall, history, memo_key,
                               unremembered and settled,
                               finite and not settled and len(problem.column_joints) > 0)
@@ -255,10 +258,6 @@ class Solver:
         """``(q, world, errors, level errors)`` of the rotations ``q``."""
         world, errors = self.problem.errors(q, world)
         return q, world, errors, self.problem.level_errors(world, errors)
-
-    def _groups(self, state):
-        """The group errors (``Problem.group_errors``) of ``state``."""
-        return self.problem.group_errors(state[1], state[2]) if self.problem.split else state[3]
 
     def _result(self, full, best, iterations, escapes, stall, history, memo_key, remember,
                 cut_short):
@@ -284,10 +283,9 @@ class Solver:
         return result
 
     def _continued(self, start):
-        """``(rotations, FK)`` of the last result when ``start`` (the involved bones' rotations)
-        is that result within ``solve_memory.SAME_POSE`` and the given pose is unchanged: a warm solve
-        then goes on from the exact result, already inside the limits, with its FK (and
-        ``MovingJointsFK``'s offsets, taken from a start whose other bones it shares). Else None."""
+        """``(rotations, FK)`` of the last result when ``start`` (the involved bones' rotations) is
+        it within ``solve_memory.SAME_POSE`` under the same given pose: a warm solve goes on from it
+        exactly, inside the limits, with its FK (and ``MovingJointsFK``'s offsets). Else None."""
         last = self._last
         if last is None or last[2] != self._given_key or not same_pose(start, last[0]):
             return None

@@ -48,8 +48,7 @@ class BalanceSetup:
             warnings.append("Balance is on but no bone carries the weight: turn on Support for "
                             "the feet (Bone > DQ IK); balance skipped")
             return tasks, names
-        up = np.linalg.inv(np.array(obj.matrix_world)[:3, :3]) @ np.array([0.0, 0.0, 1.0])
-        task = Task(Balance, int(self.body.massive()[0]), up / np.linalg.norm(up),
+        task = Task(Balance, int(self.body.massive()[0]), armature_up(obj),
                     priority=obj.dqik.balance_priority, body=self.body)
         return tasks + [task], names + [NAME]
 
@@ -98,6 +97,17 @@ def _shown(world, model, body, matrices):
     tails = heads + model.lengths[supports, None] * feet[:, :3, 1]
     polygon, _ = support_polygon(np.concatenate([heads, tails]), np.array([0.0, 0.0, 1.0]))
     return centre, polygon
+
+
+def armature_up(obj):
+    """The world's up, +Z, in the armature's space, unit: ``M⁻¹ ẑ`` for the 3×3 ``M`` of its
+    ``matrix_world``, the third column of ``adj(M) / det M``, whose rows are ``b × c``, ``c × a``
+    and ``a × b`` for the columns a, b, c of M; in Python floats, as LAPACK's inverse costs
+    more than the whole of it."""
+    (a0, b0, c0), (a1, b1, c1), (a2, b2, c2) = (row[:3] for row in obj.matrix_world[:3])
+    det = a0 * (b1 * c2 - b2 * c1) - b0 * (a1 * c2 - a2 * c1) + c0 * (a1 * b2 - a2 * b1)
+    up = np.array([b0 * c1 - b1 * c0, c0 * a1 - c1 * a0, a0 * b1 - a1 * b0]) / det
+    return up / np.linalg.norm(up)
 
 
 def read_body(obj, model, cache, band):

@@ -113,7 +113,7 @@ def _first_problem(declared, values, pairs):
 def _out_of_range(prop, value):
     """Why ``value`` of the property ``prop`` (RNA) cannot be used, with what to give instead,
     or None."""
-    if within_reach(value) and prop.hard_min <= value <= prop.hard_max:
+    if abs(value) < FAR and prop.hard_min <= value <= prop.hard_max:    # (NaN: False)
         return None
     infinite = " (infinite)" if math.isfinite(value) and not within_reach(value) else ""
     return f"{prop.name} is {_shown(prop, value)}{infinite}; give it {_expected(prop)}"

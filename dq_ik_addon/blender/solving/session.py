@@ -72,7 +72,7 @@ class Session:
         self._mutual = set()         # bones whose targets follow another rig that follows this
         self._tolerances = (0.0, 0.0)    # metres, and radians for angular errors
         self.unit = 1.0
-        self._start = None           # (rotations, evaluated matrices) the last solve started from
+        self._start = None           # the evaluated matrices of the pose the last solve started from
         self._read_for_drag = None   # the dragged bone when the rig was last read, if any
         self.obstacles = ObstacleQuery()
         self.balance = BalanceSetup()  # the body Balance weighs (``settings.balance``)
@@ -182,10 +182,9 @@ class Session:
         snapshot, solver = self.last_result, self.solver
         if snapshot is None or snapshot.error or solver is None or self._start is None:
             return False
-        rotations, evaluated = self._start
-        shown = evaluated[solver.bones]
+        shown = self._start[solver.bones]
         scale = max(1.0, float(np.abs(shown[:, :3, 3]).max(initial=0.0)))
-        if np.abs(solver.pose_matrices(rotations) - shown).max(initial=0.0) > _SAME_MATRIX * scale:
+        if np.abs(solver.start_matrices - shown).max(initial=0.0) > _SAME_MATRIX * scale:
             return False
         bones = self._task_bones()
         known = self._shown_set_up
@@ -337,7 +336,7 @@ class Session:
         if animated:
             rotations, locations = self.animated.start(obj, pose, rotations, solver.moved_mask,
                                                        solver.slid_mask)
-        self._start = (rotations, pose.evaluated)
+        self._start = pose.evaluated
         result = solver.solve(rotations, remember=animated, locations=locations)
         pose.set_rotations(result.rotations, rows=solver.moved_mask)
         if result.locations is not None:
