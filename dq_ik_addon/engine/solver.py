@@ -235,9 +235,9 @@ class Solver:
                 if stall is None:
                     stall = (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
                 futile = futile + 1 if best is escaped_from else 0
-                escaped = escape(problem, *state[:3], escapes) if escapes < ATTEMPTS and not (
-                    last is not None and futile_here(self._futile, stall[1], tol)) and not (
-                    remember and futile >= FUTILE_ESCAPES) else None
+                escaped = None if escapes >= ATTEMPTS or (remember and futile >= FUTILE_ESCAPES) \
+                    or (last is not None and futile_here(self._futile, stall[1], tol)) \
+                    else escape(problem, *state[:3], escapes, remember)
                 if escaped is None:
                     settled = True  # nothing left to try: the closest reachable pose
                     break
