@@ -13,6 +13,9 @@ two-bone chains (``chain_count`` 2): the limb chains of the issue.
 - ``Blender IK``: the same clip copied with an IK constraint per effector on the same Empties
   (Standard solver, chain length 2, no pole), DQ IK off; ms per frame change.
 - ``frame set alone``: the clip with neither, for what evaluating the animation costs.
+- ``HUMANOID preset``: a copy of the clip (same action and targets) with the preset applied:
+  the clip's elbows leave the preset's hinge, so its limits move the arms off the animation,
+  and the frames where the foot is out of reach converge along the limits (not a goal row).
 - Bake: ``FrameBake.finish()`` (DQ IK's ``dqik.bake`` loop), with a new solver and again after
   a playback of the range (every frame's solve remembered by its exact inputs), against
   ``bpy.ops.nla.bake(visual_keying=True, bake_types={'POSE'})`` of the constrained copy;
@@ -67,6 +70,24 @@ def blender_copy(clip, targets):
         rig.pose.bones[name].dqik.use_target = False
         constraint = rig.pose.bones[name].constraints.new('IK')
         constraint.target, constraint.chain_count = target, 2
+    return rig
+
+
+def preset_copy(clip):
+    """A copy of the clip (its action and targets shared) with the HUMANOID preset applied and
+    the limb chains kept (``chain_count`` 2), Solve on Frame Change off."""
+    import bpy
+    import mocap_clips as mc
+    rig = clip.copy()
+    rig.data = clip.data.copy()
+    bpy.context.scene.collection.objects.link(rig)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.context.view_layer.objects.active = rig
+    with common.quiet():
+        bpy.ops.dqik.apply_preset()
+    for name in mc.FEET + mc.HANDS:
+        rig.pose.bones[name].dqik.chain_count = 2
+    rig.dqik.use_solve_on_frame_change = False
     return rig
 
 
@@ -169,6 +190,15 @@ def main():
         times[label] = samples
         rows.append([label, f"{np.median(samples):.2f}", f"{np.percentile(samples, 90):.2f}",
                      f"{samples.max():.2f}"])
+    limited = preset_copy(clip)
+    clip.dqik.use_solve_on_frame_change, limited.dqik.use_solve_on_frame_change = False, True
+    mute_constraints(rig, True)
+    frame_changes(range(1, 6))
+    samples = frame_changes(range(1, FRAMES + 1))
+    rows.append(["DQ IK, HUMANOID preset (a copy)", f"{np.median(samples):.2f}",
+                 f"{np.percentile(samples, 90):.2f}", f"{samples.max():.2f}"])
+    bpy.data.objects.remove(limited)
+    bpy.context.view_layer.objects.active = clip
     ours, replayed, blenders = bakes(dqik, clip, rig)
     slowest, median = human_limbs(dqik)
     print(common.versions())
