@@ -37,7 +37,8 @@ each effector's evaluated tail (``PoseBone.matrix``, as the frame change left it
 on every frame. Turn: the largest rotation of a chain bone's evaluated matrix from one frame to
 the next (its median over the frames, its largest, and how many frames turn one by more than
 10°): the source poses move ≤ 5 cm a frame, so a large turn is the solver jumping to another
-of the limbs' redundant poses. Blender's IK constraints know nothing of DQ IK's limits. ``DQ IK tick ms``: the session's own time for the solve (read, solve, write) on
+of the limbs' redundant poses. Blender's IK constraints know nothing of DQ IK's limits.
+``DQ IK tick ms``: the session's own time for the solve (read, solve, write) on
 each frame (fastest of the playbacks), part of the frame change; the handler around it adds
 about 0.02 ms, and Blender's evaluation of the written pose the rest.
 
@@ -97,10 +98,12 @@ class Animated:
 
     def shown(self, targets):
         """``(reach, turns)`` of the pose shown: each effector's evaluated tail's distance to its
-        target, and the chain bones' evaluated rotations (k,3,3)."""
+        target, and the chain bones' evaluated rotations (k,3,3: their axes, scale taken out)."""
         m = common.evaluated_matrices(self.obj)
         tails = m[self.index, :3, 3] + m[self.index, :3, 1] * self.model.lengths[self.index, None]
-        return np.linalg.norm(tails - targets, axis=1), m[self.chain, :3, :3]
+        axes = m[self.chain, :3, :3]
+        return np.linalg.norm(tails - targets, axis=1), \
+            axes / np.linalg.norm(axes, axis=1, keepdims=True)
 
     def play(self, playbacks, session=None):
         """Per-frame ms (fastest over playbacks, frames 2..N), reach errors (m, every frame and

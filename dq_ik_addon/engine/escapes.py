@@ -32,11 +32,9 @@ ATTEMPTS = 16  # escapes per solve: 10 left 1 of 400 random problems on the 159-
 # ... while a balance holds: 16 gave 1985 mm short over 16 far reaches on the metarigs, 4 gave
 # 2136 (none: 3895) and bakes them at 15 frames/s instead of 8 (none: 22)
 HELD_ATTEMPTS = 4
-# A solve that remembers its result (a frame change, a bake) stops escaping after this many
-# escapes in a row found nothing better: a target its limits keep from it, found out in bounded time
-FUTILE_ESCAPES = 4
-# ... and does not restart a task within this fraction of the chain size of its target: nearly
-# met, it stalled with the others, not in a local minimum of its own
+# A solve that remembers its result (a frame change, a bake) does not restart a task within this
+# fraction of the model's size L (``Problem.size``; radians for an angular task) of its target:
+# nearly met, it stalled with the others, not in a local minimum of its own
 NEAR = 1e-4
 _UNFOLD_ANGLE = 0.15  # radians: enough for the Jacobian to see a fold, small beside any range
 _STRAIGHT_COSINE = np.cos(np.radians(2.0))  # a chain within 2° of straight is straight
@@ -53,10 +51,10 @@ def escape(problem, q, world, errors, attempt, settled_near=False):
     (a hand 1.1 m forward of the human metarig: 457 mm short without, 207 with), but most
     such stalls are the compromise itself, which every frame of a bake would pay again.
     With ``settled_near`` (a solve that remembers its result: a frame change, a bake), a task
-    within ``NEAR`` of the chain size of its target is left where it is: a whole solve stalled
-    at a target out of reach restarted the nearly met hand of another limb from inside its
-    ranges, 345 mm off and a 98° turn from one frame to the next on the mocap benchmark under
-    the HUMANOID limits."""
+    within ``NEAR`` × L of its target is not restarted (joints it shares with a stalled task
+    still move): a whole solve stalled at a target out of reach restarted the nearly met hand
+    of another limb from inside its ranges, 345 mm off and a 98° turn from one frame to the
+    next on the mocap benchmark under the HUMANOID limits."""
     tasks, tol = problem.tasks, problem.settings.tolerance
     if problem.contacts is not None and problem.contacts.touching(world) or (
             attempt >= HELD_ATTEMPTS and tasks.holding(world)):

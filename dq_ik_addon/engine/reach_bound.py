@@ -40,11 +40,12 @@ class ReachBound:
     pose costs a few small products.
 
     A bone's bound c_k is the product of the factors along its scale path: its own
-    ``max|s_k|`` (or, for a bone ``still`` measured in the evaluated pose, that pose's σ_max,
-    which ends the path), then, while it inherits scale, its parent's path; a bone that does
-    not ends it with its own factor (``√3`` for ``NONE_LEGACY`` under non-uniform scale, else
-    1). The products are taken as ``exp(P · log f)`` with P the 0/1 path matrix
-    (``_scale_paths``), of the rows the bound reads."""
+    ``max|s_k|`` (or, for a bone ``still`` measured in the evaluated pose, an upper bound of
+    that pose's σ_max, ``still_scale``, which ends the path), then, while it inherits scale, its
+    parent's path; a bone that does not ends it with its own factor (``√3`` for
+    ``NONE_LEGACY`` under non-uniform scale, else 1). The products are taken as
+    ``exp(P · log f)`` with P the 0/1 path matrix (``_scale_paths``), of the rows the bound
+    reads."""
 
     def __init__(self, model, bones, inner, still):
         """The tasks of ``bones`` whose chains' bones below their roots are ``inner``
@@ -52,6 +53,7 @@ class ReachBound:
         do not move, or those of them whose scale the bound reads) count."""
         self.model, self.bones, self.still = model, bones, still
         self.still_rows = np.flatnonzero(still)
+        self._still_of = (None, None)    # (still matrices as bytes, their ``still_scale``)
         parents, inherit = model.parents, model.flags.inherit_scale
         self.legacy = (inherit == NONE_LEGACY) & (parents >= 0)
         keeps = (inherit != NONE) & (inherit != NONE_LEGACY)
@@ -75,14 +77,18 @@ class ReachBound:
         without one): an upper bound of each one's σ_max, and whether any is scaled unevenly
         (σ_min < σ_max (1 − 10⁻⁶)). With G = Mᵀ M of its 3×3 M, t = tr G / 3 and
         d = ‖G − t I‖_F, every eigenvalue of G lies within d of t (Weyl), so √(t + d) bounds
-        σ_max, and d ≤ 10⁻⁶ t leaves the scale even; otherwise σ is taken by SVD. Each bound is
-        rounded up to a step of 2^-20 in log₂ (at most 7·10⁻⁷ of it; the half step keeps the
-        float32 noise of Blender's unscaled matrices off a rounding boundary), so that a pose
-        that only turns them gives the same factors, and the bound is taken again (``key``)
-        only when a scale changes."""
+        σ_max (at most 5·10⁻⁷ of it above), and d ≤ 10⁻⁶ t leaves the scale even; otherwise σ is
+        taken by SVD. Each bound is rounded up by one step of 2^-20 in log₂ give or take half a
+        step (3·10⁻⁷ to 10⁻⁶ of it; the half step keeps the float32 noise of Blender's unscaled
+        matrices off a rounding boundary), so that a pose that only turns them gives the same
+        factors, and the bound is taken again (``key``) only when a scale changes. The same
+        still matrices give the last answer again (a live drag, whose still bones stand)."""
         if given.evaluated is None or not self.still_rows.size:
             return None
         axes = given.evaluated.take(self.still_rows, axis=0)[:, :3, :3]
+        seen = axes.tobytes()
+        if seen == self._still_of[0]:
+            return self._still_of[1]
         gram = np.matmul(axes.transpose(0, 2, 1), axes)
         mean = np.trace(gram, axis1=1, axis2=2) / 3.0
         off = gram - mean[:, None, None] * np.eye(3)
@@ -94,7 +100,8 @@ class ReachBound:
             factors = singular[:, 0]
             uneven = bool(np.any(singular[:, 2] < singular[:, 0] * (1.0 - 1e-6)))
         steps = np.ceil(np.log2(np.maximum(factors, 1e-300)) * 2.0 ** 20 + 0.5)
-        return np.exp2(steps / 2.0 ** 20), uneven
+        self._still_of = (seen, (np.exp2(steps / 2.0 ** 20), uneven))
+        return self._still_of[1]
 
     def key(self, given, still_scale):
         """What of the given pose ``given`` the bound reads, as bytes: the hops' locations, the
@@ -129,6 +136,7 @@ class ReachBound:
         hop = stretch[:hops] * np.sqrt(np.einsum('ki,ki->k', offsets, offsets))
         exact = ~self.inner_hops.any(axis=1) & (not uneven)
         return self.inner_hops @ hop + stretch[hops:] * self.lengths, exact
+
 
 def _scale_paths(model, keeps, ends):
     """(n, n) 0/1: row k marks the bones whose factors multiply into c_k (``ReachBound``): k,

@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from .acceptance import better, blocked, holds, hopeless, line_search, out_of_time, stalled
-from .escapes import ATTEMPTS, FUTILE_ESCAPES, escape, futile_here
+from .escapes import ATTEMPTS, escape, futile_here
 from .measure import SolveResult, measure, put_back, state_of
 from .moving_joints_fk import GivenPose
 from .pose_update import PoseUpdate
@@ -90,7 +90,8 @@ class Solver:
         return self._memo, self._last, self._futile, self.update.terms
 
     def resume(self, memory):
-        self._memo, self._last, self._futile, self.update.terms = memory   # (``warm_start``)
+        """Go back to the warm-start memory ``memory`` (``warm_start``)."""
+        self._memo, self._last, self._futile, self.update.terms = memory
 
     def retarget(self, targets=None, locations=None, obstacles=None, scales=None, evaluated=None):
         """New ``targets`` (one per task, in the order the tasks were given), given pose
@@ -151,8 +152,8 @@ class Solver:
         while the last escapes found nothing better and its targets stay as far
         (``escapes.futile_here``). With ``remember``, the solve starts with no warm memory
         (``reset``), its result is kept by its exact inputs and a solve with the same inputs
-        returns it (``solve_memory.ResultCache``); it stops escaping once ``FUTILE_ESCAPES``
-        escapes in a row found nothing better."""
+        returns it (``solve_memory.ResultCache``); its escapes leave the tasks within
+        ``escapes.NEAR`` of their targets alone."""
         if remember:
             self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps
@@ -189,9 +190,7 @@ class Solver:
         state = best = self._measure(q, world)
         history = [state[3]]
         groups = [problem.state_groups(state)]   # the group errors of each iteration (stop tests)
-        # descent: iterations since the last escape; futile: escapes in a row that found nothing
-        # better than ``escaped_from``, the best state when the last one began
-        iterations, descent, escapes, stall, futile, escaped_from = 0, 0, 0, None, 0, None
+        iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
         steps.begin()
         while descent < settings.max_iterations and len(problem.column_joints):
             steps.weigh(iterations)
@@ -234,14 +233,13 @@ class Solver:
                     escapes and hopeless(history, best[3], tol)):
                 if stall is None:
                     stall = (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
-                futile = futile + 1 if best is escaped_from else 0
-                escaped = None if escapes >= ATTEMPTS or (remember and futile >= FUTILE_ESCAPES) \
-                    or (last is not None and futile_here(self._futile, stall[1], tol)) \
+                escaped = None if escapes >= ATTEMPTS or (
+                    last is not None and futile_here(self._futile, stall[1], tol)) \
                     else escape(problem, *state[:3], escapes, remember)
                 if escaped is None:
                     settled = True  # nothing left to try: the closest reachable pose
                     break
-                escapes, descent, escaped_from = escapes + 1, 0, best
+                escapes, descent = escapes + 1, 0
                 preferred = escaped
                 steps.restart()
                 state = self._measure(escaped)

@@ -7,7 +7,6 @@ import pytest
 from chains import identity_pose, straight_chain, uniform_limits
 
 from dq_ik_addon.engine import ChainModel
-from dq_ik_addon.engine.escapes import ATTEMPTS, FUTILE_ESCAPES
 from dq_ik_addon.engine.quaternion import qexp
 from dq_ik_addon.engine.solver import Solver, SolverSettings
 from dq_ik_addon.engine.tasks import Position, Task
@@ -203,19 +202,3 @@ def test_soft_reach_eases_a_limited_chain_as_a_free_one():
     for free in (True, False):
         assert reached[free, 0.1] == pytest.approx(eased, abs=1e-4), reached
         assert reached[free, 0.0] > 2.999, reached
-
-
-@pytest.mark.parametrize("goal", [(0.0, -1.0, 0.0), (0.5, 0.2, 0.0), (1.5, 0.5, 0.3)])
-def test_a_remembered_solve_stops_escaping_once_escapes_find_nothing_better(goal):
-    """Three 1 m bones whose limits (0.5 rad of swing each) keep them from a target inside their
-    straight reach: a solve from rest tries every escape (``ATTEMPTS``), each in vain; a solve
-    that remembers its result (a frame change, a bake) stops after ``FUTILE_ESCAPES`` in a row
-    found nothing better, at the same compromise, in a third of the iterations."""
-    model, goal = straight_chain(3), np.array(goal)
-    results = [Solver(model, [Task(Position, 2, goal)], uniform_limits(3, swing=0.5))
-               .solve(identity_pose(3), remember=remember) for remember in (False, True)]
-    assert results[0].steps["escapes"] == ATTEMPTS
-    assert results[1].steps["escapes"] <= FUTILE_ESCAPES + 1
-    assert results[1].iterations * 2 < results[0].iterations
-    assert not results[1].converged
-    assert results[1].errors[0] == pytest.approx(results[0].errors[0], abs=1e-6)

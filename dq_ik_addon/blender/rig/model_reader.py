@@ -53,7 +53,7 @@ def world_unit(obj):
     axes' scales (for axes at right angles; the volume's scale in general). 0 (or NaN) for a degenerate (or not finite) transform, which the solve refuses
     (``validation.check_armature_transform``)."""
     (a, b, c), (d, e, f), (g, h, i) = (row[:3] for row in obj.matrix_world[:3])
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)   # (float64, as numpy's)
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)   # (in float64)
     return abs(det) ** (1.0 / 3.0)
 
 
