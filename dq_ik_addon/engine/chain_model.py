@@ -31,6 +31,7 @@ from .dual_quaternion import (
     dq_times_rotation,
     dq_times_translation,
 )
+from .kept_rotations import keep, level_keepers
 from .quaternion import all_true, qnormalize, quat_to_matrix
 
 
@@ -54,13 +55,14 @@ class ChainModel:
     """An armature's rest data and its depth-batched forward kinematics."""
 
     def __init__(self, names, parents, rest_matrices, lengths, connected, flags=None,
-                 riders=None, keeps=None):
+                 riders=None, keeps=None, keep_weights=None):
         """``riders`` (n,) bool: bones that a constraint places as a fixed transform of their
         parent here (the bone it copies, ``dq_ik_addon/blender/rig/constraint_followers.py``) and the bones below
         them: rigid whatever their flags, so the solve carries them on their parent as they
         stood (``moving_joints_fk``) and never evaluates their channels. ``keeps`` (n,) int:
         for a bone whose world rotation a constraint takes from another bone (a Copy Rotation
-        in world space), that bone's index, else -1 (``moving_joints_fk``: a *keeper*)."""
+        in world space), that bone's index, else -1 (a *keeper*: ``kept_rotations``,
+        ``moving_joints_fk``); ``keep_weights`` (n,): the share it takes (the influence; 1)."""
         self.names = tuple(names)
         self.parents = np.asarray(parents, dtype=np.int64)
         self.rest_matrices = np.asarray(rest_matrices, dtype=np.float64)
@@ -80,12 +82,15 @@ class ChainModel:
             *(np.asarray(values) for values in flags))
         self.riders = np.zeros(n, dtype=bool) if riders is None else np.asarray(riders, dtype=bool)
         self.keeps = np.full(n, -1, np.int64) if keeps is None else np.asarray(keeps, np.int64)
+        self.keep_weights = np.ones(n) if keep_weights is None else \
+            np.asarray(keep_weights, np.float64)
         # bones Blender poses as ``parent · rest offset · channels`` (module docstring), or that
         # ride on their parent
         self.rigid = (self.flags.inherit_rotation & self.flags.local_location
                       & (self.flags.inherit_scale == FULL)) | self.riders
         self.plain = all_true(self.rigid)
         self._descendants = None
+        self.kept_levels = level_keepers(self)      # the keepers the FK turns, level by level
 
     @classmethod
     def from_bones(cls, names, parents, rest_matrices, lengths=None, connected=None, flags=None):
@@ -175,7 +180,11 @@ class ChainModel:
         local = self.local_matrices(rotations, locations, scales)
         if frames is not None:
             local[frames[0]] = frames[1]
-        return self._along_root_paths(local, np.matmul)
+        world = self._along_root_paths(local, np.matmul)
+        for kept in self.kept_levels:
+            if kept is not None:
+                keep(world, *kept)
+        return world
 
     def plain_for(self, locations=None, scales=None, frames=None):
         """True when the pose (``matrices``' arguments) is one where every bone's parent
@@ -203,9 +212,11 @@ class ChainModel:
         world[roots] = root_pose(rest[roots], channels[roots], flags.local_location[roots])
         if frames is not None:
             world[frames[0]] = frames[1]
-        for idx, parent_idx in self.levels:
+        for (idx, parent_idx), kept in zip(self.levels, self.kept_levels):
             world[idx] = child_pose(self.rest_offsets[idx], rest[parent_idx], world[parent_idx],
                                     channels[idx], *flags.take(idx))
+            if kept is not None:
+                keep(world, *kept[:3])
         return world
 
     @cached_property
@@ -265,13 +276,14 @@ class ChainModel:
         kept = self.keeps[bones]
         return ChainModel([self.names[i] for i in bones], remapped, self.rest_matrices[bones],
                           self.lengths[bones], self.connected[bones], self.flags.take(bones),
-                          self.riders[bones], np.where(kept >= 0, new_index[kept], -1))
+                          self.riders[bones], np.where(kept >= 0, new_index[kept], -1),
+                          self.keep_weights[bones])
 
-    def followed(self, parents, riders, keeps=None):
+    def followed(self, parents, riders, keeps=None, keep_weights=None):
         """The same bones with the parents ``parents``, the ``riders`` mask and the ``keeps``
-        (``__init__``)."""
+        and ``keep_weights`` (``__init__``)."""
         return ChainModel(self.names, parents, self.rest_matrices, self.lengths, self.connected,
-                          self.flags, riders, keeps)
+                          self.flags, riders, keeps, keep_weights)
 
     def descendants_mask(self):
         """(n,n) boolean: ``mask[j, i]`` is True when joint j moves bone i (j is i or an ancestor).

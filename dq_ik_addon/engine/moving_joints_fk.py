@@ -86,6 +86,9 @@ class MovingJointsFK:
         in_moving[self.moving] = True
         self.rigid = np.nonzero(~in_moving)[0]
         self.part = model.subset(self.moving, roots=hung)
+        # keepers of the driven part, turned by its FK (``kept_rotations``), as model indices
+        self.part_keepers = self.moving[np.concatenate(
+            [kept[0] for kept in self.part.kept_levels if kept is not None] or [[]]).astype(int)]
         anchor = _nearest(model, in_moving)
         self.keepers = _keepers(model, in_moving, anchor)
         self.kept_from, self.keeper_anchors = model.keeps[self.keepers], anchor[self.keepers]
@@ -168,11 +171,12 @@ def _nearest(model, anchors):
 
 
 def _keepers(model, moving, anchor):
-    """The bones taken as keepers (``ChainModel.keeps``): rigid ones on a moving anchor whose
-    source's pose is known first (moving, or fixed: no anchor) and with no keeper above them;
-    any other keeps its rotation as it rides."""
+    """The bones taken as keepers (``ChainModel.keeps``) among the rigid ones: those that take
+    their source's rotation whole, on a moving anchor, whose source's pose is known first
+    (moving, or fixed: no anchor) and with no keeper above them; any other keeps its rotation as
+    it rides. (A keeper in the driven part is its FK's: ``kept_rotations``.)"""
     source = model.keeps
-    candidate = (source >= 0) & ~moving & (anchor >= 0)
+    candidate = (source >= 0) & ~moving & (anchor >= 0) & (model.keep_weights >= 1.0)
     known = moving | (anchor < 0)
     candidate &= known[np.maximum(source, 0)]
     kept = np.flatnonzero(candidate)

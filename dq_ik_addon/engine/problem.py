@@ -50,8 +50,10 @@ class Problem:
         # the Jacobian's columns: 3 per turning joint, then 3 per sliding bone
         self.column_joints = np.concatenate([self.joints, self.slides.bones])
         self.fk = MovingJointsFK(self.model, self.joints, self.slides.bones)
-        self.model.keeps = np.full(self.bones.size, -1, np.int64)   # the keepers the FK takes
-        self.model.keeps[self.fk.keepers] = self.fk.kept_from
+        kept = np.concatenate([self.fk.keepers, self.fk.part_keepers])   # the keepers the FK takes
+        sources = self.model.keeps[kept]
+        self.model.keeps = np.full(self.bones.size, -1, np.int64)
+        self.model.keeps[kept] = sources
         self.joint_frames = JointFrames(self.model, self.joints, self.slides.bones)
         weights = np.sqrt(1.0 - stiffness[self.joints])
         self.limits = None if limits is None else limits.for_joints(self.moved_bones, weights)

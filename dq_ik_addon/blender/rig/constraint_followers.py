@@ -20,12 +20,15 @@ deforming legs and arms would ride the spine instead of the FK limbs in the solv
 feet a balance stands on would slide with the hips.
 
 A bone *keeps* another's rotation when the last of its acting constraints, Copy Scale aside, is a
-Copy Rotation with full influence from a bone of the same armature, owner and target in world
-space, replacing, on every axis and inverting none: its world rotation is then the target's
-(``rotation_evaluate``, ``constraint.cc``), while its parent carries it in place, as Rigify's
-``MCH-ROT-head`` keeps the head at the torso's rotation whatever the neck and chest do
-(Head Follow 0). The solve's model takes it so (``ChainModel.keeps``, ``moving_joints_fk``),
-and the centre of mass Balance holds is then where Blender puts the head.
+Copy Rotation from a bone of the same armature, owner and target in world space, replacing, on
+every axis and inverting none: its world rotation is then the target's
+(``rotation_evaluate``, ``constraint.cc``), or at an influence w below 1 that far of the way
+from its own, while its parent carries it in place, as Rigify's ``MCH-ROT-head`` keeps the head
+at the torso's rotation whatever the neck and chest do (Head Follow 0) and ``MCH-ROT-neck``
+half of it (Neck Follow 0.5). The solve's model takes it so (``ChainModel.keeps`` and
+``keep_weights``, ``engine.kept_rotations``, ``moving_joints_fk``), and the centre of mass
+Balance holds is then where Blender puts the head. The influence is read with the rig (a
+driven one, such as Rigify's follow sliders, is taken at the next rebuild).
 
 ``followed_model`` gives the solving session's model: each follower re-parented to the bone it
 copies, it and every bone below it a *rider* (``ChainModel.riders``): the solve carries it on its
@@ -81,10 +84,10 @@ def followed_model(obj, model, task_bones):
             break
         parents[above_tasks] = model.parents[above_tasks]
         followers &= ~above_tasks
-    keeps = rotation_sources(obj, model)
+    keeps, weights = rotation_sources(obj, model)
     if not followers.any() and not (keeps >= 0).any():
         return model
-    return model.followed(parents, riders, keeps)
+    return model.followed(parents, riders, keeps, weights)
 
 
 _SWITCH_CHANNEL = re.compile(r'^constraints\["(.+)"\]\.(influence|mute)$')
@@ -157,21 +160,24 @@ def copied_bones(obj, model):
 
 
 def rotation_sources(obj, model):
-    """(n,) int: for each bone of ``model`` (pose-bone order), the index of the bone whose world
-    rotation it takes whole, or -1 (module docstring: a *keeper*)."""
+    """``(sources, weights)``, (n,) each: for each bone of ``model`` (pose-bone order), the index
+    of the bone whose world rotation it takes, or -1, and the share it takes, the constraint's
+    influence (module docstring: a *keeper*)."""
     sources = np.full(len(model), -1, dtype=np.int64)
+    weights = np.ones(len(model))
     for i, pose_bone in enumerate(obj.pose.bones):
         acting = [c for c in pose_bone.constraints if acts(c)]
         while acting and acting[-1].type == 'COPY_SCALE':
             acting.pop()
         last = acting[-1] if acting else None
-        if last is not None and last.type == 'COPY_ROTATION' and last.influence >= 1.0 \
+        if last is not None and last.type == 'COPY_ROTATION' \
                 and last.target == obj and last.owner_space == _WORLD \
                 and last.target_space == _WORLD and last.mix_mode == 'REPLACE' \
                 and last.use_x and last.use_y and last.use_z \
                 and not (last.invert_x or last.invert_y or last.invert_z):
             sources[i] = model.index.get(last.subtarget, -1)
-    return sources
+            weights[i] = min(last.influence, 1.0)
+    return sources, weights
 
 
 def seen_bones(obj):

@@ -94,8 +94,9 @@ class Balance(TaskKind):
             supports = np.flatnonzero(body.supports)
             ends_moved = np.repeat(np.tile(moves[np.ix_(columns, supports)].T, (2, 1)), 3,
                                    axis=1)                     # (2S, 3M): heads, then tails
-            # keepers (``moving_joints_fk``): the joints between a keeper's source and it move
-            # the bones it carries without turning them (the columns', the keepers' carried)
+            # keepers (``kept_rotations``): the joints between a keeper's source and it turn the
+            # bones it carries by (1 − w) of their turn, w its weight (to first order; exact for
+            # w = 1), none when it keeps the whole (the columns', the keepers' carried)
             keepers = np.flatnonzero(model.keeps >= 0)
             sources = model.keeps[keepers]
             between = moves[np.ix_(sources, columns)].T & moves[np.ix_(columns, keepers)] \
@@ -103,7 +104,8 @@ class Balance(TaskKind):
             self.parts.append((massive, model.lengths[massive], weights, carried,
                                np.repeat(carried.sum(axis=1), 3), supports,
                                model.lengths[body.supports], ends_moved, keepers,
-                               between.astype(float), moves[np.ix_(keepers, massive)] * weights))
+                               between * model.keep_weights[keepers],
+                               moves[np.ix_(keepers, massive)] * weights))
         self._geometry_of = self._jacobians_of = (None, None)
         self.armed = {}     # task: (n', room) of the step being solved again (``arm``)
 
@@ -228,7 +230,8 @@ def _kinetic_jacobian(frame, mids, part, lever=None):
     """``J_G`` transposed (3M,3) at the pose of the bones' ``mids`` (module docstring):
     ``ω_c × S_j − s_j m_c`` per column. ``lever`` (K,3): per keeper k, ``Σ_i w_i (p_i − h_k)``
     over the bones it carries, which a joint between its source and it carries by k's head
-    ``h_k`` alone (it does not turn them), so ``S_j`` loses it there."""
+    ``h_k`` and turns by only (1 − w_k) of its turn, w_k the keeper's weight (none for a whole
+    one), so ``S_j`` loses w_k of it there (``part[9]``)."""
     carried, fractions = part[3], part[4]
     sums = carried.dot(mids)
     if lever is not None:

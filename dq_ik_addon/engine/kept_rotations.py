@@ -1,0 +1,62 @@
+"""Keepers in the forward kinematics: a bone whose world rotation a Copy Rotation in world space
+takes, whole or in part, from another bone of the rig (``ChainModel.keeps``, the influence w
+``ChainModel.keep_weights``; Rigify's ``MCH-ROT-neck`` keeps half of the torso's rotation).
+
+Blender evaluates the constraint on the bone's pose matrix ``M = [R S | t]`` as its parents
+placed it: the constrained matrix has the source's rotation ``R_s`` (replacing, every axis), the
+bone's own location and scale, and a constraint of influence w is blended in by
+``interp_m4_m4m4`` (``BKE_constraints_solve``, ``source/blender/blenkernel/intern/constraint.cc``),
+which slerps the normalized rotations:
+
+    R_k = R (Rᵀ R_s)^w = R exp(w log(Rᵀ R_s)),
+
+so w = 1 gives ``R_s``. The bones below a keeper follow it as their parent: an FK that poses
+them level by level reaches them after it; one that composes whole root paths at once
+(``ChainModel._along_root_paths``, every bone rigid) turns them with it about its head
+afterwards, ``M_i ← D M_i`` with ``D = [R_k R⁻¹ | h − R_k R⁻¹ h]``.
+"""
+
+import numpy as np
+
+from .quaternion import matrix_to_quat, qcanonical, qconj, qexp, qlog, qmul, quat_to_matrix
+
+
+def level_keepers(model):
+    """Per tree level of ``model`` (``ChainModel.levels``): ``(keepers, sources, weights, below,
+    owner)`` of the keepers at that depth whose source lies at a smaller one (posed before
+    them), the bones below them and the keeper (its place in ``keepers``) each is below; or
+    None."""
+    keeps, depth = model.keeps, model.depth
+    found = []
+    for idx, _ in model.levels:
+        kept = idx[keeps[idx] >= 0]
+        kept = kept[depth[keeps[kept]] < depth[kept]]
+        if not kept.size:
+            found.append(None)
+            continue
+        under = model.descendants_mask()[kept].copy()
+        under[np.arange(kept.size), kept] = False
+        owner, below = np.nonzero(under)
+        found.append((kept, keeps[kept], model.keep_weights[kept], below, owner))
+    return found
+
+
+def keep(world, keepers, sources, weights, below=None, owner=None):
+    """Turn the pose matrices ``world`` (n,4,4) of the ``keepers`` towards their ``sources``'
+    rotations by ``weights`` (module docstring), in place; with ``below`` (and ``owner``, the
+    keeper each is below), carry those bones along with them."""
+    own, source = world[keepers, :3, :3], world[sources, :3, :3]
+    scales = np.linalg.norm(own, axis=1)                  # each axis's length (column norms)
+    before = own / scales[:, None, :]
+    q_own = qcanonical(matrix_to_quat(before))
+    q_source = matrix_to_quat(source / np.linalg.norm(source, axis=1)[:, None, :])
+    turn = qcanonical(qmul(qconj(q_own), q_source))
+    after = quat_to_matrix(qmul(q_own, qexp(weights[:, None] * qlog(turn))))
+    world[keepers, :3, :3] = after * scales[:, None, :]
+    if below is not None and below.size:
+        turned = after @ before.transpose(0, 2, 1)        # D's rotation, about each head
+        heads = world[keepers, :3, 3]
+        carried = np.zeros((keepers.size, 4, 4))
+        carried[:, :3, :3], carried[:, 3, 3] = turned, 1.0
+        carried[:, :3, 3] = heads - np.einsum('kij,kj->ki', turned, heads)
+        world[below] = carried[owner] @ world[below]
