@@ -360,12 +360,14 @@ def test_a_head_target_through_the_spine_is_met_where_blender_shows_the_head(rig
     pose of a random spine and neck: one Solve meets it in the pose Blender shows (≤ 0.1 mm).
     The neck keeps half of the torso's rotation (``MCH-ROT-neck``, a Copy Rotation of influence
     0.5, ``kept_rotations``); while the solve's model did not follow that, it met the target
-    in its own model and Blender showed the head 18–69 mm off."""
+    in its own model and Blender showed the head 18–69 mm off. Rigify's Neck Follow slider
+    drives that influence: moved to 1 and to 0, the next solve takes it."""
     rig = _open(rigify_blend)
     rng = np.random.default_rng(3)
     spine = ["spine_fk.002", "spine_fk.003", "neck", "chest", "torso"]
     target = sp.add_targets(rig, ["head"], chain_count=0)["head"]
-    for _ in range(3):
+    for follow in (0.5, 0.5, 1.0, 0.0):    # Neck Follow (the driver of that influence) moved too
+        rig.pose.bones["torso"]["neck_follow"] = follow
         sp.set_pose(rig, {name: rigs.random_quaternions(rng, 1, 0.3)[0] for name in spine})
         bpy.context.view_layer.update()
         target.location = sp.world_tail(rig, "head")

@@ -27,8 +27,9 @@ from its own, while its parent carries it in place, as Rigify's ``MCH-ROT-head``
 at the torso's rotation whatever the neck and chest do (Head Follow 0) and ``MCH-ROT-neck``
 half of it (Neck Follow 0.5). The solve's model takes it so (``ChainModel.keeps`` and
 ``keep_weights``, ``engine.kept_rotations``, ``moving_joints_fk``), and the centre of mass
-Balance holds is then where Blender puts the head. The influence is read with the rig (a
-driven one, such as Rigify's follow sliders, is taken at the next rebuild).
+Balance holds is then where Blender puts the head. The influence is read with the rig; a
+driven one (Rigify's Neck Follow and Head Follow) is compared on every solve, as an IK/FK switch
+is (``switch_bones``).
 
 ``followed_model`` gives the solving session's model: each follower re-parented to the bone it
 copies, it and every bone below it a *rider* (``ChainModel.riders``): the solve carries it on its
@@ -90,13 +91,15 @@ def followed_model(obj, model, task_bones):
     return model.followed(parents, riders, keeps, weights)
 
 
+_SWITCHED = frozenset({'COPY_TRANSFORMS', 'COPY_ROTATION'})
 _SWITCH_CHANNEL = re.compile(r'^constraints\["(.+)"\]\.(influence|mute)$')
 
 
 def switch_bones(obj):
     """``(pose bone index, constraint name)`` of the constraints whose influence or muting a
-    driver sets, on bones with a Copy Transforms: what can switch the bone a bone follows
-    (Rigify's IK/FK slider drives them)."""
+    driver sets, on bones with a Copy Transforms or a Copy Rotation: what can switch the bone a
+    bone follows (Rigify's IK/FK slider drives them) or the share of a rotation it keeps (its
+    Neck Follow and Head Follow)."""
     data, pose_bones = obj.animation_data, obj.pose.bones
     found = set()
     for fcurve in () if data is None else data.drivers:
@@ -105,7 +108,7 @@ def switch_bones(obj):
         if match is None:
             continue
         bone = pose_bones.find(name)
-        if bone >= 0 and any(c.type == 'COPY_TRANSFORMS' for c in pose_bones[bone].constraints):
+        if bone >= 0 and any(c.type in _SWITCHED for c in pose_bones[bone].constraints):
             found.add((bone, match.group(1)))
     return sorted(found)
 
