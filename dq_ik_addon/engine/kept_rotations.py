@@ -10,10 +10,13 @@ which slerps the normalized rotations:
 
     R_k = R (Rᵀ R_s)^w = R exp(w log(Rᵀ R_s)),
 
-so w = 1 gives ``R_s``. The bones below a keeper follow it as their parent: an FK that poses
+so w = 1 gives ``R_s`` (the rotations taken by normalizing the columns: where a parent's
+uneven scale shears the keeper and w < 1, Blender's polar decomposition blends a little
+differently). The bones below a keeper follow it as their parent: an FK that poses
 them level by level reaches them after it; one that composes whole root paths at once
 (``ChainModel._along_root_paths``, every bone rigid) turns them with it about its head
-afterwards, ``M_i ← D M_i`` with ``D = [R_k R⁻¹ | h − R_k R⁻¹ h]``.
+afterwards, ``M_i ← D M_i`` with ``D = [A_k A⁻¹ | h − A_k A⁻¹ h]`` of the keeper's 3×3 before
+(A) and after (A_k), about its head h.
 """
 
 import numpy as np
@@ -45,7 +48,7 @@ def keep(world, keepers, sources, weights, below=None, owner=None):
     """Turn the pose matrices ``world`` (n,4,4) of the ``keepers`` towards their ``sources``'
     rotations by ``weights`` (module docstring), in place; with ``below`` (and ``owner``, the
     keeper each is below), carry those bones along with them."""
-    own, source = world[keepers, :3, :3], world[sources, :3, :3]
+    own, source = world[keepers, :3, :3].copy(), world[sources, :3, :3]
     scales = np.linalg.norm(own, axis=1)                  # each axis's length (column norms)
     before = own / scales[:, None, :]
     q_own = qcanonical(matrix_to_quat(before))
@@ -54,7 +57,7 @@ def keep(world, keepers, sources, weights, below=None, owner=None):
     after = quat_to_matrix(qmul(q_own, qexp(weights[:, None] * qlog(turn))))
     world[keepers, :3, :3] = after * scales[:, None, :]
     if below is not None and below.size:
-        turned = after @ before.transpose(0, 2, 1)        # D's rotation, about each head
+        turned = world[keepers, :3, :3] @ np.linalg.inv(own)  # D's rotation (shear kept)
         heads = world[keepers, :3, 3]
         carried = np.zeros((keepers.size, 4, 4))
         carried[:, :3, :3], carried[:, 3, 3] = turned, 1.0

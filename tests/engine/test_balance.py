@@ -324,6 +324,55 @@ def test_a_partial_keeper_turns_part_of_the_way_and_the_jacobian_follows_it_to_f
     assert whole.max() > 10 * error.max()
 
 
+@pytest.mark.parametrize("neck", [1.0, 0.5])
+def test_a_keeper_below_another_loses_its_lever_once(neck):
+    """Rigify's layout: the neck (a joint) keeps ``neck`` of the pelvis's rotation, and a head
+    riding on it keeps all of it. The joints between the pelvis and the neck turn the head's
+    bones by (1 − neck)(1 − 1) of their turn, not 1 − neck − 1: with the inner keeper's share
+    taken after the outer one's (``balance._kept_shares``), J_G matches differences exactly for
+    whole keepers (it was 8e-3 off) and to first order otherwise."""
+    base, n = _body_with_head()
+    keeps, weights = np.full(n, -1), np.ones(n)
+    keeps[[2, n - 2]], weights[2] = 0, neck
+    model = base.followed(base.parents, base.riders, keeps, weights)
+    q = _start(model, 1)
+    joints, sliders = np.arange(n - 2), np.array([0])
+    fk = MovingJointsFK(model, joints, sliders)
+    assert fk.part_keepers.tolist() == [2] and fk.keepers.tolist() == [n - 2]
+    world = fk.start(q)
+    jacobian, expected = _keeper_jacobian(model, _bodies(model), fk, q, world, joints, sliders)
+    assert np.abs(jacobian() - expected).max() <= (1e-9 if neck == 1.0 else 1e-3)
+
+
+@pytest.mark.parametrize("neck", [1.0, 0.5])
+def test_both_fk_paths_carry_the_bones_below_a_keeper_alike_under_uneven_scale(neck):
+    """The FK composing whole root paths turns the bones below a keeper with it afterwards; with
+    the spine scaled unevenly (the neck's frame sheared) they land where the FK posing bone by
+    bone puts them (the carry keeps the shear: ``kept_rotations.keep``)."""
+    base, n = _body_with_head()
+    keeps, weights = np.full(n, -1), np.ones(n)
+    keeps[[2, n - 2]], weights[2] = 0, neck
+    model = base.followed(base.parents, base.riders, keeps, weights)
+    q = _start(model, 2)
+    scales = np.ones((n, 3))
+    scales[1] = (1.1, 0.9, 1.0)
+    composed = model.matrices(q, scales=scales, plain=True)
+    np.testing.assert_allclose(composed, model.matrices(q, scales=scales, plain=False),
+                               atol=1e-12)
+
+
+def _body_with_head():
+    """``(model, n)``: ``_body`` with a head on the neck: a bone at its tail (the one that keeps,
+    length 0) and the head itself below it."""
+    body = _body()
+    count = len(body)
+    rest = np.concatenate([body.rest_matrices, body.rest_matrices[[2, 2]]])
+    rest[count, :3, 3], rest[count + 1, :3, 3] = [0, 0, 1.8], [0, -0.05, 1.8]
+    model = ChainModel(list(body.names) + ["head_keeper", "head"], list(body.parents) + [2, count],
+                       rest, list(body.lengths) + [0.0, 0.25], list(body.connected) + [False] * 2)
+    return model, count + 2
+
+
 def _keeper_jacobian(model, body, fk, q, world, joints, sliders):
     """``(jacobian, expected)``: a function giving J_G (3, C', 3) of a balance of ``body`` bound
     to the ``joints`` turning and ``sliders`` sliding, at ``world`` (``whole=True``: with every

@@ -104,7 +104,8 @@ class Balance(TaskKind):
             self.parts.append((massive, model.lengths[massive], weights, carried,
                                np.repeat(carried.sum(axis=1), 3), supports,
                                model.lengths[body.supports], ends_moved, keepers,
-                               between * model.keep_weights[keepers],
+                               _kept_shares(between, model.keep_weights[keepers],
+                                            moves[np.ix_(keepers, keepers)]),
                                moves[np.ix_(keepers, massive)] * weights))
         self._geometry_of = self._jacobians_of = (None, None)
         self.armed = {}     # task: (n', room) of the step being solved again (``arm``)
@@ -238,6 +239,18 @@ def _kinetic_jacobian(frame, mids, part, lever=None):
         sums = sums - part[9].dot(lever)
     sums = np.repeat(sums, 3, axis=0)       # S_j per column (3M,3)
     return _cross_rows(frame.axes.T, sums) - fractions[:, None] * frame.moments
+
+
+def _kept_shares(between, weights, nested):
+    """(C, K): the share of each keeper's lever a column loses, ``between`` (C, K) the columns
+    between each keeper's source and it, ``weights`` (K,) the keepers' shares and ``nested``
+    (K, K) whether a keeper is above another: w_k, times ``1 − w_o`` for every keeper o above k
+    that the column is between too (o has turned k's bones less already: a Rigify head below
+    its neck would otherwise lose its lever twice)."""
+    shares = between * weights
+    for outer, inner in zip(*np.nonzero(nested & ~np.eye(weights.size, dtype=bool))):
+        shares[:, inner] *= np.where(between[:, outer], 1.0 - weights[outer], 1.0)
+    return shares
 
 
 def _ends_jacobian(frame, ends, part):
