@@ -94,20 +94,28 @@ def column_mask(joint_masks, joints):
     return np.repeat(joint_masks.take(joints, axis=1), 3, axis=1)
 
 
-def task_jacobian(frame, points, mask, orientation=True):
+def task_jacobian(frame, points, mask, orientation=True, kept=None):
     """Position and orientation Jacobians of the (T,3) task ``points`` over the columns of
     ``frame`` (``JointFrame``), with ``mask`` (``column_mask``) saying which columns move which
     point. Returns ``(J_pos, J_rot)``, each (T, 3, 3m); ``J_rot`` is None unless
-    ``orientation``."""
+    ``orientation``. ``kept``: ``(G, F, heads)`` of the keepers above the points
+    (``TaskKind.kept``): a column then turns a point as if at ``q = p + Σ_k G (h_k − p)`` and
+    its frame by ``F`` of its turn (``kept_rotations.KeptColumns``)."""
     columns = frame.axes
     t, size = len(points), columns.shape[1]
     # a × v = K v with K[l, i, c] = Σ_j ε_ijl a_j (c: the column); ∂p/∂y_c = K_c p − m_c
     cross = _CROSS_ROWS.dot(columns)                               # (3·3, 3m): rows (l, i)
-    j_pos = (points.dot(cross.reshape(3, 3 * size)).reshape(t, 3, size)
-             - frame.moments.T) * mask[:, None, :]
+    j_pos = points.dot(cross.reshape(3, 3 * size)).reshape(t, 3, size) - frame.moments.T
+    turned = mask
+    if kept is not None:
+        shares, turned, heads = kept
+        shift = np.einsum('tkc,tkd->tcd', shares, heads[None] - points[:, None])   # q − p
+        j_pos = j_pos + np.cross(columns.T[None], shift).transpose(0, 2, 1)
+        turned = turned * mask
+    j_pos = j_pos * mask[:, None, :]
     if not orientation:
         return j_pos, None
-    return j_pos, columns * mask[:, None, :]
+    return j_pos, columns * turned[:, None, :]
 
 
 def chain_order(joint_masks, descendants, joints):

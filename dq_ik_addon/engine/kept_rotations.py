@@ -63,3 +63,41 @@ def keep(world, keepers, sources, weights, below=None, owner=None):
         carried[:, :3, :3], carried[:, 3, 3] = turned, 1.0
         carried[:, :3, 3] = heads - np.einsum('kij,kj->ki', turned, heads)
         world[below] = carried[owner] @ world[below]
+
+
+class KeptColumns:
+    """How the keepers of a solve's model change its task Jacobians (``jacobian.task_jacobian``):
+    a joint between a keeper's source and the keeper turns the bones below the keeper by only
+    (1 − w) of its turn (to first order, as ``tasks.balance`` takes it). For a point p below
+    keepers k₁ (outer) … kₙ (inner) that a column lies between, the column turns p as if it
+    were the point ``q = fₙ p + Σᵢ (fᵢ₋₁ − fᵢ) h_{kᵢ}`` (f₀ = 1, fᵢ = Π_{j≤i} (1 − w_j), h the
+    keepers' heads), ``a × q − m``, and turns the bone's frame by ``fₙ a``."""
+
+    def __init__(self, model, columns, moves):
+        order = np.argsort(model.depth[model.keeps >= 0], kind="stable")
+        self.keepers = np.flatnonzero(model.keeps >= 0)[order]      # outer ones first
+        self.sources = model.keeps[self.keepers]
+        self.weights = model.keep_weights[self.keepers]
+        self.columns, self.moves = np.asarray(columns), moves
+        self._of = (None, None)
+
+    def factors(self, bones, turning):
+        """``(G (T,K,3C), F (T,3C))`` for the task ``bones`` (the last answer for the same ones),
+        the first ``turning`` columns turning (the slides after them carry every bone alike)."""
+        key = (bones.tobytes(), turning)
+        if self._of[0] == key:
+            return self._of[1]
+        moves, joints = self.moves, self.columns[:turning]
+        shares = np.zeros((len(bones), self.keepers.size, self.columns.size))
+        kept = np.ones((len(bones), self.columns.size))
+        for t, bone in enumerate(np.asarray(bones).tolist()):
+            for i, (keeper, source, weight) in enumerate(zip(self.keepers, self.sources,
+                                                             self.weights)):
+                if not moves[keeper, bone]:
+                    continue
+                between = moves[source, joints] & moves[joints, keeper] & (joints != source)
+                turned = kept[t, :turning] * np.where(between, 1.0 - weight, 1.0)
+                shares[t, i, :turning] = kept[t, :turning] - turned
+                kept[t, :turning] = turned
+        self._of = (key, (np.repeat(shares, 3, axis=2), np.repeat(kept, 3, axis=1)))
+        return self._of[1]

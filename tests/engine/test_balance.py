@@ -331,10 +331,7 @@ def test_a_keeper_below_another_loses_its_lever_once(neck):
     bones by (1 − neck)(1 − 1) of their turn, not 1 − neck − 1: with the inner keeper's share
     taken after the outer one's (``balance._kept_shares``), J_G matches differences exactly for
     whole keepers (it was 8e-3 off) and to first order otherwise."""
-    base, n = _body_with_head()
-    keeps, weights = np.full(n, -1), np.ones(n)
-    keeps[[2, n - 2]], weights[2] = 0, neck
-    model = base.followed(base.parents, base.riders, keeps, weights)
+    model, n = _kept_head(neck)
     q = _start(model, 1)
     joints, sliders = np.arange(n - 2), np.array([0])
     fk = MovingJointsFK(model, joints, sliders)
@@ -349,16 +346,63 @@ def test_both_fk_paths_carry_the_bones_below_a_keeper_alike_under_uneven_scale(n
     """The FK composing whole root paths turns the bones below a keeper with it afterwards; with
     the spine scaled unevenly (the neck's frame sheared) they land where the FK posing bone by
     bone puts them (the carry keeps the shear: ``kept_rotations.keep``)."""
-    base, n = _body_with_head()
-    keeps, weights = np.full(n, -1), np.ones(n)
-    keeps[[2, n - 2]], weights[2] = 0, neck
-    model = base.followed(base.parents, base.riders, keeps, weights)
+    model, n = _kept_head(neck)
     q = _start(model, 2)
     scales = np.ones((n, 3))
     scales[1] = (1.1, 0.9, 1.0)
     composed = model.matrices(q, scales=scales, plain=True)
     np.testing.assert_allclose(composed, model.matrices(q, scales=scales, plain=False),
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("neck", [1.0, 0.5])
+def test_position_and_orientation_jacobians_of_a_head_below_keepers(neck):
+    """A position and an orientation task on a head below the neck (keeping ``neck`` of the
+    pelvis's rotation) and its keeper (all of it): their Jacobians (``KeptColumns``) match
+    central differences of the FK, exactly for whole keepers and to first order otherwise,
+    where the plain chain Jacobians are far off (the joints between the pelvis and the neck
+    turn nothing of a wholly kept head)."""
+    model, n = _kept_head(neck)
+    q = _start(model, 4)
+    joints, sliders = np.arange(n - 2), np.array([0])
+    columns = np.concatenate([joints, sliders])
+    fk = MovingJointsFK(model, joints, sliders)
+    world = fk.start(q)
+    head = n - 1
+    tasks = TaskSet(model, [Task(Position, head, np.zeros(3)),
+                            Task(Orientation, head, np.array([1.0, 0, 0, 0]))])
+    for batch in tasks.batches:
+        batch.bind(model, columns, model.descendants_mask())
+    masks = tasks.by_batch(column_mask(tasks.joint_masks, columns))
+    frame = JointFrames(model, joints, sliders)(world)
+    position, orientation = (j[0] for j in tasks.jacobians(frame, world, masks))
+
+    def pose(rotations, slid):
+        fk.given = GivenPose(slid if slid.any() else None)
+        return fk(rotations)[head]
+    start = pose(q, np.zeros((n, 3)))
+    moved = _central_differences(q, np.zeros((n, 3)), joints, columns,
+                                 lambda r, l: pose(r, l).ravel()).reshape(-1, 4, 4)
+    tails = moved[:, :3, 3] + model.lengths[head] * moved[:, :3, 1]
+    spins = moved[:, :3, :3] @ start[:3, :3].T     # dR Rᵀ: the angular velocity's cross matrix
+    turns = np.stack([spins[:, 2, 1], spins[:, 0, 2], spins[:, 1, 0]], axis=1)
+    bound = 1e-6 if neck == 1.0 else 1e-2
+    assert np.abs(position - tails.T).max() <= bound
+    assert np.abs(orientation - turns.T).max() <= bound
+    plain = TaskSet(model, [Task(Position, head, np.zeros(3))])
+    plain.batches[0].kept_columns = None
+    unkept = plain.jacobians(frame, world, plain.by_batch(column_mask(plain.joint_masks,
+                                                                       columns)))[0][0]
+    assert np.abs(unkept - tails.T).max() > 10 * bound
+
+
+def _kept_head(neck):
+    """``(model, n)``: ``_body_with_head`` with the neck keeping ``neck`` of the pelvis's
+    rotation and the head's keeper all of it."""
+    base, n = _body_with_head()
+    keeps, weights = np.full(n, -1), np.ones(n)
+    keeps[[2, n - 2]], weights[2] = 0, neck
+    return base.followed(base.parents, base.riders, keeps, weights), n
 
 
 def _body_with_head():

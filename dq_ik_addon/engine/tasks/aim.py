@@ -59,8 +59,9 @@ class Aim(TaskKind):
 
     def jacobian(self, frame, effectors, mask):
         u, d, distance, _, heads = self._geometry(effectors)
-        turning = frame.axes * mask[:, None, :]                                  # J_ω (k,3,3m)
-        head_motion = task_jacobian(frame, heads, mask, False)[0]             # J_h (k,3,3m)
+        kept = self.kept(frame, effectors)
+        turning = frame.axes * (mask if kept is None else mask * kept[1])[:, None, :]   # J_ω
+        head_motion = task_jacobian(frame, heads, mask, False, kept)[0]      # J_h (k,3,3m)
         inverse = np.where(distance > 0.0, 1.0 / np.where(distance > 0.0, distance, 1.0), 0.0)
         d_cross = np.cross(d[:, :, None], head_motion, axis=1) * inverse[:, None, None]
         total = turning + d_cross

@@ -28,7 +28,8 @@ class AxesPosition(TaskKind):
         return (self._projectors() @ offset[:, :, None])[:, :, 0]
 
     def jacobian(self, frame, effectors, mask):
-        return self._projectors() @ task_jacobian(frame, effectors.tails, mask, False)[0]
+        return self._projectors() @ task_jacobian(frame, effectors.tails, mask, False,
+                                                  self.kept(frame, effectors))[0]
 
     def second_order(self, motion, effectors, errors):
         change = second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,

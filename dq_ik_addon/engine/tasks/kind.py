@@ -25,6 +25,8 @@ kind needs beside its target (an aim axis, say).
 
 import numpy as np
 
+from ..kept_rotations import KeptColumns
+
 
 class TaskKind:
     """A batch of tasks of one kind: their targets (k, target_width) and options."""
@@ -67,8 +69,20 @@ class TaskKind:
 
     def bind(self, model, columns, moves):
         """Take what the kind needs of the solve once its Jacobian columns are known (the
-        sub-``model``, ``Problem.column_joints``, the model's ``descendants_mask``); most need
-        nothing."""
+        sub-``model``, ``Problem.column_joints``, the model's ``descendants_mask``): the keepers'
+        effect on the columns (``kept_rotations.KeptColumns``), when the model has any."""
+        self.kept_columns = KeptColumns(model, columns, moves) if (model.keeps >= 0).any() \
+            else None
+
+    def kept(self, frame, effectors):
+        """``(G, F, heads)`` of the keepers above the batch's bones at the pose of
+        ``effectors`` (``KeptColumns``, for ``jacobian.task_jacobian``), or None."""
+        kept = getattr(self, "kept_columns", None)
+        if kept is None:
+            return None
+        turning = frame.axes.shape[1] // 3 - frame.slides
+        return (*kept.factors(effectors.bones, turning),
+                effectors.world.take(kept.keepers, axis=0)[:, :3, 3])
 
 
 class Effectors:

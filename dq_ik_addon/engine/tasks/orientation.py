@@ -32,7 +32,8 @@ class Orientation(TaskKind):
         return rotation_errors(self.targets, effectors)
 
     def jacobian(self, frame, effectors, mask):
-        return frame.axes * mask[:, None, :]
+        kept = self.kept(frame, effectors)
+        return frame.axes * (mask if kept is None else mask * kept[1])[:, None, :]
 
     def second_order(self, motion, effectors, errors):
         return second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,

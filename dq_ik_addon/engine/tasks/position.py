@@ -41,7 +41,8 @@ class Position(TaskKind):
         return toward(self.targets, effectors) - effectors.tails
 
     def jacobian(self, frame, effectors, mask):
-        return task_jacobian(frame, effectors.tails, mask, False)[0]
+        return task_jacobian(frame, effectors.tails, mask, False,
+                             self.kept(frame, effectors))[0]
 
     def second_order(self, motion, effectors, errors):
         return second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,
