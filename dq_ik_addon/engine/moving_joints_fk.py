@@ -61,7 +61,8 @@ class MovingJointsFK:
     on their parents (``ChainModel.rigid``) are *driven*: they go through
     ``ChainModel.matrices`` of their own sub-model, which hangs from the parents they have
     outside it, whose pose matrices are given (Blender's evaluated pose, ``GivenPose``), so a
-    chain under a constrained parent follows that parent as Blender placed it. Every other bone
+    chain under a constrained parent follows that parent as Blender placed it (and so does the
+    still source of a keeper among them: ``kept_rotations``). Every other bone
     is rigidly attached to its nearest ancestor ``a`` in that part, ``M_i = M_a · (M_a⁻¹ M_i)``,
     with the bracket taken once per solve from the start pose (``start``), or fixed where it
     has none. A 159-bone rig moved by its 18 limb and spine joints then runs FK on about 25 bones
@@ -80,6 +81,8 @@ class MovingJointsFK:
         driven = driven[below[driven]]
         parents = model.parents[driven]
         hung = np.unique(parents[(parents >= 0) & ~below[np.maximum(parents, 0)]])
+        sources = model.keeps[driven]       # a driven keeper's still source hangs there too
+        hung = np.union1d(hung, sources[(sources >= 0) & ~below[np.maximum(sources, 0)]])
         self.moving = np.union1d(driven, hung).astype(np.int64)
         self.hung, self.hung_rows = hung, np.searchsorted(self.moving, hung)
         in_moving = np.zeros(n, dtype=bool)
