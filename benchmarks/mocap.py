@@ -75,7 +75,7 @@ def blender_copy(clip, targets):
 
 def preset_copy(clip):
     """A copy of the clip (its action and targets shared) with the HUMANOID preset applied and
-    the limb chains kept (``chain_count`` 2), Solve on Frame Change off."""
+    the limb chains kept (``chain_count`` 2), Solve on Frame Change and Soft Reach off."""
     import bpy
     import mocap_clips as mc
     rig = clip.copy()
@@ -87,7 +87,7 @@ def preset_copy(clip):
         bpy.ops.dqik.apply_preset()
     for name in mc.FEET + mc.HANDS:
         rig.pose.bones[name].dqik.chain_count = 2
-    rig.dqik.use_solve_on_frame_change = False
+    rig.dqik.use_solve_on_frame_change, rig.dqik.soft_reach = False, 0.0
     return rig
 
 
