@@ -106,16 +106,20 @@ def task_jacobian(frame, points, mask, orientation=True, kept=None):
     # a × v = K v with K[l, i, c] = Σ_j ε_ijl a_j (c: the column); ∂p/∂y_c = K_c p − m_c
     cross = _CROSS_ROWS.dot(columns)                               # (3·3, 3m): rows (l, i)
     j_pos = points.dot(cross.reshape(3, 3 * size)).reshape(t, 3, size) - frame.moments.T
-    turned = mask
     if kept is not None:
-        shares, turned, heads = kept
+        shares, _, heads = kept
         shift = np.einsum('tkc,tkd->tcd', shares, heads[None] - points[:, None])   # q − p
         j_pos = j_pos + np.cross(columns.T[None], shift).transpose(0, 2, 1)
-        turned = turned * mask
     j_pos = j_pos * mask[:, None, :]
     if not orientation:
         return j_pos, None
-    return j_pos, columns * turned[:, None, :]
+    return j_pos, turn_jacobian(frame, mask, kept)
+
+
+def turn_jacobian(frame, mask, kept=None):
+    """(T, 3, 3m) the turn of each task's bone frame over the columns of ``frame``: its axes
+    where ``mask`` says the column moves the task, times ``kept``'s F (``task_jacobian``)."""
+    return frame.axes * (mask if kept is None else mask * kept[1])[:, None, :]
 
 
 def chain_order(joint_masks, descendants, joints):

@@ -66,38 +66,33 @@ def keep(world, keepers, sources, weights, below=None, owner=None):
 
 
 class KeptColumns:
-    """How the keepers of a solve's model change its task Jacobians (``jacobian.task_jacobian``):
-    a joint between a keeper's source and the keeper turns the bones below the keeper by only
-    (1 − w) of its turn (to first order, as ``tasks.balance`` takes it). For a point p below
-    keepers k₁ (outer) … kₙ (inner) that a column lies between, the column turns p as if it
-    were the point ``q = fₙ p + Σᵢ (fᵢ₋₁ − fᵢ) h_{kᵢ}`` (f₀ = 1, fᵢ = Π_{j≤i} (1 − w_j), h the
-    keepers' heads), ``a × q − m``, and turns the bone's frame by ``fₙ a``."""
+    """How the keepers of a solve's model change its Jacobians (``jacobian.task_jacobian``,
+    ``tasks.balance``): a joint between a keeper's source and the keeper turns the bones below
+    the keeper by only (1 − w) of its turn (to first order; exact for w = 1). For a point p below
+    keepers k₁ (outer) … kₙ (inner) that a column lies between, the column turns p as if it were
+    the point ``q = fₙ p + Σᵢ (fᵢ₋₁ − fᵢ) h_{kᵢ}`` (f₀ = 1, fᵢ = Π_{j≤i} (1 − w_j), h the
+    keepers' heads), ``a × q − m``, and turns the bone's frame by ``fₙ a``. A keeper's share
+    ``fᵢ₋₁ − fᵢ = fᵢ₋₁ w_i`` of a column (``shares``) is w_i times ``1 − w_o`` for every keeper o
+    above it that the column lies between too (a Rigify head below its neck turns by
+    (1 − w_neck)(1 − w_head) of a spine joint's turn, not 1 − w_neck − w_head). A slide's
+    column has no axis, so its shares turn nothing."""
 
     def __init__(self, model, columns, moves):
-        order = np.argsort(model.depth[model.keeps >= 0], kind="stable")
-        self.keepers = np.flatnonzero(model.keeps >= 0)[order]      # outer ones first
-        self.sources = model.keeps[self.keepers]
-        self.weights = model.keep_weights[self.keepers]
-        self.columns, self.moves = np.asarray(columns), moves
-        self._of = (None, None)
+        self.keepers = np.flatnonzero(model.keeps >= 0)
+        sources, weights = model.keeps[self.keepers], model.keep_weights[self.keepers]
+        columns = np.asarray(columns)
+        between = moves[np.ix_(sources, columns)].T & moves[np.ix_(columns, self.keepers)] \
+            & (columns[:, None] != sources[None, :])
+        shares = between * weights
+        nested = moves[np.ix_(self.keepers, self.keepers)] & ~np.eye(weights.size, dtype=bool)
+        for outer, inner in zip(*np.nonzero(nested)):
+            shares[:, inner] *= np.where(between[:, outer], 1.0 - weights[outer], 1.0)
+        self.shares = shares                    # (C, K): per column joint
+        self._spread = np.repeat(shares.T, 3, axis=1)     # (K, 3C): per Jacobian column
+        self.moves = moves
 
-    def factors(self, bones, turning):
-        """``(G (T,K,3C), F (T,3C))`` for the task ``bones`` (the last answer for the same ones),
-        the first ``turning`` columns turning (the slides after them carry every bone alike)."""
-        key = (bones.tobytes(), turning)
-        if self._of[0] == key:
-            return self._of[1]
-        moves, joints = self.moves, self.columns[:turning]
-        shares = np.zeros((len(bones), self.keepers.size, self.columns.size))
-        kept = np.ones((len(bones), self.columns.size))
-        for t, bone in enumerate(np.asarray(bones).tolist()):
-            for i, (keeper, source, weight) in enumerate(zip(self.keepers, self.sources,
-                                                             self.weights)):
-                if not moves[keeper, bone]:
-                    continue
-                between = moves[source, joints] & moves[joints, keeper] & (joints != source)
-                turned = kept[t, :turning] * np.where(between, 1.0 - weight, 1.0)
-                shares[t, i, :turning] = kept[t, :turning] - turned
-                kept[t, :turning] = turned
-        self._of = (key, (np.repeat(shares, 3, axis=2), np.repeat(kept, 3, axis=1)))
-        return self._of[1]
+    def factors(self, bones):
+        """``(G (T,K,3C), F (T,3C))`` for tasks on ``bones``: each keeper's share of each column
+        for the points below it, and what of its turn the column leaves their frames."""
+        shares = self.moves[np.ix_(self.keepers, bones)].T[:, :, None] * self._spread
+        return shares, 1.0 - shares.sum(axis=1)

@@ -329,7 +329,7 @@ def test_a_keeper_below_another_loses_its_lever_once(neck):
     """Rigify's layout: the neck (a joint) keeps ``neck`` of the pelvis's rotation, and a head
     riding on it keeps all of it. The joints between the pelvis and the neck turn the head's
     bones by (1 − neck)(1 − 1) of their turn, not 1 − neck − 1: with the inner keeper's share
-    taken after the outer one's (``balance._kept_shares``), J_G matches differences exactly for
+    taken after the outer one's (``KeptColumns.shares``), J_G matches differences exactly for
     whole keepers (it was 8e-3 off) and to first order otherwise."""
     model, n = _kept_head(neck)
     q = _start(model, 1)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...engine import Balance, Body, Task, center_of_mass, support_polygon
 from ..colliders.capsules import skin_radii
+from ..rig.model_reader import world_determinant
 from ..settings.validation import check_armature_settings, check_bone_settings
 
 NAME = "Balance"        # the task's name in reports
@@ -103,10 +104,10 @@ def armature_up(obj):
     """The world's up, +Z, in the armature's space, unit: ``M⁻¹ ẑ`` for the 3×3 ``M`` of its
     ``matrix_world``, the third column of ``adj(M) / det M``, whose rows are ``b × c``, ``c × a``
     and ``a × b`` for the columns a, b, c of M; in Python floats, as LAPACK's inverse costs
-    more than the whole of it."""
-    (a0, b0, c0), (a1, b1, c1), (a2, b2, c2) = (row[:3] for row in obj.matrix_world[:3])
-    det = a0 * (b1 * c2 - b2 * c1) - b0 * (a1 * c2 - a2 * c1) + c0 * (a1 * b2 - a2 * b1)
-    up = np.array([b0 * c1 - b1 * c0, c0 * a1 - c1 * a0, a0 * b1 - a1 * b0]) / det
+    more than the whole of it (``world_determinant``)."""
+    (a0, b0, c0), (a1, b1, c1) = (row[:3] for row in obj.matrix_world[:2])
+    up = np.array([b0 * c1 - b1 * c0, c0 * a1 - c1 * a0, a0 * b1 - a1 * b0]) \
+        / world_determinant(obj)
     return up / np.linalg.norm(up)
 
 

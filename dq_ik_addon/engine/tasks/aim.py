@@ -17,7 +17,7 @@ d by ``−d × J_h Δθ / ‖t − h‖``. Neither turn about u changes the aim,
 
 import numpy as np
 
-from ..jacobian import task_jacobian
+from ..jacobian import task_jacobian, turn_jacobian
 from ..quaternion import row_dots
 from .kind import TaskKind
 
@@ -59,8 +59,8 @@ class Aim(TaskKind):
 
     def jacobian(self, frame, effectors, mask):
         u, d, distance, _, heads = self._geometry(effectors)
-        kept = self.kept(frame, effectors)
-        turning = frame.axes * (mask if kept is None else mask * kept[1])[:, None, :]   # J_ω
+        kept = self.kept(effectors)
+        turning = turn_jacobian(frame, mask, kept)                               # J_ω (k,3,3m)
         head_motion = task_jacobian(frame, heads, mask, False, kept)[0]      # J_h (k,3,3m)
         inverse = np.where(distance > 0.0, 1.0 / np.where(distance > 0.0, distance, 1.0), 0.0)
         d_cross = np.cross(d[:, :, None], head_motion, axis=1) * inverse[:, None, None]

@@ -29,7 +29,7 @@ class AxesPosition(TaskKind):
 
     def jacobian(self, frame, effectors, mask):
         return self._projectors() @ task_jacobian(frame, effectors.tails, mask, False,
-                                                  self.kept(frame, effectors))[0]
+                                                  self.kept(effectors))[0]
 
     def second_order(self, motion, effectors, errors):
         change = second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,

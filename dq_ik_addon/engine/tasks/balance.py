@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..jacobian import task_jacobian
+from ..kept_rotations import KeptColumns
 from .ground_polygon import convex_hull, nearest_boundary, plane_basis
 from .kind import TaskKind
 
@@ -94,19 +95,13 @@ class Balance(TaskKind):
             supports = np.flatnonzero(body.supports)
             ends_moved = np.repeat(np.tile(moves[np.ix_(columns, supports)].T, (2, 1)), 3,
                                    axis=1)                     # (2S, 3M): heads, then tails
-            # keepers (``kept_rotations``): the joints between a keeper's source and it turn the
-            # bones it carries by (1 − w) of their turn, w its weight (to first order; exact for
-            # w = 1), none when it keeps the whole (the columns', the keepers' carried)
-            keepers = np.flatnonzero(model.keeps >= 0)
-            sources = model.keeps[keepers]
-            between = moves[np.ix_(sources, columns)].T & moves[np.ix_(columns, keepers)] \
-                & (columns[:, None] != sources[None, :])
+            # keepers: the share of each one's lever each column loses (``KeptColumns``), and
+            # the mass fractions it carries
+            kept = KeptColumns(model, columns, moves)
             self.parts.append((massive, model.lengths[massive], weights, carried,
                                np.repeat(carried.sum(axis=1), 3), supports,
-                               model.lengths[body.supports], ends_moved, keepers,
-                               _kept_shares(between, model.keep_weights[keepers],
-                                            moves[np.ix_(keepers, keepers)]),
-                               moves[np.ix_(keepers, massive)] * weights))
+                               model.lengths[body.supports], ends_moved, kept.keepers,
+                               kept.shares, moves[np.ix_(kept.keepers, massive)] * weights))
         self._geometry_of = self._jacobians_of = (None, None)
         self.armed = {}     # task: (n', room) of the step being solved again (``arm``)
 
@@ -239,18 +234,6 @@ def _kinetic_jacobian(frame, mids, part, lever=None):
         sums = sums - part[9].dot(lever)
     sums = np.repeat(sums, 3, axis=0)       # S_j per column (3M,3)
     return _cross_rows(frame.axes.T, sums) - fractions[:, None] * frame.moments
-
-
-def _kept_shares(between, weights, nested):
-    """(C, K): the share of each keeper's lever a column loses, ``between`` (C, K) the columns
-    between each keeper's source and it, ``weights`` (K,) the keepers' shares and ``nested``
-    (K, K) whether a keeper is above another: w_k, times ``1 − w_o`` for every keeper o above k
-    that the column is between too (o has turned k's bones less already: a Rigify head below
-    its neck would otherwise lose its lever twice)."""
-    shares = between * weights
-    for outer, inner in zip(*np.nonzero(nested & ~np.eye(weights.size, dtype=bool))):
-        shares[:, inner] *= np.where(between[:, outer], 1.0 - weights[outer], 1.0)
-    return shares
 
 
 def _ends_jacobian(frame, ends, part):

@@ -34,6 +34,7 @@ class TaskKind:
     angular = False
     reaches_point = False
     target_width = 3
+    kept_columns = None     # ``KeptColumns`` of a model with keepers (``bind``)
 
     def __init__(self, targets, options):
         self.targets = np.zeros((len(targets), self.target_width))
@@ -74,14 +75,13 @@ class TaskKind:
         self.kept_columns = KeptColumns(model, columns, moves) if (model.keeps >= 0).any() \
             else None
 
-    def kept(self, frame, effectors):
+    def kept(self, effectors):
         """``(G, F, heads)`` of the keepers above the batch's bones at the pose of
         ``effectors`` (``KeptColumns``, for ``jacobian.task_jacobian``), or None."""
-        kept = getattr(self, "kept_columns", None)
+        kept = self.kept_columns
         if kept is None:
             return None
-        turning = frame.axes.shape[1] // 3 - frame.slides
-        return (*kept.factors(effectors.bones, turning),
+        return (*kept.factors(effectors.bones),
                 effectors.world.take(kept.keepers, axis=0)[:, :3, 3])
 
 

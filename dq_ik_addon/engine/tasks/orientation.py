@@ -7,7 +7,7 @@ Table 4.1), and its second-order change is ``jacobian.second_order_motion``'s ro
 (Baker–Campbell–Hausdorff).
 """
 
-from ..jacobian import second_order_motion
+from ..jacobian import second_order_motion, turn_jacobian
 from ..quaternion import (
     matrix_to_quat,
     qcanonical,
@@ -32,8 +32,7 @@ class Orientation(TaskKind):
         return rotation_errors(self.targets, effectors)
 
     def jacobian(self, frame, effectors, mask):
-        kept = self.kept(frame, effectors)
-        return frame.axes * (mask if kept is None else mask * kept[1])[:, None, :]
+        return turn_jacobian(frame, mask, self.kept(effectors))
 
     def second_order(self, motion, effectors, errors):
         return second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,

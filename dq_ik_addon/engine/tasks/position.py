@@ -42,7 +42,7 @@ class Position(TaskKind):
 
     def jacobian(self, frame, effectors, mask):
         return task_jacobian(frame, effectors.tails, mask, False,
-                             self.kept(frame, effectors))[0]
+                             self.kept(effectors))[0]
 
     def second_order(self, motion, effectors, errors):
         return second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,
