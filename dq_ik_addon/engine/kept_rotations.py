@@ -48,13 +48,13 @@ def keep(world, keepers, sources, weights, below=None, owner=None):
     """Turn the pose matrices ``world`` (n,4,4) of the ``keepers`` towards their ``sources``'
     rotations by ``weights`` (module docstring), in place; with ``below`` (and ``owner``, the
     keeper each is below), carry those bones along with them."""
-    own, source = world[keepers, :3, :3].copy(), world[sources, :3, :3]
-    scales = np.linalg.norm(own, axis=1)                  # each axis's length (column norms)
-    before = own / scales[:, None, :]
-    q_own = qcanonical(matrix_to_quat(before))
-    q_source = matrix_to_quat(source / np.linalg.norm(source, axis=1)[:, None, :])
-    turn = qcanonical(qmul(qconj(q_own), q_source))
+    own, count = world[keepers, :3, :3].copy(), keepers.size
+    # both rotations in one call: ``matrix_to_quat`` normalizes the columns, canonical
+    rotations = matrix_to_quat(np.concatenate([own, world[sources, :3, :3]]))
+    q_own = rotations[:count]
+    turn = qcanonical(qmul(qconj(q_own), rotations[count:]))
     after = quat_to_matrix(qmul(q_own, qexp(weights[:, None] * qlog(turn))))
+    scales = np.sqrt(np.einsum('kij,kij->kj', own, own))   # each axis's length (column norms)
     world[keepers, :3, :3] = after * scales[:, None, :]
     if below is not None and below.size:
         turned = world[keepers, :3, :3] @ np.linalg.inv(own)  # D's rotation (shear kept)
@@ -77,8 +77,8 @@ class KeptColumns:
     (1 − w_neck)(1 − w_head) of a spine joint's turn, not 1 − w_neck − w_head). A slide's
     column has no axis, so its shares turn nothing."""
 
-    def __init__(self, model, columns, moves):
-        self.keepers = np.flatnonzero(model.keeps >= 0)
+    def __init__(self, model, columns, moves, keepers):
+        self.keepers = keepers
         sources, weights = model.keeps[self.keepers], model.keep_weights[self.keepers]
         columns = np.asarray(columns)
         between = moves[np.ix_(sources, columns)].T & moves[np.ix_(columns, self.keepers)] \

@@ -50,10 +50,7 @@ class Problem:
         # the Jacobian's columns: 3 per turning joint, then 3 per sliding bone
         self.column_joints = np.concatenate([self.joints, self.slides.bones])
         self.fk = MovingJointsFK(self.model, self.joints, self.slides.bones)
-        kept = np.concatenate([self.fk.keepers, self.fk.part_keepers])   # the keepers the FK takes
-        sources = self.model.keeps[kept]
-        self.model.keeps = np.full(self.bones.size, -1, np.int64)
-        self.model.keeps[kept] = sources
+        self.keepers = np.union1d(self.fk.keepers, self.fk.part_keepers)   # those the FK turns
         self.joint_frames = JointFrames(self.model, self.joints, self.slides.bones)
         weights = np.sqrt(1.0 - stiffness[self.joints])
         self.limits = None if limits is None else limits.for_joints(self.moved_bones, weights)
@@ -79,7 +76,7 @@ class Problem:
         tasks = self.tasks
         self.task_columns = tasks.by_batch(column_mask(tasks.joint_masks, self.column_joints))
         for batch in tasks.batches:
-            batch.bind(self.model, self.column_joints, self.moves)
+            batch.bind(self.model, self.column_joints, self.moves, self.keepers)
         chain, ancestors = chain_order(tasks.joint_masks, self.moves, self.column_joints)
         self.chain_orders = list(zip(tasks.by_batch(chain), tasks.by_batch(ancestors)))
         self.contacts = None

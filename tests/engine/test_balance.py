@@ -47,6 +47,11 @@ def _bodies(model):
     return Body(model.lengths.copy(), supports)
 
 
+def _keepers(model):
+    """The keepers of ``model`` (``ChainModel.keeps``), as a solve whose FK turns them all."""
+    return np.flatnonzero(model.keeps >= 0)
+
+
 def _bound(model, body):
     """``(tasks, batch, mask, joints, columns)``: a position task on the arm and on each foot
     and a balance of ``body``, bound to every joint turning and the pelvis sliding; ``mask``:
@@ -56,7 +61,7 @@ def _bound(model, body):
     tasks = TaskSet(model, [Task(Position, b, np.zeros(3)) for b in (4, *FEET)]
                     + [Task(Balance, 0, UP, body=body)])
     batch = tasks.batches[1]
-    batch.bind(model, columns, model.descendants_mask())
+    batch.bind(model, columns, model.descendants_mask(), _keepers(model))
     return tasks, batch, column_mask(tasks.joint_masks, columns)[3:], joints, columns
 
 
@@ -174,7 +179,7 @@ def test_a_step_that_carries_the_centre_of_mass_out_arms_the_row_onto_the_bounda
                     + [Task(Balance, 0, UP, body=_bodies(model))])
     columns = np.arange(len(model))
     batch = tasks.batches[1]
-    batch.bind(model, columns, model.descendants_mask())
+    batch.bind(model, columns, model.descendants_mask(), _keepers(model))
     frame = JointFrames(model, columns)(world)
     effectors = tasks._effectors(world)[1]
     active, _, inside, mids, ground, polygon, ends, _ = batch._geometry(effectors)[0]
@@ -274,7 +279,7 @@ def test_a_balance_alone_or_without_supports_does_not_fail():
     unsupported = Body(model.lengths.copy(), np.zeros(len(model), bool))
     tasks = TaskSet(model, [Task(Position, 4, np.zeros(3)), Task(Balance, 0, UP, body=unsupported)])
     batch = tasks.batches[1]
-    batch.bind(model, np.arange(len(model)), model.descendants_mask())
+    batch.bind(model, np.arange(len(model)), model.descendants_mask(), _keepers(model))
     assert not tasks.holding(model.matrices(q))
 
 
@@ -286,7 +291,7 @@ def test_a_new_up_direction_is_measured_at_once():
     tasks = TaskSet(model, [Task(Position, 4, np.zeros(3)), Task(Balance, 0, UP,
                                                                   body=_bodies(model))])
     batch = tasks.batches[1]
-    batch.bind(model, np.arange(len(model)), model.descendants_mask())
+    batch.bind(model, np.arange(len(model)), model.descendants_mask(), _keepers(model))
     before = batch.errors(tasks._effectors(world)[1])
     tilted = np.array([0.0, -np.sin(0.5), np.cos(0.5)])
     tasks.set_targets([np.zeros(3), tilted])
@@ -372,7 +377,7 @@ def test_position_and_orientation_jacobians_of_a_head_below_keepers(neck):
     tasks = TaskSet(model, [Task(Position, head, np.zeros(3)),
                             Task(Orientation, head, np.array([1.0, 0, 0, 0]))])
     for batch in tasks.batches:
-        batch.bind(model, columns, model.descendants_mask())
+        batch.bind(model, columns, model.descendants_mask(), _keepers(model))
     masks = tasks.by_batch(column_mask(tasks.joint_masks, columns))
     frame = JointFrames(model, joints, sliders)(world)
     position, orientation = (j[0] for j in tasks.jacobians(frame, world, masks))
@@ -426,7 +431,7 @@ def _keeper_jacobian(model, body, fk, q, world, joints, sliders):
     tasks = TaskSet(model, [Task(Position, b, np.zeros(3)) for b in (4, *FEET)]
                     + [Task(Balance, 0, UP, body=body)])
     batch = tasks.batches[1]
-    batch.bind(model, columns, model.descendants_mask())
+    batch.bind(model, columns, model.descendants_mask(), _keepers(model))
     mask = column_mask(tasks.joint_masks, columns)[3:]
     frame = JointFrames(model, joints, sliders)(world)
     effectors = tasks._effectors(world)[1]

@@ -81,11 +81,11 @@ class Balance(TaskKind):
     """Centres of mass over support polygons; targets: the up direction (k,3); each task's
     ``Body`` is in ``bodies`` (set by the task set). Rows in metres."""
 
-    def bind(self, model, columns, moves):
+    def bind(self, model, columns, moves, keepers):
         """Take what the Jacobian needs of the solve: per body, its bones with mass and their
         lengths and mass fractions, its supporting bones, and per column joint (``columns``:
         ``Problem.column_joints``) the fractions of those bones it carries (``moves``: the
-        model's ``descendants_mask``)."""
+        model's ``descendants_mask``), less what the ``keepers`` the FK turns take back."""
         self.parts = []
         for body in self.bodies:
             massive = body.massive()
@@ -97,7 +97,7 @@ class Balance(TaskKind):
                                    axis=1)                     # (2S, 3M): heads, then tails
             # keepers: the share of each one's lever each column loses (``KeptColumns``), and
             # the mass fractions it carries
-            kept = KeptColumns(model, columns, moves)
+            kept = KeptColumns(model, columns, moves, keepers)
             self.parts.append((massive, model.lengths[massive], weights, carried,
                                np.repeat(carried.sum(axis=1), 3), supports,
                                model.lengths[body.supports], ends_moved, kept.keepers,

@@ -68,12 +68,12 @@ class TaskKind:
     def disarm(self):
         """Back to the rows of the pose alone (``arm``)."""
 
-    def bind(self, model, columns, moves):
+    def bind(self, model, columns, moves, keepers):
         """Take what the kind needs of the solve once its Jacobian columns are known (the
-        sub-``model``, ``Problem.column_joints``, the model's ``descendants_mask``): the keepers'
-        effect on the columns (``kept_rotations.KeptColumns``), when the model has any."""
-        self.kept_columns = KeptColumns(model, columns, moves) if (model.keeps >= 0).any() \
-            else None
+        sub-``model``, ``Problem.column_joints``, the model's ``descendants_mask``): the effect
+        on the columns (``kept_rotations.KeptColumns``) of the ``keepers`` the solve's FK turns
+        (sorted indices), when there are any."""
+        self.kept_columns = KeptColumns(model, columns, moves, keepers) if keepers.size else None
 
     def kept(self, effectors):
         """``(G, F, heads)`` of the keepers above the batch's bones at the pose of
