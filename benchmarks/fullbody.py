@@ -22,6 +22,9 @@ Timed:
   within ``Object.dqik.time_budget_ms``, writing the pose), timed once where it runs while a
   target is dragged: ``LivePosing.follow()`` in the depsgraph update that evaluates the moved
   targets (the evaluation itself is Blender's, before the handler): median and p90;
+- ``hands off``: after the last step, how far the hands are from their targets (the largest,
+  mm) after the live ticks, and after an untimed solve (``Session.tick``) from there: the
+  closest reachable pose. The two differ where the live ticks did not keep up;
 - ``Blender Standard``: IK constraints on the same effectors (chain to the root, default
   settings), the ``view_layer.update()`` after moving the targets, which is its solve (it cannot
   move the pelvis or balance: the reference for what an update of IK costs).
@@ -122,9 +125,11 @@ def time_solves(dqik, obj, hands, path):
 
 
 def time_ticks(dqik, obj, hands, path):
-    """ms of each live tick that follows a move of the targets: ``LivePosing.follow`` in the
-    depsgraph update after the move, as while a target is dragged (Blender has evaluated the
-    moved targets before it calls the handler)."""
+    """``(ms, behind)``: ms of each live tick that follows a move of the targets:
+    ``LivePosing.follow`` in the depsgraph update after the move, as while a target is dragged
+    (Blender has evaluated the moved targets before it calls the handler); and how far the
+    hands are from their targets after the last step's tick and after an untimed solve from
+    there (mm, ``hands_off``)."""
     import bpy
     live = dqik.dq_ik_addon.blender.solving.live_posing.LivePosing(obj)
     with common.quiet():
@@ -141,9 +146,18 @@ def time_ticks(dqik, obj, hands, path):
         place(bpy, hands, goals)
         times.append(0.0)
         bpy.context.view_layer.update()
+    session = live.session
+    live_off = hands_off(session.last_result, hands)
+    with common.quiet():
+        untimed_off = hands_off(session.tick(), hands)
     live.cancel()
     assert live.failure is None and all(times), live.failure
-    return times
+    return times, (live_off, untimed_off)
+
+
+def hands_off(snapshot, hands):
+    """The largest distance (mm) of the ``hands`` from their targets in ``snapshot``."""
+    return 1e3 * max(task.errors["position"] for task in snapshot.tasks if task.name in hands)
 
 
 def time_blender(obj, feet, hands, path):
@@ -186,14 +200,15 @@ def main():
             configure(obj, pelvis, translation, balance)
             solves, worst = time_solves(dqik, obj, hands, path)
             configure(obj, pelvis, translation, balance)
-            ticks = time_ticks(dqik, obj, hands, path)
-            rows.append([label, name, *_ms(solves), *_ms(ticks),
+            ticks, (behind, untimed) = time_ticks(dqik, obj, hands, path)
+            rows.append([label, name, *_ms(solves), *_ms(ticks), f"{behind:.0f} / {untimed:.0f}",
                          f"{worst * 1e3:.2f}" if balance else "–"])
         blender = time_blender(obj, feet, hands, path)
-        rows.append([label, "Blender Standard IK (update)", *_ms(blender), "–", "–", "–"])
+        rows.append([label, "Blender Standard IK (update)", *_ms(blender), "–", "–", "–", "–"])
     print(f"# Full-body posing ({common.versions()}); goals: {GOALS}\n")
     print(common.markdown(["rig", "set-up", "solve ms median", "p90", "live tick ms median",
-                           "p90", "balance outside (mm)"], rows))
+                           "p90", "hands off, live / untimed (mm)", "balance outside (mm)"],
+                          rows))
 
 
 if __name__ == "__main__":
