@@ -17,12 +17,11 @@ Each iteration (Baerlocher Fig. 5.12 and §5.4.2):
    and goes on; the best state in priority order is returned.
 """
 
-import time
 from dataclasses import replace
 
 import numpy as np
 
-from .acceptance import better, blocked, holds, hopeless, line_search, out_of_time, stalled
+from .acceptance import TimeBudget, better, blocked, holds, hopeless, line_search, stalled
 from .escapes import ATTEMPTS, escape, futile_here
 from .measure import SolveResult, measure, put_back, state_of
 from .moving_joints_fk import GivenPose
@@ -76,6 +75,7 @@ class Solver:
         self.results = ResultCache()   # results by their exact inputs (``solve(remember=True)``)
         self._measured = None   # the ``SolveState`` ``measure`` put back last
         self.start_matrices = None  # FK of the pose the last solve started from (its bones)
+        self.clock = TimeBudget()
         self.reset()
 
     def reset(self):
@@ -158,7 +158,7 @@ class Solver:
             self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps
         tol = settings.tolerance
-        started = time.perf_counter()
+        self.clock.start(settings.time_budget_ms)
         full = np.array(rotations, dtype=np.float64)
         slides, located = problem.slides, self.given.locations if locations is None else \
             np.asarray(locations, dtype=np.float64)[self.bones]
@@ -198,7 +198,7 @@ class Solver:
             if problem.converged(errors, current):
                 best = state    # (the priority comparison's "met" is half the tolerance)
                 break
-            if out_of_time(started, iterations, settings.time_budget_ms):
+            if self.clock.out(iterations):
                 break
             polish = steps.is_correction(current)
             chorded = steps.chord(q, errors, current, self._measure) if polish else None
@@ -221,6 +221,9 @@ class Solver:
                 lambda step, scale: steps.restored(self._measure(self.update(q, step, scale)),
                                                    current, self._measure), problem.step_scale,
                 step_list, current, predicted, corrected, tol)
+            if trial is not None and not better(trial[3], best[3], tol):
+                trial = steps.restored(trial, current, self._measure,
+                                       self.clock.settling(iterations - 1))
             if trial is not None:
                 state = trial
                 history.append(state[3])
@@ -245,6 +248,7 @@ class Solver:
                 state = self._measure(escaped)
                 history = [state[3]]
                 groups = [problem.state_groups(state)]
+        self.clock.end(iterations)
         result = self._result(full, best, iterations, escapes, stall, history, memo_key,
                               unremembered and settled,
                               finite and not settled and len(problem.column_joints) > 0)

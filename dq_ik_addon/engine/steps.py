@@ -221,7 +221,7 @@ class Steps:
         self.counts["chord"] += 1
         return state
 
-    def restored(self, state, current, measure):
+    def restored(self, state, current, measure, passes=1):
         """``state``, a trial of the last full step from a pose whose level errors were
         ``current``, or the same pose with the levels above the first unmet one of ``current``
         restored by a second-order correction, when that is better in priority order: the
@@ -230,7 +230,8 @@ class Steps:
         Numerical Optimization, §15.6: the Maratos effect). A lower level's null-space motion
         drifts the levels above it off their targets to second order (a pelvis dragged down
         between two planted feet), which the line search would otherwise halve the step for,
-        so that the lower level crawls."""
+        so that the lower level crawls. Up to ``passes`` such corrections, each from the last,
+        while they improve it and leave those levels short of half the tolerance."""
         basis, tol = self.chord_basis, self.problem.settings.tolerance
         first = first_unmet(current, tol)
         tasks_from = len(current) - self.problem.task_levels()    # (contacts first)
@@ -239,11 +240,17 @@ class Steps:
             return state
         above = first - tasks_from
         problem = self.problem
-        fix = basis.steps(problem.level_task_errors(state[2]), None, None,
-                          *problem.step_limits())[above - 1]
-        fixed = measure(self.update(state[0], problem.column_scale * fix, 1.0,
-                                    current_parameters=True))
-        return fixed if compare_levels(fixed[-1], state[-1], 0.0, 0.5 * tol) < 0 else state
+        for _ in range(passes):
+            fix = basis.steps(problem.level_task_errors(state[2]), None, None,
+                              *problem.step_limits())[above - 1]
+            fixed = measure(self.update(state[0], problem.column_scale * fix, 1.0,
+                                        current_parameters=True))
+            if compare_levels(fixed[-1], state[-1], 0.0, 0.5 * tol) >= 0:
+                return state
+            state = fixed
+            if max(state[-1][tasks_from:first].tolist()) <= 0.5 * tol:
+                return state
+        return state
 
     def _rest_pull(self, rotations, preferred, levels):
         """The rest pull ``w · 2 log(q_pref ⊗ q*)`` (module docstring) in the scaled joint

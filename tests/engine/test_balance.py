@@ -5,7 +5,7 @@ of mass stays over the feet, the hips going back; without, it leaves them."""
 import numpy as np
 import pytest
 
-from dq_ik_addon.engine import ChainModel, Orientation, Position, Solver, Task
+from dq_ik_addon.engine import ChainModel, Orientation, Position, Solver, Task, acceptance
 from dq_ik_addon.engine.jacobian import JointFrames, column_mask
 from dq_ik_addon.engine.moving_joints_fk import GivenPose, MovingJointsFK
 from dq_ik_addon.engine.quaternion import matrix_to_quat, qexp, qmul
@@ -257,6 +257,42 @@ def test_balance_keeps_the_centre_of_mass_over_the_feet_of_a_body_reaching_forwa
     assert inside <= 1e-3
     assert feet <= 1e-4
     assert result.errors[:4].max() <= 1e-4
+
+
+@pytest.mark.parametrize("passes", [0, acceptance.SETTLING_PASSES])
+def test_ticks_of_one_iteration_follow_a_hand_dragged_past_the_lean(monkeypatch, passes):
+    """Live ticks (a time budget that allows one iteration) while a hand target moves forward
+    and down past what leaning over the feet gives: each tick's step trades the feet's and the
+    balance's last digits for the hand's progress, and the solve returns its best state; with
+    the step restored in the tick's last iteration (``TimeBudget.settling``) the hand keeps up
+    with the closest pose an untimed solve finds, without (``SETTLING_PASSES`` 0) it stopped
+    0.26 m behind it. The feet hold on every tick."""
+    monkeypatch.setattr(acceptance, "SETTLING_PASSES", passes)
+    model = _body()
+    q = _start(model, 2)
+    world = model.matrices(q)
+    tails = model.tails(world)
+    tasks = [Task(Position, f, tails[f]) for f in FEET] + \
+        [Task(Orientation, f, matrix_to_quat(world[f, :3, :3])) for f in FEET] + \
+        [Task(Position, 4, tails[4], priority=3),
+         Task(Balance, 0, UP, priority=2, body=_bodies(model))]
+    translation = np.zeros((len(model), 3))
+    translation[0] = 1.0
+    solver = Solver(model, tasks, translation=translation)
+    result = solver.solve(q)
+    solver.settings.time_budget_ms = 1e-3
+    goals, feet = [task.target for task in tasks], 0.0
+    for step in range(1, 41):
+        goals[4] = tails[4] + np.array([0.0, -0.03, -0.009]) * step
+        solver.retarget(goals)
+        result = solver.solve(result.rotations, locations=result.locations)
+        assert result.iterations == 1
+        feet = max(feet, result.errors[:4].max())
+    solver.settings.time_budget_ms = None
+    closest = solver.solve(result.rotations, locations=result.locations).errors[4]
+    assert feet <= 1e-5
+    behind = result.errors[4] - closest
+    assert behind <= 0.01 if passes else behind >= 0.2, (result.errors[4], closest)
 
 
 def test_a_reach_that_leans_into_a_corner_of_the_polygon_holds_both_edges_and_is_met():
