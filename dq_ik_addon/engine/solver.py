@@ -221,9 +221,9 @@ class Solver:
                 lambda step, scale: steps.restored(self._measure(self.update(q, step, scale)),
                                                    current, self._measure), problem.step_scale,
                 step_list, current, predicted, corrected, tol)
-            if trial is not None and not better(trial[3], best[3], tol):
-                trial = steps.restored(trial, current, self._measure,
-                                       self.clock.settling(iterations - 1))
+            passes = 0 if trial is None else self.clock.settling(iterations - 1)
+            if passes and not better(trial[3], best[3], tol):
+                trial = steps.restored(trial, current, self._measure, passes)
             if trial is not None:
                 state = trial
                 history.append(state[3])

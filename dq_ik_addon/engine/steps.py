@@ -235,21 +235,20 @@ class Steps:
         basis, tol = self.chord_basis, self.problem.settings.tolerance
         first = first_unmet(current, tol)
         tasks_from = len(current) - self.problem.task_levels()    # (contacts first)
-        if basis is None or first is None or first <= tasks_from or \
-                max(state[-1][tasks_from:first].tolist()) <= 0.5 * tol:
+        if basis is None or first is None or first <= tasks_from:
             return state
         above = first - tasks_from
         problem = self.problem
         for _ in range(passes):
+            if max(state[-1][tasks_from:first].tolist()) <= 0.5 * tol:
+                break
             fix = basis.steps(problem.level_task_errors(state[2]), None, None,
                               *problem.step_limits())[above - 1]
             fixed = measure(self.update(state[0], problem.column_scale * fix, 1.0,
                                         current_parameters=True))
             if compare_levels(fixed[-1], state[-1], 0.0, 0.5 * tol) >= 0:
-                return state
+                break
             state = fixed
-            if max(state[-1][tasks_from:first].tolist()) <= 0.5 * tol:
-                return state
         return state
 
     def _rest_pull(self, rotations, preferred, levels):
