@@ -163,8 +163,10 @@ def test_cancelled_live_posing_puts_the_location_back(clean_scene, dqik):
     _planted(obj)
     _pelvis_target(obj, 0.15)
     live = dqik.dq_ik_addon.blender.solving.live_posing.LivePosing(obj)
-    for _ in range(4):      # the straight knees' escape takes longer than a tick: the third
-        live.tick()         # tick without progress gets the time to settle
+    for _ in range(20):     # the straight knees' escape takes longer than a tick: the ticks go
+        live.tick()         # on (the third without progress gets the time to settle)
+        if not live.last.cut_short:
+            break
     assert live.last.status == 'MET'
     assert obj.pose.bones["spine"].location.length > 0.05
     live.cancel()
