@@ -314,8 +314,9 @@ class DQIK_PG_armature(bpy.types.PropertyGroup):
     time_budget_ms: FloatProperty(
         override=_OVERRIDABLE, update=settings_changed, **FINITE,
         name="Time Budget",
-        description="Live solving stops iterating before an iteration would end past this many "
-                    "milliseconds per tick (the first always runs); the next tick goes on",
+        description="How long a live tick may take, reading and writing the pose included: it "
+                    "stops iterating before an iteration would end past it (the first always "
+                    "runs); the next tick goes on",
         default=4.0, min=0.5, soft_max=33.0,
     )
     use_solve_on_frame_change: BoolProperty(

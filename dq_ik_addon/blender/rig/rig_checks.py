@@ -68,6 +68,23 @@ def changed_after_solve(obj, model, moved):
             f"not be met as shown: {listed}")
 
 
+def riding_to_tasks(model, bones, moved, computed):
+    """(n,) mask: the bones from each bone with a task (``bones``, names) up to the first bone
+    the solve turns above it (``moved``; the task bones included, the turned one not) that the
+    solve carries rigidly (``MovingJointsFK``'s riders, not ``computed`` by its FK: their
+    offsets are taken from Blender's evaluated start)."""
+    riding = np.zeros(len(model), dtype=bool)
+    for name in bones:
+        bone, path = model.index[name], []
+        while bone >= 0 and not moved[bone]:
+            path.append(bone)
+            bone = model.parents[bone]
+        if bone >= 0:
+            riding[path] = True
+    riding[computed] = False
+    return riding
+
+
 def shown_as_solved(obj, model, bones, moved, riding):
     """True when Blender, evaluating the pose a solve wrote, places the bones with tasks
     (``bones``, names) where the solve put them, so far as the rig's set-up tells:

@@ -35,7 +35,7 @@ from ..rig.arrays import evaluated_matrices
 from ..rig.constraint_followers import switch_bones
 from ..rig.objects import check_editable
 from ..rig.reader import read_rig
-from ..rig.rig_checks import shown_as_solved
+from ..rig.rig_checks import riding_to_tasks, shown_as_solved
 from ..settings.balance import BalanceSetup
 from ..settings.target_dependencies import armatures_followed
 from ..settings.task_kinds import is_angular, report_of
@@ -44,6 +44,7 @@ from .animated_start import AnimatedStart
 from .set_up_watch import SetUpWatch
 from .snapshot import SceneContacts, SolveSnapshot, TaskReport, closer, farther
 from .solver_build import build_solver
+from .tick_clock import TickClock
 from .tick_inputs import TickInputs, matrix_bytes
 from .tick_tasks import checked_drag, tick_tasks
 
@@ -78,6 +79,7 @@ class Session:
         self.balance = BalanceSetup()  # the body Balance weighs (``settings.balance``)
         self._written = None         # the ``PoseArrays`` the last tick wrote (live ticks key it)
         self._shown_set_up = None    # (solver, task bones, rig_checks.shown_as_solved)
+        self.clock = TickClock()     # the time budget as the whole tick's
 
     def invalidate(self):
         """Read the rig and every setting again on the next tick."""
@@ -94,21 +96,22 @@ class Session:
         ``animated`` (a frame change, a bake), from the frame's animated pose
         (``animated_start``), which it prefers too, with no memory of other frames; within
         ``time_budget_ms`` (None: to the end) it may stop early, ``cut_short``, and the next
-        tick goes on from there. A rig the solver cannot work on raises ``ArmatureError`` with
-        a message for the user, after storing a snapshot whose status is ``'ERROR'``. The
-        targets are looked up in ``view_layer`` (the one a frame change evaluates; None: the
-        context's)."""
+        tick goes on from there; the budget is the whole tick's (``tick_clock``). A rig the
+        solver cannot work on raises ``ArmatureError`` with a message for the user, after
+        storing a snapshot whose status is ``'ERROR'``. The targets are looked up in
+        ``view_layer`` (the one a frame change evaluates; None: the context's)."""
         return self._tick(time_budget_ms, animated, view_layer=view_layer)
 
-    def _tick(self, time_budget_ms, animated, inputs=None, trusted=False, view_layer=None):
-        """``tick``, on the ``TickInputs`` ``inputs`` when a live tick has read them; ``trusted``:
-        the rig's set-up may be taken as last checked if no update reported the armature since
-        (module docstring)."""
-        begun = time.perf_counter()
+    def _tick(self, time_budget_ms, animated, inputs=None, trusted=False, view_layer=None,
+              begun=None):
+        """``tick``, on the ``TickInputs`` ``inputs`` when a live tick has read them (``begun``:
+        when it started, ``time.perf_counter``); ``trusted``: the rig's set-up may be taken as
+        last checked if no update reported the armature since (module docstring)."""
+        begun = time.perf_counter() if begun is None else begun
         try:
             with _in_a_tick():
                 result, names, unsolved, warnings = self._solve(time_budget_ms, animated, inputs,
-                                                                trusted, view_layer)
+                                                                trusted, view_layer, begun)
         except ArmatureError as err:
             self.last_result = SolveSnapshot(error=str(err),
                                              ms=(time.perf_counter() - begun) * 1e3)
@@ -124,6 +127,7 @@ class Session:
                                          contacts=contacts, cut_short=result.cut_short,
                                          balance_of=self.balance.of_result(
                                              self.obj, self.model, self.solver, result))
+        self.clock.finished()
         return self.last_result
 
     def measure_shown(self):
@@ -190,30 +194,14 @@ class Session:
         known = self._shown_set_up
         if self.watch.trusting and known is not None and known[0] is solver and known[1] == bones:
             return known[2]
-        shown = shown_as_solved(self.obj, self.model, bones, solver.moved_mask,
-                                self._riding_to_tasks())
+        shown = shown_as_solved(self.obj, self.model, bones, solver.moved_mask, riding_to_tasks(
+            self.model, bones, solver.moved_mask, solver.computed_mask))
         self._shown_set_up = (solver, bones, shown)
         return shown
 
     def _task_bones(self):
         """The names of the bones the last solve's tasks move (the balance moves none)."""
         return {name for name in self._solved_names if name in self.model.index}
-
-    def _riding_to_tasks(self):
-        """(n,) mask: the bones from a bone with a task up to the first bone the solve turns
-        above it (the task bones included, the turned one not) that the solve carries rigidly
-        (``MovingJointsFK``'s riders: their offsets are taken from Blender's evaluated start)."""
-        model, solver = self.model, self.solver
-        moved, riding = solver.moved_mask, np.zeros(len(model), dtype=bool)
-        for name in self._task_bones():
-            bone, path = model.index[name], []
-            while bone >= 0 and not moved[bone]:
-                path.append(bone)
-                bone = model.parents[bone]
-            if bone >= 0:
-                riding[path] = True
-        riding[solver.computed_mask] = False
-        return riding
 
     def _reports(self, names, errors):
         """One ``TaskReport`` per bone with tasks (in task order): the largest error of each
@@ -271,6 +259,7 @@ class Session:
         errors the user sees (``measure_shown``) once Blender has evaluated the written pose."""
         if self.baking:
             return None
+        begun = time.perf_counter()
         inputs = TickInputs.read(self._armature())
         last, moved = self.last_result, self._moves(inputs)
         finished = last is not None and (last.error or after_update or not last.cut_short
@@ -280,7 +269,7 @@ class Session:
         try:
             check_armature_settings(inputs.obj, ("time_budget_ms",))
             budget = time_budget_ms if self._stuck < _STUCK_TICKS - 1 else None
-            snapshot = self._tick(budget, False, inputs, after_update)
+            snapshot = self._tick(budget, False, inputs, after_update, begun=begun)
         except ArmatureError:   # the same error is not solved again until something moves
             self._seen = moved
             raise
@@ -301,7 +290,7 @@ class Session:
         return (inputs.settings, inputs.snapshot.key() if pose_key is None else pose_key,
                 dragged, tuple(matrix_bytes(thing) for thing in inputs.placed(self._sources)))
 
-    def _solve(self, time_budget_ms, animated, inputs, trusted, view_layer):
+    def _solve(self, time_budget_ms, animated, inputs, trusted, view_layer, begun):
         obj = self._armature()
         check_editable(obj)
         inputs = TickInputs.read(obj, view_layer) if inputs is None else inputs
@@ -330,14 +319,15 @@ class Session:
             self.solver.retarget([task.target for task in tasks], pose.location, obstacles,
                                  pose.scale, pose.evaluated)
         warnings += self._built_warnings    # every tick reports what the build found
-        self.solver.settings.time_budget_ms = time_budget_ms
         solver = self.solver
+        solver.settings.time_budget_ms = self.clock.solve_budget(time_budget_ms, begun)
         rotations, locations = pose.rotations(solver.modelled_mask), None
         if animated:
             rotations, locations = self.animated.start(obj, pose, rotations, solver.moved_mask,
                                                        solver.slid_mask)
         self._start = pose.evaluated
         result = solver.solve(rotations, remember=animated, locations=locations)
+        self.clock.solved()
         pose.set_rotations(result.rotations, rows=solver.moved_mask)
         if result.locations is not None:
             pose.set_locations(result.locations, solver.slid_mask)
