@@ -2,7 +2,7 @@
 may take, reading the pose and the targets and writing the result included, so the solve gets
 the budget less the tick's steady overhead around it (``Session.tick``)."""
 
-import time
+from time import perf_counter
 
 
 class TickClock:
@@ -19,14 +19,14 @@ class TickClock:
         tick's, when that was less: a rig read again, a solver built or an obstacle query made
         is a tick's once, and is not taken from its solve) and what the last tick took after
         its solve come off; 0 leaves the one iteration a solve always makes."""
-        reading = (time.perf_counter() - begun) * 1e3
+        reading = (perf_counter() - begun) * 1e3
         steady, self.reading_ms = min(reading, self.reading_ms), reading
         return None if budget is None else max(budget - steady - self.finishing_ms, 0.0)
 
     def solved(self):
-        self.solved_at = time.perf_counter()
+        self.solved_at = perf_counter()
 
     def finished(self):
         """The tick ends: what it took after its solve is kept for the next one's budget."""
         if self.solved_at is not None:
-            self.finishing_ms = (time.perf_counter() - self.solved_at) * 1e3
+            self.finishing_ms = (perf_counter() - self.solved_at) * 1e3
