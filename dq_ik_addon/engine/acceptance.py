@@ -77,13 +77,28 @@ def predicted_errors(levels, step):
 
 
 def line_search(trial, step_scale, steps, current, predicted, corrected, tolerance):
-    """The accepted ``trial(step, scale)`` (whose last item is the level errors) or None.
+    """The accepted ``trial(step, scale)`` (whose last item is the level errors) or None: the
+    trials ``step_search`` asks for, made in turn."""
+    search, attempts = step_search(step_scale, steps, current, predicted, corrected, tolerance), []
+    try:
+        step, scale = next(search)
+        while True:
+            attempts.append(trial(step, scale))
+            step, scale = search.send(attempts[-1][-1])
+    except StopIteration as stop:
+        return None if stop.value is None else attempts[stop.value]
+
+
+def step_search(step_scale, steps, current, predicted, corrected, tolerance):
+    """The line search, as a generator: it yields each trial ``(step, scale)``, is sent that
+    trial's level errors, and returns the number of the trial it keeps (from 0), or None.
 
     ``steps`` holds the step truncated after each level and the full step with the rest pull;
     ``predicted`` the task levels' errors after it to first order (contacts: none left).
     The ``corrected`` step, if any, is tried first, then the full step; each is kept when it
     achieves at least half of the first unmet level's predicted reduction (the ratio test of
-    trust-region methods, Nocedal & Wright §4.1) and makes no level worse. Otherwise the lower
+    trust-region methods, Nocedal & Wright §4.1) and makes no level worse (with every level
+    met: no level worse than half the tolerance). Otherwise the lower
     levels are what spoils it (their null-space motion disturbs the higher levels to second
     order, e.g. a hand pressing on a curved obstacle sinks into it; the rest pull would keep a
     floor of error that way), so the steps without the pull and truncated after that level are
@@ -96,30 +111,35 @@ def line_search(trial, step_scale, steps, current, predicted, corrected, toleran
     expected = [0.0] * (len(levels) - len(predicted)) + predicted.tolist()
 
     def kept(errors):
-        return first is None or (
-            levels[first] - float(errors[first]) >= 0.5 * (levels[first] - expected[first])
-            and compare_levels(errors, current, eps, reached, _TRADE) <= 0)
+        return (first is None or levels[first] - float(errors[first]) >= 0.5 * (
+            levels[first] - expected[first])) and \
+            compare_levels(errors, current, eps, reached, _TRADE) <= 0
 
+    made = 0
     if corrected is not None and step_scale(corrected) == 1.0:
-        attempt = trial(corrected, 1.0)
-        if kept(attempt[-1]):
-            return attempt
+        made += 1
+        if kept((yield corrected, 1.0)):
+            return 0
     step = steps[-1]
     scale = step_scale(step)
-    attempt = trial(step, scale)
-    if not kept(attempt[-1]):
-        first_task_level = max(first - (len(levels) - len(predicted)), 0)
+    errors, chosen = (yield step, scale), made
+    made += 1
+    if not kept(errors):
+        first_task_level = len(steps) - 2 if first is None else \
+            max(first - (len(levels) - len(predicted)), 0)
         for candidate in {len(steps) - 2: steps[-2],
                           first_task_level: steps[first_task_level]}.values():
             candidate_scale = step_scale(candidate)
-            other = trial(candidate, candidate_scale)
-            if compare_levels(other[-1], attempt[-1], eps, reached, _TRADE) < 0:
-                step, attempt, scale = candidate, other, candidate_scale
+            other = yield candidate, candidate_scale
+            if compare_levels(other, errors, eps, reached, _TRADE) < 0:
+                step, errors, scale, chosen = candidate, other, candidate_scale, made
+            made += 1
     for _ in range(_BACKTRACK_STEPS):
-        if compare_levels(attempt[-1], current, eps, reached, _TRADE) <= 0:
-            return attempt
+        if compare_levels(errors, current, eps, reached, _TRADE) <= 0:
+            return chosen
         scale *= 0.5
-        attempt = trial(step, scale)
+        errors, chosen = (yield step, scale), made
+        made += 1
     return None
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .acceptance import predicted_errors
 from .contact_set import ContactSet
+from .independent_parts import IndependentParts, connected
 from .involved_bones import involved_bones
 from .jacobian import JointFrames, chain_order, column_mask
 from .moving_joints_fk import MovingJointsFK
@@ -94,6 +95,7 @@ class Problem:
         self.split = len(self.group_sums) > len(self.level_sums)
         self.group_weights = self.group_sums * tasks.weights
         self.group_levels = (self.level_sums.dot(self.group_sums.T) > 0.0).astype(float)
+        self.parts = IndependentParts.of(self)     # searched part by part (None: whole)
         self._groups_of = (None, None)   # (task errors, their group errors) of the last call
         root_w = np.sqrt(tasks.weights)
         # per level and batch: its rows in the batch, √weight (rows of e) and √weight times the
@@ -151,12 +153,7 @@ class Problem:
         tasks = self.tasks
         masks = tasks.joint_masks[:, self.column_joints].astype(np.int64)
         linked = ((masks @ masks.T) > 0) | np.eye(len(tasks), dtype=bool)
-        linked &= tasks.priorities[:, None] == tasks.priorities[None, :]
-        while True:     # transitive closure: at most log2(tasks) squarings
-            closed = (linked.astype(np.int64) @ linked.astype(np.int64)) > 0
-            if np.array_equal(closed, linked):
-                break
-            linked = closed
+        linked = connected(linked & (tasks.priorities[:, None] == tasks.priorities[None, :]))
         groups = [row for level in tasks.levels
                   for row in np.unique(linked[tasks.priorities == level], axis=0)[::-1]]
         return np.array(groups, dtype=float).reshape(-1, len(tasks))

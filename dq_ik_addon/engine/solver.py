@@ -7,7 +7,8 @@ Each iteration (Baerlocher Fig. 5.12 and §5.4.2):
    prioritized damped-least-squares step of every level under the joint limits and contacts of
    the active set (``active_set``), with the rest pull in the null space, and on the first step
    of a solve its second-order (Chebyshev) correction.
-3. Acceptance (``acceptance``): a line search keeps a step that does not make the levels worse
+3. Acceptance (``acceptance``): a line search (part by part where the tasks fall into parts that
+   share no moved joint, ``independent_parts``) keeps a step that does not make the levels worse
    in priority order, else the step is solved again from the feasible point of its active set
    (``Steps.from_the_feasible_point``); the joints are updated, held ones on their limits
    (``pose_update``).
@@ -21,8 +22,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from .acceptance import TimeBudget, better, blocked, holds, hopeless, line_search, stalled
+from .acceptance import TimeBudget, better, blocked, holds, hopeless, stalled
 from .escapes import ATTEMPTS, escape, futile_here
+from .independent_parts import search_step
 from .measure import SolveResult, measure, put_back, state_of
 from .moving_joints_fk import GivenPose
 from .pose_update import PoseUpdate
@@ -188,8 +190,7 @@ class Solver:
         preferred = q if preferred is None else slides.state(
             qnormalize(np.asarray(preferred, float)[self.bones]), located)
         state = best = self._measure(q, world)
-        history = [state[3]]
-        groups = [problem.state_groups(state)]   # the group errors of each iteration (stop tests)
+        history, groups = [state[3]], [problem.state_groups(state)]  # levels, groups (stop tests)
         iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
         steps.begin()
         while descent < settings.max_iterations and len(problem.column_joints):
@@ -203,8 +204,7 @@ class Solver:
             polish = steps.is_correction(current)
             chorded = steps.chord(q, errors, current, self._measure) if polish else None
             if chorded is not None:
-                iterations, descent = iterations + 1, descent + 1
-                state = chorded
+                iterations, descent, state = iterations + 1, descent + 1, chorded
                 history.append(state[3])
                 groups.append(problem.state_groups(state))
                 best = state if better(state[3], best[3], tol) else best
@@ -217,10 +217,10 @@ class Solver:
             predicted_groups = predicted if steps.predicted_groups is None else \
                 steps.predicted_groups
             stop = blocked(groups[-1], predicted_groups, tol)
-            trial = None if stop else line_search(
-                lambda step, scale: steps.restored(self._measure(self.update(q, step, scale)),
-                                                   current, self._measure), problem.step_scale,
-                step_list, current, predicted, corrected, tol)
+            trial = None if stop else search_step(
+                problem, lambda step, scale: steps.restored(
+                    self._measure(self.update(q, step, scale)), current, self._measure),
+                step_list, current, predicted, corrected, groups[-1], predicted_groups)
             passes = 0 if trial is None else self.clock.settling(iterations - 1)
             if passes and not better(trial[3], best[3], tol):
                 trial = steps.restored(trial, current, self._measure, passes)
