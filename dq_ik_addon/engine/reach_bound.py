@@ -54,6 +54,7 @@ class ReachBound:
         self.model, self.bones, self.still = model, bones, still
         self.still_rows = np.flatnonzero(still)
         self._still_of = (None, None)    # (still matrices as bytes, their ``still_scale``)
+        self._stretch_of = (None, None)  # (the scales as bytes, their ``_stretch``)
         parents, inherit = model.parents, model.flags.inherit_scale
         self.legacy = (inherit == NONE_LEGACY) & (parents >= 0)
         keeps = (inherit != NONE) & (inherit != NONE_LEGACY)
@@ -117,6 +118,24 @@ class ReachBound:
         of one bone) and no scale is uneven, so that its tail keeps the distance R from the
         root's head in every pose: the reachable points are that sphere (a part of it under
         limits)."""
+        stretch, uneven = self._stretch(given, still_scale)
+        offsets = self.rest_offsets
+        if given.locations is not None:
+            offsets = offsets + np.einsum('kij,kj->ki', self.hop_axes,
+                                          given.locations[self.hops] * self.hop_located[:, None])
+        hops = self.hops.size
+        hop = stretch[:hops] * np.sqrt(np.einsum('ki,ki->k', offsets, offsets))
+        exact = ~self.inner_hops.any(axis=1) & (not uneven)
+        return self.inner_hops @ hop + stretch[hops:] * self.lengths, exact
+
+    def _stretch(self, given, still_scale):
+        """``(c, uneven)``: the bound c_k of each hop's parent and task bone (class docstring)
+        and whether a scale is uneven, from the pose scales of ``given`` and ``still_scale``;
+        the last answer again for the same scales (a slide moves only the hops' locations)."""
+        key = (None if given.scales is None else given.scales.tobytes(),
+               None if still_scale is None else (still_scale[0].tobytes(), still_scale[1]))
+        if key == self._stretch_of[0]:
+            return self._stretch_of[1]
         model, measured = self.model, still_scale is not None
         scales = np.ones((len(model), 3)) if given.scales is None else np.abs(given.scales)
         factor = scales.max(axis=1)
@@ -127,15 +146,9 @@ class ReachBound:
             uneven |= still_scale[1]
         if uneven:
             factor[self.legacy & ~still] *= np.sqrt(3.0)
-        stretch = np.exp(self.paths[measured] @ np.log(np.maximum(factor, 1e-300)))
-        offsets = self.rest_offsets
-        if given.locations is not None:
-            offsets = offsets + np.einsum('kij,kj->ki', self.hop_axes,
-                                          given.locations[self.hops] * self.hop_located[:, None])
-        hops = self.hops.size
-        hop = stretch[:hops] * np.sqrt(np.einsum('ki,ki->k', offsets, offsets))
-        exact = ~self.inner_hops.any(axis=1) & (not uneven)
-        return self.inner_hops @ hop + stretch[hops:] * self.lengths, exact
+        self._stretch_of = (key, (np.exp(self.paths[measured] @ np.log(np.maximum(factor, 1e-300))),
+                                  uneven))
+        return self._stretch_of[1]
 
 
 def _scale_paths(model, keeps, ends):
