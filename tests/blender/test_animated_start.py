@@ -54,7 +54,8 @@ def test_a_cancelled_bake_leaves_every_frame_as_it_was(clean_scene, dqik):
 def _left_arm_base(dqik, obj):
     """The animated start's base of the left arm's bones (the metarig's rest: identity)."""
     session = dqik.api.session_for(obj)
-    return session.animated.rotations.values[[obj.pose.bones.find(name) for name in ARMS[:3]]]
+    return session.animated.channels["rotation_quaternion"].values[
+        [obj.pose.bones.find(name) for name in ARMS[:3]]]
 
 
 def test_an_edit_of_one_bone_keeps_the_others_base(clean_scene, dqik):
@@ -64,9 +65,9 @@ def test_an_edit_of_one_bone_keeps_the_others_base(clean_scene, dqik):
         obj.pose.bones["upper_arm.R"].rotation_quaternion = (0.9, 0.3, 0.1, 0.2)
     _frame_40_after(edit_right_arm)
     assert np.abs(_left_arm_base(dqik, obj) - [1.0, 0.0, 0.0, 0.0]).max() < 1e-6
-    right = dqik.api.session_for(obj).animated.rotations.values[obj.pose.bones.find("upper_arm.R")]
-    assert np.abs(right - np.array([0.9, 0.3, 0.1, 0.2]) / np.linalg.norm(
-        [0.9, 0.3, 0.1, 0.2])).max() < 1e-6          # the edit is the new base
+    right = dqik.api.session_for(obj).animated.channels["rotation_quaternion"].values[
+        obj.pose.bones.find("upper_arm.R")]
+    assert np.abs(right - [0.9, 0.3, 0.1, 0.2]).max() < 1e-6      # the edit is the new base
 
 
 def test_a_task_added_keeps_the_arms_base(clean_scene, dqik):
@@ -109,3 +110,34 @@ def test_a_bone_of_the_armature_the_solve_does_not_move_is_a_target(clean_scene,
     settings.use_aim, settings.use_position, settings.position_axes = False, True, {'X'}
     snapshot = dqik.api.session_for(obj).tick()
     assert [task.status for task in snapshot.tasks] == ['MET'] and not snapshot.warnings
+
+
+def test_a_channel_keyed_on_some_components_starts_the_others_from_their_base(clean_scene,
+                                                                             dqik):
+    """forearm.L in XYZ Euler with only its X keyed (a bend animated, its twist and swing not):
+    the solve writes all three, and the next frame starts its Y and Z from the value the user
+    set, not from the last frame's solve, so frame 40 is one pose however it is reached; an
+    edit of the unkeyed Y becomes its base."""
+    obj = _rig()
+    forearm = obj.pose.bones["forearm.L"]
+    forearm.rotation_mode = 'XYZ'
+    for frame, bend in ((1, 0.2), (60, 0.9), (120, 0.3)):
+        forearm.rotation_euler = (bend, 0.0, 0.0)
+        forearm.keyframe_insert("rotation_euler", index=0, frame=frame)
+    scene = bpy.context.scene
+
+    def frame_40_from(frame):
+        scene.frame_set(frame)
+        scene.frame_set(40)
+        return _quats(obj, ARMS[:1] + ARMS[2:3]), np.array(forearm.rotation_euler)
+    (a, euler_a), (b, euler_b) = frame_40_from(1), frame_40_from(100)
+    assert np.abs(euler_a[1:]).max() > 1e-3       # the solve turned the unkeyed components
+    assert np.abs(a - b).max() < 1e-5 and np.abs(euler_a - euler_b).max() < 1e-5
+    session = dqik.api.session_for(obj)
+    base = session.animated.channels["rotation_euler"].values[obj.pose.bones.find("forearm.L")]
+    assert np.abs(base[1:]).max() < 1e-6       # Y and Z: the value the user set (rest)
+    scene.frame_set(7)
+    forearm.rotation_euler[1] = 0.25              # the user sets the unkeyed Y
+    scene.frame_set(40)
+    base = session.animated.channels["rotation_euler"].values[obj.pose.bones.find("forearm.L")]
+    assert abs(base[1] - 0.25) < 1e-6

@@ -3,98 +3,116 @@ it prefers in the null space of its tasks (Baerlocher's "distance to the referen
 thesis §4.7, criterion 1, ``h = ‖q − q_ref‖²`` at the lowest priority, with the animation as the
 reference: ``Steps``' rest pull towards the pose a solve starts from).
 
-The rotation channels (and the location channels of the bones a solve slides) that the
-armature's animation sets (F-curves of the action and NLA strips
-it plays, drivers: ``keys.animated_paths``) are taken as Blender evaluated them for the frame.
-A channel of a moved bone that nothing animates keeps the value a solve wrote on the
-last frame, so it is taken at its *base* instead: the value it had before the first solve of
-this kind, or the value the user (or a script) set since, seen as a channel that no longer holds
-what the last solve wrote. Every way of reaching a frame (playback, stepping, scrubbing, a jump,
-a render of single frames, a bake) thus starts from one pose, and the solve, which keeps no
-memory from one frame to the next (``Solver.reset``), ends in one pose too."""
+The components of the rotation channels (and of the location channels of the bones a solve
+slides) that the armature's animation sets (F-curves of the action and NLA strips it plays,
+drivers, each by its array index: ``keys.animated_paths``) are taken as Blender evaluated them
+for the frame. A component of a moved bone's channel that nothing animates (the whole channel
+of a bone without keys, or the Y and Z of an Euler rotation keyed on X alone) keeps the value a
+solve wrote on the last frame, so it is taken at its *base* instead: the value it had before the
+first solve of this kind, or the value the user (or a script) set since, seen as a component
+that no longer holds what the last solve wrote. Every way of reaching a frame (playback,
+stepping, scrubbing, a jump, a render of single frames, a bake) thus starts from one pose, and
+the solve, which keeps no memory from one frame to the next (``Solver.reset``), ends in one pose
+too."""
 
 import bpy
 import numpy as np
 
-from ..keys.animated_paths import animated_paths
-from ..rig.rotation_modes import channel_of
+from ..keys.animated_paths import animated_components
+from ..rig.rotation_modes import channel_of, to_quaternions
+
+_ROTATION_CHANNELS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
 
 
 class AnimatedStart:
-    """The base of one armature's unanimated channels that solves move, bone by bone: the
-    rotation channels of the bones they turn and the location channels of the bones they slide
-    (``Solver.slid_bones``)."""
+    """The base of one armature's unanimated channel components that solves move, channel by
+    channel: the rotation channels of the bones they turn and the location channels of the bones
+    they slide (``Solver.slid_bones``)."""
 
     def __init__(self):
-        self.rotations = _ChannelBase()
-        self.locations = _ChannelBase()
-        self._animated = (None, None, None)   # (shape of the animation and modes, two (n,) masks)
+        self.channels = {channel: _ChannelBase() for channel in _ROTATION_CHANNELS + ("location",)}
+        self._animated = (None, None)   # (shape of the animation and modes, {channel: (n,c)})
 
     def start(self, obj, pose, rotations, moved, slid):
         """``(rotations, locations)``: ``rotations`` (n,4) of ``pose`` (``PoseArrays``) with the
-        moved bones (``moved`` mask) whose rotation nothing animates set to their base, and the
-        pose locations with the slid bones (``slid`` mask) whose location nothing animates set to
-        theirs. A bone's base is taken again from its channel when the channel no longer holds
-        what the last solve wrote there (the user set it, or the bone was not one of these
-        then)."""
-        turned, located = self.animated_bones(obj, pose)
-        rotations = self.rotations.start(rotations, moved & ~turned, pose,
-                                         [(rows, channel_of(mode))
-                                          for mode, rows in pose.modes.items()])
-        locations = self.locations.start(pose.location.copy(), slid & ~located, pose,
-                                         [(slid, "location")])
+        moved bones (``moved`` mask) whose rotation channel is not animated on every component
+        taken with those components at their base, and the pose locations with the slid bones'
+        (``slid`` mask) unanimated components at theirs. A component's base is taken again from
+        its channel when the channel no longer holds there what the last solve wrote (the user
+        set it, or the bone was not one of these then)."""
+        animated = self.animated_components(obj, pose)
+        still = {channel: np.zeros(animated[channel].shape, dtype=bool)
+                 for channel in _ROTATION_CHANNELS}
+        for mode, rows in pose.modes.items():
+            channel = channel_of(mode)
+            still[channel] |= (moved & rows)[:, None] & ~animated[channel]
+        values = {channel: self.channels[channel].start(pose.channels[channel], still[channel])
+                  for channel in _ROTATION_CHANNELS}
+        rotations = rotations.copy()
+        for mode, rows in pose.modes.items():
+            channel = channel_of(mode)
+            based = rows & still[channel].any(axis=1)
+            if based.any():
+                rotations[based] = to_quaternions(mode, values[channel][based])
+        locations = self.channels["location"].start(pose.location, slid[:, None]
+                                                    & ~animated["location"])
         return rotations, locations
 
     def wrote(self, pose):
         """Note what the solve wrote (``pose`` after ``set_rotations``, ``set_locations``)."""
-        self.rotations.wrote(pose, _ROTATION_CHANNELS)
-        self.locations.wrote(pose, ("location",))
+        for channel, base in self.channels.items():
+            base.wrote(pose.channels[channel])
 
     def saved(self):
         """The state to put back (``restore``) when the pose is put back, as a bake does."""
-        return self.rotations.saved(), self.locations.saved()
+        return {channel: base.saved() for channel, base in self.channels.items()}
 
     def restore(self, state):
-        self.rotations.restore(state[0])
-        self.locations.restore(state[1])
+        for channel, base in self.channels.items():
+            base.restore(state[channel])
 
-    def animated_bones(self, obj, pose):
-        """Two (n,) masks: the bones whose rotation channel, in their rotation mode, and whose
-        location channel an F-curve or a driver sets (any of its components)."""
-        shape, paths = animated_paths(obj)
+    def animated_components(self, obj, pose):
+        """``{channel: (n,c) mask}``: the components of each bone's rotation channel (its rotation
+        mode's; the other rotation channels: none) and location channel that an F-curve or a
+        driver sets."""
+        shape, components = animated_components(obj)
         key = (shape, pose.mode_values.tobytes())
         if self._animated[0] != key:
             names = obj.pose.bones.keys()
-            turned, located = np.zeros(len(names), dtype=bool), np.zeros(len(names), dtype=bool)
+            animated = {channel: np.zeros(pose.channels[channel].shape, dtype=bool)
+                        for channel in self.channels}
+            paths = {path for path, _ in components}
             for mode, rows in pose.modes.items():
                 channel = channel_of(mode)
                 for row in np.flatnonzero(rows).tolist():
-                    path = f'pose.bones["{bpy.utils.escape_identifier(names[row])}"]'
-                    turned[row] = f"{path}.{channel}" in paths
-                    located[row] = f"{path}.location" in paths
-            self._animated = (key, turned, located)
-        return self._animated[1:]
+                    bone = f'pose.bones["{bpy.utils.escape_identifier(names[row])}"]'
+                    for target in (channel, "location"):
+                        path = f"{bone}.{target}"
+                        if path in paths:
+                            animated[target][row] = [(path, index) in components for index in
+                                                     range(animated[target].shape[1])]
+            self._animated = (key, animated)
+        return self._animated[1]
 
 
 class _ChannelBase:
-    """The base of one kind of channel (rotation, location) of the bones whose channel solves
-    write and nothing animates, and what the last animated solve wrote into those channels."""
+    """The base of one pose channel's components that solves write and nothing animates, and what
+    the last animated solve wrote into that channel."""
 
     def __init__(self):
-        self.values = None      # (n,c): the base of the unanimated channels
-        self.written = None     # ((n,) rows still then, {channel: (n,c) float32 written})
-        self._still = None      # (n,) the bones at their base at the last start
+        self.values = None      # (n,c): the base of the unanimated components
+        self.written = None     # ((n,c) components still then, (n,c) float32 written)
+        self._still = None      # (n,c) the components at their base at the last start
 
-    def start(self, values, still, pose, channels):
-        """``values`` (n,c) with the bones ``still`` set to their base; ``channels``: the
-        ``(rows, channel)`` of ``pose`` that hold these values."""
-        kept = np.zeros(len(still), dtype=bool)
-        if self.written is not None and len(self.written[0]) == len(still):
+    def start(self, values, still):
+        """The channel's ``values`` (n,c) as read, with the components ``still`` ((n,c) mask)
+        set to their base."""
+        values = np.array(values, dtype=np.float64)
+        kept = np.zeros(values.shape, dtype=bool)
+        if self.written is not None and self.written[0].shape == values.shape:
             was_still, written = self.written
-            for rows, channel in channels:
-                same = (pose.channels[channel].astype(np.float32) == written[channel]).all(1)
-                kept |= rows & was_still & same
-        if self.values is None or len(self.values) != len(still):
+            kept = was_still & (values.astype(np.float32) == written)
+        if self.values is None or self.values.shape != values.shape:
             self.values = values.copy()
         renewed = still & ~kept
         self.values[renewed] = values[renewed]
@@ -102,15 +120,11 @@ class _ChannelBase:
         self._still = still
         return values
 
-    def wrote(self, pose, channels):
-        self.written = (self._still, {channel: pose.channels[channel].astype(np.float32)
-                                      for channel in channels})
+    def wrote(self, values):
+        self.written = (self._still, values.astype(np.float32))
 
     def saved(self):
         return self.values, self.written, self._still
 
     def restore(self, state):
         self.values, self.written, self._still = state
-
-
-_ROTATION_CHANNELS = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
