@@ -10,7 +10,8 @@ for the frame. A component of a moved bone's channel that nothing animates (the 
 of a bone without keys, or the Y and Z of an Euler rotation keyed on X alone) keeps the value a
 solve wrote on the last frame, so it is taken at its *base* instead: the value it had before the
 first solve of this kind, or the value the user (or a script) set since, seen as a component
-that no longer holds what the last solve wrote. Every way of reaching a frame (playback,
+that no longer holds what the last solve wrote (then every unanimated component of that bone's
+channel is taken as it stands: a rotation's components do not stand apart). Every way of reaching a frame (playback,
 stepping, scrubbing, a jump, a render of single frames, a bake) thus starts from one pose, and
 the solve, which keeps no memory from one frame to the next (``Solver.reset``), ends in one pose
 too."""
@@ -106,22 +107,28 @@ class _ChannelBase:
 
     def start(self, values, still):
         """The channel's ``values`` (n,c) as read, with the components ``still`` ((n,c) mask)
-        set to their base."""
+        set to their base: a bone's are taken again, all of them, when one of them no longer
+        holds what the last solve wrote there."""
         values = np.array(values, dtype=np.float64)
+        if not still.any():
+            self._still = None
+            return values
         kept = np.zeros(values.shape, dtype=bool)
         if self.written is not None and self.written[0].shape == values.shape:
             was_still, written = self.written
             kept = was_still & (values.astype(np.float32) == written)
         if self.values is None or self.values.shape != values.shape:
             self.values = values.copy()
-        renewed = still & ~kept
+        # one unanimated component set anew (an Euler Z typed in, a quaternion's W) renews all
+        # of the bone's: the rotation the user saw then, not a mix of it and the old base
+        renewed = still & (still & ~kept).any(axis=1)[:, None]
         self.values[renewed] = values[renewed]
         values[still & kept] = self.values[still & kept]
         self._still = still
         return values
 
     def wrote(self, values):
-        self.written = (self._still, values.astype(np.float32))
+        self.written = None if self._still is None else (self._still, values.astype(np.float32))
 
     def saved(self):
         return self.values, self.written, self._still
