@@ -163,21 +163,22 @@ class ChainModel:
             pose[:, :3, 3] = loc * self.uses_location[:, None]
         return pose
 
-    def local_matrices(self, rotations, locations=None, scales=None):
-        """``(B_p⁻¹ B_i) · C_i`` for every bone, as (n,4,4) (``channel_matrices``)."""
-        return self.rest_offsets @ self.channel_matrices(rotations, locations, scales)
-
-    def matrices(self, rotations, locations=None, scales=None, frames=None, plain=None):
+    def matrices(self, rotations, locations=None, scales=None, frames=None, plain=None,
+                 channels=None):
         """Armature-space pose matrices (n,4,4), equal to Blender's ``PoseBone.matrix`` before
         constraints. ``frames``: ``(root bones, their pose matrices)`` given instead of computed
-        (a solve's chains hang from parents Blender evaluated). A model whose bones all inherit
-        rotation and scale and use local location multiplies down the tree by pointer jumping;
-        any other goes level by level through Blender's parent transform
-        (``bone_parent_transform``), unless ``plain`` says that for this pose they are the same
-        (``plain_for``)."""
+        (a solve's chains hang from parents Blender evaluated); ``channels``: ``(bones, their
+        channel matrices)`` given instead of computed (a constraint's local effect). A model
+        whose bones all inherit rotation and scale and use local location multiplies down the
+        tree by pointer jumping; any other goes level by level through Blender's parent
+        transform (``bone_parent_transform``), unless ``plain`` says that for this pose they are
+        the same (``plain_for``)."""
+        pose = self.channel_matrices(rotations, locations, scales)
+        if channels is not None:
+            pose[channels[0]] = channels[1]
         if not (self.plain if plain is None else plain):
-            return self._by_levels(self.channel_matrices(rotations, locations, scales), frames)
-        local = self.local_matrices(rotations, locations, scales)
+            return self._by_levels(pose, frames)
+        local = self.rest_offsets @ pose
         if frames is not None:
             local[frames[0]] = frames[1]
         world = self._along_root_paths(local, np.matmul)

@@ -69,7 +69,11 @@ class MovingJointsFK:
     plus one batched product per call; a 706-bone Rigify rig's four FK limbs on 16.
     """
 
-    def __init__(self, model, joints, sliders=()):
+    def __init__(self, model, joints, sliders=(), given_locals=None):
+        """``given_locals`` (n,) bool: bones whose local transform a constraint sets from bones
+        the solve does not move (``local_sources``): among the driven bones the joints do not
+        turn, those Blender poses plainly take the channels that give their evaluated pose
+        (``start``), constant while only the joints turn."""
         self.model = model
         n = len(model)
         self.sliders = np.asarray(sliders, dtype=np.int64)
@@ -108,6 +112,11 @@ class MovingJointsFK:
         self.fixed = self.rigid[~attached]
         self.given, self.frames, self.plain = GivenPose(), None, None
         self.riding_offsets = self.fixed_matrices = None
+        local = np.zeros(n, dtype=bool) if given_locals is None else given_locals.copy()
+        local[joints] = False
+        local &= in_moving & model.rigid & ~model.riders & (model.parents >= 0)
+        local[hung] = False
+        self.locals, self.local_channels = np.flatnonzero(local), None
 
     def _part_of(self, values):
         """The rows of the driven part (and its hung parents) of per-bone ``values``, or None."""
@@ -134,7 +143,23 @@ class MovingJointsFK:
             self.keeper_turns = np.linalg.inv(world[self.kept_from][:, :3, :3]) \
                 @ world[self.keepers][:, :3, :3]
         self.fixed_matrices = world[self.fixed].copy()
+        self.local_channels = None if given.evaluated is None else self._local_channels(world)
         return self(rotations)
+
+    def _local_channels(self, world):
+        """``(part rows, channel matrices)`` of the bones ``given_locals`` (``__init__``) from the
+        evaluated pose ``world``: ``C = O⁻¹ P⁻¹ M`` (rest offset O, parent's pose P, the bone's
+        M; ``chain_model``), of those whose C has no scale or shear (their children's parent
+        transforms then stay plain); None if none."""
+        bones = self.locals
+        parents = self.model.parents[bones]
+        channels = np.linalg.inv(self.model.rest_offsets[bones]) @ np.linalg.inv(world[parents]) \
+            @ world[bones]
+        axes = channels[:, :3, :3]
+        rigid = np.abs(np.einsum('kji,kjl->kil', axes, axes) - np.eye(3)).max(axis=(1, 2)) <= 1e-5
+        if not rigid.any():
+            return None
+        return np.searchsorted(self.moving, bones[rigid]), channels[rigid]
 
     def _channels(self, state):
         """``(rotations, locations)`` of the bones from the solve's ``state``: its first n rows,
@@ -153,7 +178,7 @@ class MovingJointsFK:
         world = np.empty((len(self.model), 4, 4))
         world[self.moving] = self.part.matrices(
             part_of(rotations), part_of(locations), part_of(given.scales),
-            self.frames if self.hung.size else None, self.plain)
+            self.frames if self.hung.size else None, self.plain, self.local_channels)
         if self.fixed.size:
             world[self.fixed] = self.fixed_matrices
         world[self.riding] = world.take(self.anchors, axis=0) @ self.riding_offsets

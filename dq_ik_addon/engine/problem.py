@@ -30,7 +30,7 @@ class Problem:
     pose: FK, task errors, level and group errors (contacts first), convergence."""
 
     def __init__(self, model, tasks, limits, stiffness, settings, obstacles, radii, collision,
-                 self_collision, translation=None):
+                 self_collision, translation=None, local_sources=None):
         self.bones = involved_bones(model, tasks, obstacles, radii, collision, self_collision)
         sub_index = np.full(len(model), -1, dtype=np.int64)
         sub_index[self.bones] = np.arange(self.bones.size)
@@ -50,7 +50,10 @@ class Problem:
                              else np.asarray(translation, float)[self.bones], self.size)
         # the Jacobian's columns: 3 per turning joint, then 3 per sliding bone
         self.column_joints = np.concatenate([self.joints, self.slides.bones])
-        self.fk = MovingJointsFK(self.model, self.joints, self.slides.bones)
+        copied = None if local_sources is None else np.asarray(local_sources)[self.bones]
+        self.fk = MovingJointsFK(self.model, self.joints, self.slides.bones, None if copied is None
+                                 else (copied >= 0) & ~np.isin(copied, self.bones[
+                                     self.column_joints]))
         self.keepers = np.union1d(self.fk.keepers, self.fk.part_keepers)   # those the FK turns
         self.joint_frames = JointFrames(self.model, self.joints, self.slides.bones)
         weights = np.sqrt(1.0 - stiffness[self.joints])

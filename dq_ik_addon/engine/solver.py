@@ -43,7 +43,7 @@ class Solver:
 
     def __init__(self, model, tasks, limits=None, stiffness=None, settings=None, locations=None,
                  obstacles=None, radii=None, collision=None, self_collision=False, scales=None,
-                 evaluated=None, translation=None):
+                 evaluated=None, translation=None, local_sources=None):
         """Solver of ``tasks`` (``tasks.Task``) on the part of ``model`` they depend on.
 
         ``limits``: per-bone settings of a limit kind (a module of ``limits``);
@@ -54,10 +54,12 @@ class Solver:
         an obstacle or within ``max_distance`` outside it, else ``inf``) turns on contacts for
         the bones with ``collision`` and ``radii`` > 0 (see ``contacts``); ``self_collision``
         keeps those capsules apart from each other too. ``translation`` (n,3): 1 on each location
-        axis a bone may slide along from its given location (``slides``; ``slid_bones``)."""
+        axis a bone may slide along from its given location (``slides``; ``slid_bones``);
+        ``local_sources`` (n,) int: the bone whose local transform a bone's constraints copy in
+        local space, or -1 (``MovingJointsFK``: its evaluated local transform is taken)."""
         self.settings = settings or SolverSettings()
         self.problem = Problem(model, tasks, limits, stiffness, self.settings, obstacles, radii,
-                               collision, self_collision, translation)
+                               collision, self_collision, translation, local_sources)
         self.bones, self.moved_mask = self.problem.bones, self.problem.moved_mask
         # the bones the solve reads, those it poses by its own FK, those it slides (``slid_bones``)
         self.modelled_mask, self.computed_mask, self.slid_mask = np.zeros((3, len(model)), bool)
@@ -159,9 +161,8 @@ class Solver:
         if remember:
             self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps
-        tol = settings.tolerance
         self.clock.start(settings.time_budget_ms)
-        full = np.array(rotations, dtype=np.float64)
+        full, tol = np.array(rotations, dtype=np.float64), settings.tolerance
         slides, located = problem.slides, self.given.locations if locations is None else \
             np.asarray(locations, dtype=np.float64)[self.bones]
         last = self._continued(slides.state(full[self.bones], located))
@@ -242,8 +243,7 @@ class Solver:
                 if escaped is None:
                     settled = True  # nothing left to try: the closest reachable pose
                     break
-                escapes, descent = escapes + 1, 0
-                preferred = escaped
+                escapes, descent, preferred = escapes + 1, 0, escaped
                 steps.restart()
                 state = self._measure(escaped)
                 history = [state[3]]

@@ -106,3 +106,27 @@ def test_riders_ride_on_their_parent_whatever_their_flags():
     world = fk(moved)
     np.testing.assert_allclose(world[3], world[2], atol=1e-12)
     assert 3 not in fk.moving.tolist()
+
+
+def test_a_bone_whose_local_transform_a_constraint_sets_keeps_it_as_evaluated():
+    """A straight chain of five: joints 0 and 3 turn, bone 1 between them is set by a constraint
+    in local space (``given_locals``): Blender's evaluated pose turns it by a fixed local
+    rotation its channels do not hold. The FK takes that local transform from the evaluated
+    pose, so the start is Blender's pose, and as the joints turn bone 1 keeps it: the FK is
+    the full FK of channels that hold it. Without ``given_locals`` the start would differ."""
+    model = straight_chain(5)
+    rng = np.random.default_rng(4)
+    start = random_rotations(rng, 5)
+    held = start.copy()
+    held[1] = random_rotations(rng, 1)[0]            # what the constraint makes of bone 1
+    evaluated = model.matrices(held)
+    fk = MovingJointsFK(model, [0, 3], given_locals=np.array([False, True, False, False, False]))
+    np.testing.assert_allclose(fk.start(start, GivenPose(evaluated=evaluated)), evaluated,
+                               atol=1e-12)
+    moved = held.copy()
+    moved[[0, 3]] = random_rotations(rng, 2)
+    turned = start.copy()
+    turned[[0, 3]] = moved[[0, 3]]
+    np.testing.assert_allclose(fk(turned), model.matrices(moved), atol=1e-12)
+    plain = MovingJointsFK(model, [0, 3])
+    assert np.abs(plain.start(start, GivenPose(evaluated=evaluated)) - evaluated).max() > 0.1

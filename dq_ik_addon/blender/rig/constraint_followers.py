@@ -183,6 +183,29 @@ def rotation_sources(obj, model):
     return sources, weights
 
 
+def local_sources(obj, model):
+    """(n,) int: for each bone of ``model`` (pose-bone order) whose acting constraints all work
+    in its local space, copying from one bone of the same armature in that bone's local space
+    (Copy Transforms, Rotation, Location or Scale: Rigify's ``MCH-spine.002`` and ``.003`` take
+    half of the chest's local transform) or limiting its own channels, the bone it copies,
+    else -1. Where the solve turns neither, such a bone's local transform is what Blender
+    evaluated (``moving_joints_fk``), so the chains through it hang as Blender shows them."""
+    sources = np.full(len(model), -1, dtype=np.int64)
+    for i, pose_bone in enumerate(obj.pose.bones):
+        acting = [c for c in pose_bone.constraints if acts(c)]
+        copied = {c.subtarget for c in acting if c.type in _LOCAL_COPIES}
+        if len(copied) == 1 and all(c.owner_space == _LOCAL and (
+                c.type in _LOCAL_LIMITS or c.type in _LOCAL_COPIES and c.target == obj
+                and c.target_space == _LOCAL) for c in acting):
+            sources[i] = model.index.get(copied.pop(), -1)
+    return sources
+
+
+_LOCAL = 'LOCAL'
+_LOCAL_COPIES = frozenset({'COPY_TRANSFORMS', 'COPY_ROTATION', 'COPY_LOCATION', 'COPY_SCALE'})
+_LOCAL_LIMITS = frozenset({'LIMIT_ROTATION', 'LIMIT_LOCATION', 'LIMIT_SCALE'})
+
+
 def seen_bones(obj):
     """(n,) bool, pose-bone order: the bones that deform (``Bone.use_deform``) or are shown
     (not hidden: ``PoseBone.hide`` from Blender 5.0, ``Bone.hide`` before; and in a visible bone

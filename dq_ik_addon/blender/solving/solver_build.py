@@ -10,7 +10,7 @@ import numpy as np
 
 from ...engine import Position, Solver, involved_bones
 from ..colliders.capsules import capsule_radii
-from ..rig.constraint_followers import seen_bones, switched_away
+from ..rig.constraint_followers import local_sources, seen_bones, switched_away
 from ..rig.rig_checks import changed_after_solve, check_chains, locked_bones
 from ..settings.scene_tasks import read_joints, read_settings
 from ..settings.translation import read_translation
@@ -37,7 +37,8 @@ def build_solver(inputs, model, tasks, names, pose, obstacles, colliders, switch
     settings, unit = read_settings(obj), inputs.unit
     solver = Solver(model, tasks, limits, stiffness, in_armature_units(settings, unit),
                     pose.location, obstacles, radii, collision, self_collision, pose.scale,
-                    pose.evaluated, read_translation(obj, model, bones, warnings))
+                    pose.evaluated, read_translation(obj, model, bones, warnings),
+                    local_sources(obj, model))
     check_chains(obj, model, tasks, solver.moved_mask)
     changed = changed_after_solve(obj, model, solver.moved_mask)
     if changed:
