@@ -117,6 +117,7 @@ class MovingJointsFK:
         local &= in_moving & model.rigid & ~model.riders & (model.parents >= 0)
         local[hung] = False
         self.locals, self.local_channels = np.flatnonzero(local), None
+        self._keyed_locals, self._locals_version = None, 0     # (``locals_key``)
 
     def _part_of(self, values):
         """The rows of the driven part (and its hung parents) of per-bone ``values``, or None."""
@@ -146,20 +147,41 @@ class MovingJointsFK:
         self.local_channels = None if given.evaluated is None else self._local_channels(world)
         return self(rotations)
 
+    def locals_key(self, given):
+        """A number that changes whenever the local channels ``start`` would take from the
+        evaluated pose of ``given`` (``_local_channels``) differ from those it last saw by more
+        than ``_SAME_LOCAL``: part of the given pose's key (``Problem.given_key``), so that a
+        solve does not go on from a result whose FK used other ones (a Rigify chest turned
+        between two ticks turns its spine's ``MCH-spine`` bones, which the solve moves along
+        with the torso and so does not key by their evaluated pose)."""
+        channels = None if given.evaluated is None else self._local_channels(given.evaluated)
+        last = self._keyed_locals
+        same = channels is None and last is None or channels is not None and last is not None \
+            and np.array_equal(channels[0], last[0]) \
+            and np.abs(channels[1] - last[1]).max(initial=0.0) <= _SAME_LOCAL
+        if not same:
+            self._keyed_locals, self._locals_version = channels, self._locals_version + 1
+        return self._locals_version
+
     def _local_channels(self, world):
         """``(part rows, channel matrices)`` of the bones ``given_locals`` (``__init__``) from the
         evaluated pose ``world``: ``C = O⁻¹ P⁻¹ M`` (rest offset O, parent's pose P, the bone's
-        M; ``chain_model``), of those whose C has no scale or shear (their children's parent
-        transforms then stay plain); None if none."""
+        M; ``chain_model``), of those whose C only turns the bone: without scale or shear (their
+        children's parent transforms then stay plain) and without translation (which the reach
+        bound, ``reach_bound``, reads from the locations, not from constraints); None if
+        none."""
+        if not self.locals.size:
+            return None
         bones = self.locals
         parents = self.model.parents[bones]
         channels = np.linalg.inv(self.model.rest_offsets[bones]) @ np.linalg.inv(world[parents]) \
             @ world[bones]
-        axes = channels[:, :3, :3]
-        rigid = np.abs(np.einsum('kji,kjl->kil', axes, axes) - np.eye(3)).max(axis=(1, 2)) <= 1e-5
-        if not rigid.any():
+        axes, size = channels[:, :3, :3], max(1.0, float(np.abs(world[:, :3, 3]).max()))
+        turning = (np.abs(np.einsum('kji,kjl->kil', axes, axes) - np.eye(3)).max(axis=(1, 2))
+                   <= _SAME_LOCAL) & (np.abs(channels[:, :3, 3]).max(axis=1) <= _SAME_LOCAL * size)
+        if not turning.any():
             return None
-        return np.searchsorted(self.moving, bones[rigid]), channels[rigid]
+        return np.searchsorted(self.moving, bones[turning]), channels[turning]
 
     def _channels(self, state):
         """``(rotations, locations)`` of the bones from the solve's ``state``: its first n rows,
@@ -188,6 +210,9 @@ class MovingJointsFK:
             world[self.keepers, :3, :3] = world[self.kept_from, :3, :3] @ self.keeper_turns
             world[self.riding_kept] = world.take(self.kept_anchors, axis=0) @ self.kept_offsets
         return world
+
+
+_SAME_LOCAL = 1e-5  # Blender's float32 evaluated pose: the same local channels (and no scale)
 
 
 def _nearest(model, anchors):

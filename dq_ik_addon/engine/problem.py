@@ -143,8 +143,9 @@ class Problem:
 
     def given_key(self, given):
         """The given pose ``given`` as bytes (``GivenPose.key``), less what the solve moves:
-        the evaluated pose of the bones it moves and the locations of the bones it slides."""
-        return given.key(self.fk.still, self.slides.bones)
+        the evaluated pose of the bones it moves and the locations of the bones it slides; with
+        the version of the local channels its FK takes (``MovingJointsFK.locals_key``)."""
+        return given.key(self.fk.still, self.slides.bones), self.fk.locals_key(given)
 
     def _groups(self):
         """The tasks of each level split into groups that share no moved joint, even through

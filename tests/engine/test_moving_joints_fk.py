@@ -130,3 +130,23 @@ def test_a_bone_whose_local_transform_a_constraint_sets_keeps_it_as_evaluated():
     np.testing.assert_allclose(fk(turned), model.matrices(moved), atol=1e-12)
     plain = MovingJointsFK(model, [0, 3])
     assert np.abs(plain.start(start, GivenPose(evaluated=evaluated)) - evaluated).max() > 0.1
+
+
+def test_a_local_transform_is_keyed_and_one_that_translates_the_bone_is_not_taken():
+    """``locals_key`` changes when the local transform a constraint sets changes (beyond float32
+    noise), not otherwise; a constraint that translates the bone (which the reach bound would
+    not see) leaves it to its channels."""
+    model = straight_chain(5)
+    rng = np.random.default_rng(5)
+    held = random_rotations(rng, 5)
+    fk = MovingJointsFK(model, [0, 3], given_locals=np.array([False, True, False, False, False]))
+    evaluated = model.matrices(held)
+    first = fk.locals_key(GivenPose(evaluated=evaluated))
+    assert fk.locals_key(GivenPose(evaluated=evaluated + 1e-7)) == first
+    turned = held.copy()
+    turned[1] = random_rotations(rng, 1)[0]
+    assert fk.locals_key(GivenPose(evaluated=model.matrices(turned))) == first + 1
+    shifted = evaluated.copy()
+    shifted[1:, :3, 3] += [0.0, 0.0, 0.3]            # bone 1 (and what it carries) moved
+    fk.start(held, GivenPose(evaluated=shifted))
+    assert fk.local_channels is None

@@ -185,20 +185,38 @@ def rotation_sources(obj, model):
 
 def local_sources(obj, model):
     """(n,) int: for each bone of ``model`` (pose-bone order) whose acting constraints all work
-    in its local space, copying from one bone of the same armature in that bone's local space
-    (Copy Transforms, Rotation, Location or Scale: Rigify's ``MCH-spine.002`` and ``.003`` take
-    half of the chest's local transform) or limiting its own channels, the bone it copies,
-    else -1. Where the solve turns neither, such a bone's local transform is what Blender
-    evaluated (``moving_joints_fk``), so the chains through it hang as Blender shows them."""
+    in its local space, copying the local transform of one bone of the same armature (Copy
+    Transforms, Rotation, Location or Scale, owner and target in local space: Rigify's
+    ``MCH-spine.002`` and ``.003`` take half of the chest's, ``MCH-spine`` and ``.001`` half of
+    the hips'), with or without Limit constraints in local space, the bone it copies, else -1.
+    The bone it copies has no acting constraint of its own, and no driver sets a channel of
+    either: such a bone's local transform is then a function of the two bones' channels alone.
+    Where the solve turns neither, it is what Blender evaluated (``moving_joints_fk``), so the
+    chains through it hang as Blender shows them, before and after the solve."""
+    bones, driven = obj.pose.bones, _driven_channels(obj)
     sources = np.full(len(model), -1, dtype=np.int64)
-    for i, pose_bone in enumerate(obj.pose.bones):
+    for i, pose_bone in enumerate(bones):
         acting = [c for c in pose_bone.constraints if acts(c)]
         copied = {c.subtarget for c in acting if c.type in _LOCAL_COPIES}
-        if len(copied) == 1 and all(c.owner_space == _LOCAL and (
+        source = bones.get(next(iter(copied))) if len(copied) == 1 else None
+        if source is not None and all(c.owner_space == _LOCAL and (
                 c.type in _LOCAL_LIMITS or c.type in _LOCAL_COPIES and c.target == obj
-                and c.target_space == _LOCAL) for c in acting):
-            sources[i] = model.index.get(copied.pop(), -1)
+                and c.target_space == _LOCAL) for c in acting) \
+                and not any(acts(c) for c in source.constraints) \
+                and not {pose_bone.name, source.name} & driven:
+            sources[i] = model.index.get(source.name, -1)
     return sources
+
+
+def _driven_channels(obj):
+    """The names of the bones a driver sets a transform channel of."""
+    data = obj.animation_data
+    named = (bone_channel(fcurve.data_path) for fcurve in (() if data is None else data.drivers))
+    return {name for name, channel in named if channel in _TRANSFORM_CHANNELS}
+
+
+_TRANSFORM_CHANNELS = frozenset({"location", "rotation_quaternion", "rotation_euler",
+                                 "rotation_axis_angle", "scale"})
 
 
 _LOCAL = 'LOCAL'
