@@ -94,6 +94,33 @@ def escape(problem, q, world, errors, attempt, settled_near=False):
     return new if not np.array_equal(new, q) else None
 
 
+def folded_start(problem, q, world):
+    """``(q, world)``: the start ``q`` of a solve (its FK ``world``), or, when limited joints in
+    the chain of a position task that the start does not meet rest on a swing bound, the start
+    with those joints moved a little into their ranges (``JointLimits.fold_start``) and its FK.
+    A straight knee or elbow on its hinge's end (the rest pose under the HUMANOID limits) folds
+    only to second order, so the first steps could not see that bending it brings the foot in:
+    the descent crept along the hip and ankle until it stalled and escaped (every frame of a
+    keyed-target playback on limb chains, about 18 iterations each), and frames next to each
+    other escaped into other poses. Started bent a little, the limb meets its target directly,
+    bent the same way on every frame (Baerlocher §4.5.6 on straight chains). Every unmet task
+    is taken, not only those nearer than the tip: a threshold on the distance made the targets
+    crossing it jump between poses."""
+    limits, tasks = problem.limits, problem.tasks
+    if limits is None:
+        return q, world
+    folding = tasks.reaches_point & (np.linalg.norm(tasks.goals() - tasks.tails(world), axis=1)
+                                     > problem.settings.tolerance)
+    joints = problem.joints
+    folded = None if not folding.any() else \
+        limits.fold_start(q[joints], tasks.joint_masks[folding].any(axis=0)[joints])
+    if folded is None:
+        return q, world
+    q = q.copy()
+    q[joints] = folded
+    return q, problem.fk(q)
+
+
 def futile_here(futile, errors, tolerance):
     """True when the escapes of an earlier stall found nothing better by a tenth of the
     tolerance (``futile``: each task's

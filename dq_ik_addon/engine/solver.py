@@ -1,6 +1,7 @@
 """The IK solve: iterate prioritized, joint-limited steps from a warm start until the tasks settle.
 
-Each iteration (Baerlocher Fig. 5.12 and §5.4.2):
+Each iteration (Baerlocher Fig. 5.12 and §5.4.2; a fresh start bends chains asked to fold off
+their swing bounds first, ``escapes.folded_start``):
 
 1. FK of the current rotations and the task errors (``problem.Problem``).
 2. A step (``steps``): a chord step when a correction is small enough, else a full step: the
@@ -23,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 
 from .acceptance import TimeBudget, better, blocked, holds, hopeless, stalled
-from .escapes import ATTEMPTS, escape, futile_here
+from .escapes import ATTEMPTS, escape, folded_start, futile_here
 from .independent_parts import search_step
 from .measure import SolveResult, measure, put_back, state_of
 from .moving_joints_fk import GivenPose
@@ -190,6 +191,7 @@ class Solver:
         unremembered, settled, finite = preferred is None, False, True
         preferred = q if preferred is None else slides.state(
             qnormalize(np.asarray(preferred, float)[self.bones]), located)
+        q, world = (q, world) if last is not None else folded_start(problem, q, world)
         state = best = self._measure(q, world)
         history, groups = [state[3]], [problem.state_groups(state)]  # levels, groups (stop tests)
         iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
@@ -235,8 +237,7 @@ class Solver:
                 continue    # no scale of the step was kept: solved again, priorities kept
             if stop or trial is None or stalled(groups, tol) or (
                     escapes and hopeless(history, best[3], tol)):
-                if stall is None:
-                    stall = (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
+                stall = stall or (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
                 escaped = None if escapes >= ATTEMPTS or (
                     last is not None and futile_here(self._futile, stall[1], tol)) \
                     else escape(problem, *state[:3], escapes, remember)
@@ -246,8 +247,7 @@ class Solver:
                 escapes, descent, preferred = escapes + 1, 0, escaped
                 steps.restart()
                 state = self._measure(escaped)
-                history = [state[3]]
-                groups = [problem.state_groups(state)]
+                history, groups = [state[3]], [problem.state_groups(state)]
         self.clock.end(iterations)
         result = self._result(full, best, iterations, escapes, stall, history, memo_key,
                               unremembered and settled,

@@ -430,3 +430,43 @@ def test_a_lock_the_user_had_on_is_theirs_to_take_off(clean_scene, dqik):
     clean_scene.collection.objects.link(bpy.data.objects.new("Prop", None))
     bpy.context.view_layer.update()
     assert not render.use_lock_interface
+
+
+def test_straight_limbs_keyed_nothing_else_fold_in_fewer_iterations(clean_scene, dqik,
+                                                                     monkeypatch):
+    """Basic metarig under the HUMANOID limits, nothing animated: hand and foot targets (Chain
+    Length 3) keyed on 12 frames at the tails of random limb poses inside the limits. Every frame
+    starts from the rest pose, whose knees and elbows rest straight on their hinges' end; the
+    solve first bends them a little into their ranges (``escapes.folded_start``), so the first
+    steps see the fold: every frame is met, in 96 iterations (133 started straight, the fold
+    switched off here)."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset()
+    effectors = ["foot.L", "foot.R", "hand.L", "hand.R"]
+    empties = sp.add_targets(obj, effectors, chain_count=3)
+    bones = obj.pose.bones
+    limbs = [bone.name for effector in effectors
+             for bone in (bones[effector], bones[effector].parent, bones[effector].parent.parent)]
+    rng = np.random.default_rng(7)
+    for frame in range(1, 13):
+        sp.set_pose(obj, sp.random_pose_in_limits(obj, limbs, rng, dqik))
+        for name, empty in empties.items():
+            empty.location = sp.world_tail(obj, name)
+            empty.keyframe_insert("location", frame=frame)
+    sp.clear_pose(obj)
+    obj.dqik.use_solve_on_frame_change = True
+    session = dqik.api.session_for(obj)
+
+    def playback():
+        iterations = 0
+        for frame in range(1, 13):
+            bpy.context.scene.frame_set(frame)
+            assert session.last_result.status == 'MET', session.last_result.describe()
+            iterations += session.last_result.iterations
+        return iterations
+    folded = playback()
+    session.invalidate()
+    monkeypatch.setattr(_module(dqik, "dq_ik_addon.engine.solver"), "folded_start",
+                        lambda problem, q, world: (q, world))
+    straight = playback()
+    assert folded <= 0.8 * straight

@@ -398,3 +398,18 @@ def test_swing_twist_jacobian_matches_central_differences(rng):
         ahead = np.stack(swing_twist_params(qmul(qexp(e), q)), axis=-1)
         behind = np.stack(swing_twist_params(qmul(qexp(-e), q)), axis=-1)
         np.testing.assert_allclose(jacobian[:, :, k], (ahead - behind) / (2 * h), atol=1e-7)
+
+
+def test_fold_start_swings_a_joint_resting_on_a_bound_a_little_into_its_range():
+    """Three joints at rest (identity): a hinge whose range starts at its rest (swing X from 0),
+    one whose range holds the rest inside it, and the hinge again but not folding. Only the
+    first is moved: a tenth of the way to the centre of its swing ranges, its twist kept."""
+    limits = make_limits([0.0, -1.0, 0.0], [2.0, 1.0, 2.0], [-0.2, -1.0, -0.2], [0.2, 1.0, 0.2],
+                         [-0.3, -1.0, -0.3], [0.1, 1.0, 0.1])
+    joints = limits.for_joints(np.arange(3), np.ones(3))
+    rest = np.tile([1.0, 0.0, 0.0, 0.0], (3, 1))
+    folded = joints.fold_start(rest, np.array([True, True, False]))
+    s_x, s_z, tau = swing_twist_params(folded)
+    np.testing.assert_allclose([s_x[0], s_z[0], tau[0]], [0.1, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(folded[1:], rest[1:], atol=1e-12)
+    assert joints.fold_start(rest, np.array([False, True, False])) is None

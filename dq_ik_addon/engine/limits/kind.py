@@ -18,7 +18,9 @@ joint's Δθ columns). The solver asks it for:
 - ``tracks_parameters(params)``: which joints' parameters can carry such a step;
 - ``limited`` (m,): which joints have limits (the escapes turn the others towards rest);
 - ``escape_start(q, moved, attempt)``: rotations (m,4) for the ``attempt``-th escape from a
-  local minimum, the ``moved`` joints moved into their ranges.
+  local minimum, the ``moved`` joints moved into their ranges;
+- ``fold_start(q, folding)``: rotations (m,4) with the ``folding`` joints (of chains asked to
+  fold) that rest on a bound moved a little into their ranges, or None when none rests on one.
 """
 
 
@@ -48,4 +50,7 @@ class JointLimits:
         raise NotImplementedError
 
     def escape_start(self, q, moved, attempt):
+        raise NotImplementedError
+
+    def fold_start(self, q, folding):
         raise NotImplementedError

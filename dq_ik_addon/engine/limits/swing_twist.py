@@ -4,7 +4,8 @@ The settings are ``SwingTwistLimits`` (the ranges of the README's limit semantic
 bone). Over a solve's joints they give the linear rows of ``swing_twist_rows.LimitRows``
 (Baerlocher §5.4.2–5.4.3), the projection of ``swing_twist_projection.LimitProjection``
 (§3.7.2 / App. D) with every unlimited joint's ranges open, so that one projection also retracts
-any joint that steps in parameter space, and the escape starts towards the centre of each range.
+any joint that steps in parameter space, and the escape starts towards the centre of each range
+(and the fold start, a little way towards it, of a joint resting on a swing bound).
 """
 
 import numpy as np
@@ -31,6 +32,13 @@ _PARAMETER_SWING = 2.0
 _ESCAPE_AIMS = ((0.5, (0.0, 0.0, 0.0)), (1.0, (0.0, 0.0, 0.0)),
                 (1.0, (0.4, 0.0, 0.4)), (1.0, (-0.4, 0.0, -0.4)))
 _ESCAPE_SPREAD = 0.8
+# A fresh start moves a joint that rests on a swing bound, in a chain asked to fold, this share
+# of the way to the centre of its ranges (``fold_start``): on the 159-bone metarig with keyed
+# targets and nothing animated (``benchmarks/frame_change.py``'s paths, four seeds) 0.05 left
+# some frames escaping, 0.1 none, 0.3 brought back a 169° turn between frames
+_FOLD = 0.1
+# a swing this close to a bound (radians, or of the ellipse's 1) rests on it
+_RESTING = 1e-6
 
 
 class SwingTwistLimits(SwingTwistRanges):
@@ -89,18 +97,47 @@ class SwingTwistJoints(JointLimits):
         return row_dots(params[:, :2], params[:, :2]) <= _PARAMETER_SWING ** 2
 
     def escape_start(self, q, moved, attempt):
-        lim = self.ranges
-        shift = moved & lim.enabled
-        s_x, s_z, tau = swing_twist_params(q)
         if attempt < len(_ESCAPE_AIMS):
             fraction, offsets = _ESCAPE_AIMS[attempt]
         else:
             fraction, offsets = 1.0, np.random.default_rng(attempt).uniform(
                 -_ESCAPE_SPREAD, _ESCAPE_SPREAD, (3, len(q)))
+        return self._towards(q, moved & self.ranges.enabled, fraction, offsets)
+
+    def fold_start(self, q, folding):
+        """``q`` with the ``folding`` joints that rest on a swing bound (a knee or an elbow
+        straight at rest, on its hinge's end) swung ``_FOLD`` of the way to the centre of their
+        swing ranges (their twist kept), or None when none rests on one."""
+        lim = self.ranges
+        s_x, s_z, _ = swing_twist_params(q)
+        a = np.where(s_x >= 0.0, lim.swing_x_max, -lim.swing_x_min)    # the quadrant's axes
+        b = np.where(s_z >= 0.0, lim.swing_z_max, -lim.swing_z_min)
+        ellipse = np.divide(s_x, a, out=np.zeros_like(s_x), where=a > 0.0) ** 2 \
+            + np.divide(s_z, b, out=np.zeros_like(s_z), where=b > 0.0) ** 2
+        resting = folding & lim.enabled & (
+            _on_closed_half(s_x, lim.swing_x_min, lim.swing_x_max)
+            | _on_closed_half(s_z, lim.swing_z_min, lim.swing_z_max)
+            | (ellipse >= 1.0 - _RESTING))
+        if not resting.any():
+            return None
+        return self._towards(q, resting, _FOLD, np.zeros((3, len(q))), twist=False)
+
+    def _towards(self, q, shift, fraction, offsets, twist=True):
+        """``q`` with the joints ``shift`` moved ``fraction`` of the way (in swing and, with
+        ``twist``, twist parameters) to their aims, ``offsets`` (3,m) half-ranges from the
+        centre of each range; inside the limits."""
+        lim = self.ranges
         aims = [(np.asarray(lo) + np.asarray(hi)) / 2 + o * (np.asarray(hi) - np.asarray(lo)) / 2
                 for (lo, hi), o in zip(((lim.swing_x_min, lim.swing_x_max),
                                         (lim.swing_z_min, lim.swing_z_max),
                                         (lim.twist_min, lim.twist_max)), offsets)]
-        moved_to = quat_from_swing_twist(*(v + fraction * (aim - v)
-                                           for v, aim in zip((s_x, s_z, tau), aims)))
+        shares = (fraction, fraction, fraction if twist else 0.0)
+        moved_to = quat_from_swing_twist(*(v + share * (aim - v) for v, aim, share
+                                           in zip(swing_twist_params(q), aims, shares)))
         return self.project(np.where(shift[:, None], moved_to, q))
+
+
+def _on_closed_half(values, low, high):
+    """The swings ``values`` that rest on a half-axis closed by a bound of 0 (a hinge's straight
+    end, ``swing_x_min`` 0): at it, or past it by at most ``_RESTING``."""
+    return (low >= 0.0) & (values <= _RESTING) | (high <= 0.0) & (values >= -_RESTING)
