@@ -26,6 +26,7 @@ both hands share the spine and settle together.
 
 import numpy as np
 
+from .acceptance import better
 from .quaternion import qcanonical, qexp, qlog, qmul
 
 ATTEMPTS = 16  # escapes per solve: 10 left 1 of 400 random problems on the 159-bone rig unsolved
@@ -94,31 +95,48 @@ def escape(problem, q, world, errors, attempt, settled_near=False):
     return new if not np.array_equal(new, q) else None
 
 
-def folded_start(problem, q, world):
-    """``(q, world)``: the start ``q`` of a solve (its FK ``world``), or, when limited joints in
-    the chain of a position task that the start does not meet rest on a swing bound, the start
-    with those joints moved a little into their ranges (``JointLimits.fold_start``) and its FK.
-    A straight knee or elbow on its hinge's end (the rest pose under the HUMANOID limits) folds
-    only to second order, so the first steps could not see that bending it brings the foot in:
-    the descent crept along the hip and ankle until it stalled and escaped (every frame of a
-    keyed-target playback on limb chains, about 18 iterations each), and frames next to each
-    other escaped into other poses. Started bent a little, the limb meets its target directly,
-    bent the same way on every frame (Baerlocher §4.5.6 on straight chains). Every unmet task
-    is taken, not only those nearer than the tip: a threshold on the distance made the targets
-    crossing it jump between poses."""
-    limits, tasks = problem.limits, problem.tasks
+def folded_start(problem, q, world, measure):
+    """``(q, world, unfolded)``: the start ``q`` of a solve (its FK ``world``), or, when the
+    chains of position tasks it does not meet, with targets within reach, hold hinges (a knee,
+    an elbow: one swing axis locked) or joints resting on a swing bound, the start with those
+    swung a little towards the centre of their ranges (``JointLimits.fold_start``) and its FK;
+    ``unfolded``: then the given start's state (``measure``'s), else None (``kept_start``).
+    From the rest pose under the HUMANOID limits a knee or an elbow is nearly straight, and the
+    first steps could as well straighten it on towards its hyperextension bound, where the
+    descent crept and escaped (every frame of a keyed-target playback on limb chains), and
+    neighbouring frames escaped into other poses; started bent a little the way the range
+    bends, the limb meets its target directly, bent the same way on every frame. Every unmet
+    task is taken, not only those nearer than the tip: a threshold on the distance made the
+    targets crossing it jump between poses."""
+    limits, tasks, tol = problem.limits, problem.tasks, problem.settings.tolerance
     if limits is None:
-        return q, world
-    folding = tasks.reaches_point & (np.linalg.norm(tasks.goals() - tasks.tails(world), axis=1)
-                                     > problem.settings.tolerance)
+        return q, world, None
+    goals = tasks.goals()
+    roots = world[problem.chain_roots, :3, 3]
+    beyond = np.where(problem.exact_reach, ~problem.free_chains,
+                      np.linalg.norm(goals - roots, axis=1) >= problem.chain_reach - tol)
+    folding = tasks.reaches_point & ~beyond & (
+        np.linalg.norm(goals - tasks.tails(world), axis=1) > tol)
     joints = problem.joints
     folded = None if not folding.any() else \
         limits.fold_start(q[joints], tasks.joint_masks[folding].any(axis=0)[joints])
     if folded is None:
-        return q, world
-    q = q.copy()
-    q[joints] = folded
-    return q, problem.fk(q)
+        return q, world, None
+    start = q.copy()
+    start[joints] = folded
+    return start, problem.fk(start), measure(q, world)
+
+
+def kept_start(problem, best, unfolded, tolerance):
+    """The best state of a solve from a folded start (``folded_start``), or the start it was
+    folded from, ``unfolded``, when that solve neither met every task nor beat it by more than
+    the ``tolerance`` in priority order: a start that was already the closest reachable pose
+    (a bake played back with its tasks on, a result solved again) stays where it is, instead of
+    ending at another compromise as good (limbs turned up to 114° on a played-back bake)."""
+    if unfolded is None or problem.converged(best[2], best[3]) \
+            or better(best[3], unfolded[3], tolerance, tolerance):
+        return best
+    return unfolded
 
 
 def futile_here(futile, errors, tolerance):

@@ -24,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 
 from .acceptance import TimeBudget, better, blocked, holds, hopeless, stalled
-from .escapes import ATTEMPTS, escape, folded_start, futile_here
+from .escapes import ATTEMPTS, escape, folded_start, futile_here, kept_start
 from .independent_parts import search_step
 from .measure import SolveResult, measure, put_back, state_of
 from .moving_joints_fk import GivenPose
@@ -145,20 +145,18 @@ class Solver:
 
     def solve(self, rotations, preferred=None, remember=False, locations=None):
         """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3;
-        None: the given ones), preferring them too; on a stall short of a reachable target,
-        escape and go on, the rest pull then aiming at the escaped pose. The best state seen, in
-        priority order, is returned, so escapes never make it worse. ``max_iterations`` bounds
-        each descent: the first, and each one after an escape. A solve that settled short of its
-        targets (not cut short by ``max_iterations`` or the time budget) is remembered: solving
-        again from its result (within ``solve_memory.SAME_POSE``, e.g. after a round trip through
-        float32 pose channels) with the same targets, given pose and obstacles returns it at
-        once, with 0 iterations. A start within ``SAME_POSE`` of the last result, with the same
-        given pose, continues from that result exactly; such a warm solve does not escape again
-        while the last escapes found nothing better and its targets stay as far
-        (``escapes.futile_here``). With ``remember``, the solve starts with no warm memory
-        (``reset``), its result is kept by its exact inputs and a solve with the same inputs
-        returns it (``solve_memory.ResultCache``); its escapes leave the tasks within
-        ``escapes.NEAR`` of their targets alone."""
+        None: the given ones), preferring them (a fresh start is folded, ``folded_start``); on a
+        stall short of a reachable target, escape and go on, the rest pull then aiming at the
+        escaped pose. The best state seen, in priority order, is returned, so escapes never make
+        it worse. ``max_iterations`` bounds each descent. A solve that settled short of its
+        targets (not cut short) is remembered: solving again from its result (within
+        ``solve_memory.SAME_POSE``: a round trip through float32 channels) with the same
+        targets, given pose and obstacles returns it at once, with 0 iterations. A start within
+        ``SAME_POSE`` of the last result, with the same given pose, continues from it exactly;
+        such a warm solve does not escape again while the last escapes found nothing better and
+        its targets stay as far (``escapes.futile_here``). With ``remember``, the solve starts
+        with no warm memory (``reset``), its result is kept by its exact inputs (``ResultCache``)
+        and its escapes leave the tasks within ``escapes.NEAR`` of their targets alone."""
         if remember:
             self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps
@@ -191,7 +189,8 @@ class Solver:
         unremembered, settled, finite = preferred is None, False, True
         preferred = q if preferred is None else slides.state(
             qnormalize(np.asarray(preferred, float)[self.bones]), located)
-        q, world = (q, world) if last is not None else folded_start(problem, q, world)
+        q, world, unfolded = (q, world, None) if last is not None else \
+            folded_start(problem, q, world, self._measure)
         state = best = self._measure(q, world)
         history, groups = [state[3]], [problem.state_groups(state)]  # levels, groups (stop tests)
         iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
@@ -248,6 +247,7 @@ class Solver:
                 steps.restart()
                 state = self._measure(escaped)
                 history, groups = [state[3]], [problem.state_groups(state)]
+        best = kept_start(problem, best, unfolded, tol)
         self.clock.end(iterations)
         result = self._result(full, best, iterations, escapes, stall, history, memo_key,
                               unremembered and settled,

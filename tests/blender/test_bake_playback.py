@@ -166,3 +166,42 @@ def test_playback_after_a_bake_that_keeps_the_tasks_on_shows_the_baked_keys(clea
     obj.dqik.use_solve_on_frame_change = False
     played, _ = bakes.played(obj, names, range(2, 8))
     assert bakes.same_rotations(played, shown) <= 1e-5
+
+
+def test_a_bake_played_back_with_its_tasks_on_keeps_its_closest_reachable_poses(clean_scene,
+                                                                               dqik):
+    """HUMANOID limits, limb chains (Chain Length 3), the feet at rest, the hands keyed 1.5 m
+    out from the shoulders in random directions (beyond reach: every frame a closest reachable
+    pose), baked with the tasks kept on, then played with Solve on Frame Change: each frame
+    starts from its baked keys, already where its solve settles, and stays within 10° of them
+    (a fresh solve that swung the knees and elbows first, ``escapes.folded_start``, and kept
+    what it found ended elsewhere, up to 114°)."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset()
+    effectors = ["foot.L", "foot.R", "hand.L", "hand.R"]
+    empties = sp.add_targets(obj, effectors, chain_count=3)
+    rng = np.random.default_rng(1)
+    for frame in range(1, 21):
+        for name, empty in empties.items():
+            point = sp.world_tail(obj, name)
+            if name.startswith("hand"):
+                way = rng.normal(size=3)
+                point = np.array(obj.pose.bones[name.replace("hand", "upper_arm")].head) \
+                    + 1.5 * way / np.linalg.norm(way)
+            empty.location = point
+            empty.keyframe_insert("location", frame=frame)
+    scene = bpy.context.scene
+    scene.frame_set(1)
+    assert bpy.ops.dqik.bake(frame_start=1, frame_end=20, switch_off_tasks=False) == {'FINISHED'}
+
+    def rotations():
+        return np.array([pb.rotation_quaternion[:] for pb in obj.pose.bones])
+    baked = []
+    for frame in range(1, 21):
+        scene.frame_set(frame)
+        baked.append(rotations())
+    obj.dqik.use_solve_on_frame_change = True
+    for frame in range(1, 21):
+        scene.frame_set(frame)
+        turn = 2.0 * np.arccos(np.clip(np.abs((baked[frame - 1] * rotations()).sum(1)), 0, 1))
+        assert np.degrees(turn).max() <= 10.0, frame

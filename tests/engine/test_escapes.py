@@ -1,6 +1,8 @@
 """``escapes``: a level with a target out of reach settles at its compromise without escapes, and
 escapes that found nothing are not repeated while the target stays out of reach."""
 
+from types import SimpleNamespace
+
 import numpy as np
 from chains import (
     identity_pose,
@@ -11,6 +13,7 @@ from chains import (
     uniform_limits,
 )
 
+from dq_ik_addon.engine.escapes import kept_start
 from dq_ik_addon.engine.limits import limit_violation
 from dq_ik_addon.engine.solver import Solver
 from dq_ik_addon.engine.tasks import Position, Task
@@ -63,3 +66,17 @@ def test_escapes_that_found_nothing_are_not_repeated_while_the_target_stays_out_
     assert escapes[0] > 0 and escapes[1:5] == [0, 0, 0, 0] and max(iterations[1:5]) <= 3
     assert escapes[5] == 0 and iterations[5] > 0      # reachable again: converges
     assert escapes[6] > 0
+
+
+def test_a_fold_is_kept_only_when_it_meets_the_tasks_or_beats_the_start_by_the_tolerance():
+    """``kept_start``: the state solved from a folded start is kept when it meets every task or
+    is better than the unfolded start by more than the tolerance in priority order; otherwise
+    the unfolded start (a closest reachable pose solved again stays where it was)."""
+    tol = 1e-5
+    problem = SimpleNamespace(converged=lambda errors, levels: levels.max() <= tol)
+    start = ("start", None, None, np.array([0.0, 0.30]))
+    assert kept_start(problem, start, None, tol) is start
+    for levels, kept in (([0.0, 0.0], "best"), ([0.0, 0.29], "best"),
+                         ([0.0, 0.300005], "start"), ([0.0, 0.299995], "start")):
+        best = ("best", None, None, np.array(levels))
+        assert kept_start(problem, best, start, tol)[0] == kept

@@ -400,6 +400,19 @@ def test_swing_twist_jacobian_matches_central_differences(rng):
         np.testing.assert_allclose(jacobian[:, :, k], (ahead - behind) / (2 * h), atol=1e-7)
 
 
+def test_fold_start_swings_a_hinge_wherever_it_is_a_little_towards_its_centre():
+    """Knees under the HUMANOID limits are hinges (swing Z locked, X from -15° to 125°): at
+    rest, bent 30° and bent 100°, each swings a tenth of the way to the centre (55°) in X, its
+    Z and twist kept at 0."""
+    knee = make_limits(np.radians(-15.0), np.radians(125.0), 0.0, 0.0, np.radians(-10.0),
+                       np.radians(10.0), n=3)
+    joints = knee.for_joints(np.arange(3), np.ones(3))
+    bent = quat_from_swing_twist(np.radians([0.0, 30.0, 100.0]), np.zeros(3), np.zeros(3))
+    s_x, s_z, tau = swing_twist_params(joints.fold_start(bent, np.ones(3, bool)))
+    np.testing.assert_allclose(np.degrees(s_x), [5.5, 32.5, 95.5], atol=1e-9)
+    np.testing.assert_allclose(np.concatenate([s_z, tau]), 0.0, atol=1e-12)
+
+
 def test_fold_start_swings_a_joint_resting_on_a_bound_a_little_into_its_range():
     """Three joints at rest (identity): a hinge whose range starts at its rest (swing X from 0),
     one whose range holds the rest inside it, and the hinge again but not folding. Only the

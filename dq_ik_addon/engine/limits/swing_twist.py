@@ -5,7 +5,7 @@ bone). Over a solve's joints they give the linear rows of ``swing_twist_rows.Lim
 (Baerlocher §5.4.2–5.4.3), the projection of ``swing_twist_projection.LimitProjection``
 (§3.7.2 / App. D) with every unlimited joint's ranges open, so that one projection also retracts
 any joint that steps in parameter space, and the escape starts towards the centre of each range
-(and the fold start, a little way towards it, of a joint resting on a swing bound).
+(and the fold start, a little way towards it, of a hinge or a joint resting on a swing bound).
 """
 
 import numpy as np
@@ -32,10 +32,10 @@ _PARAMETER_SWING = 2.0
 _ESCAPE_AIMS = ((0.5, (0.0, 0.0, 0.0)), (1.0, (0.0, 0.0, 0.0)),
                 (1.0, (0.4, 0.0, 0.4)), (1.0, (-0.4, 0.0, -0.4)))
 _ESCAPE_SPREAD = 0.8
-# A fresh start moves a joint that rests on a swing bound, in a chain asked to fold, this share
-# of the way to the centre of its ranges (``fold_start``): on the 159-bone metarig with keyed
-# targets and nothing animated (``benchmarks/frame_change.py``'s paths, four seeds) 0.05 left
-# some frames escaping, 0.1 none, 0.3 brought back a 169° turn between frames
+# A fresh start swings a hinge (or a joint on a swing bound) in the chain of an unmet target this
+# share of the way to the centre of its swing ranges (``fold_start``): on the 159-bone metarig
+# with keyed targets and nothing animated (``benchmarks/frame_change.py``'s paths, four seeds)
+# 0.05 left some frames escaping, 0.1 none, 0.3 brought back a 169° turn between frames
 _FOLD = 0.1
 # a swing this close to a bound (radians, or of the ellipse's 1) rests on it
 _RESTING = 1e-6
@@ -105,22 +105,24 @@ class SwingTwistJoints(JointLimits):
         return self._towards(q, moved & self.ranges.enabled, fraction, offsets)
 
     def fold_start(self, q, folding):
-        """``q`` with the ``folding`` joints that rest on a swing bound (a knee or an elbow
-        straight at rest, on its hinge's end) swung ``_FOLD`` of the way to the centre of their
-        swing ranges (their twist kept), or None when none rests on one."""
+        """``q`` with the ``folding`` joints that are hinges (one swing axis locked: a knee, an
+        elbow) or rest on a swing bound swung ``_FOLD`` of the way to the centre of their swing
+        ranges (their twist kept), or None when there is none."""
         lim = self.ranges
         s_x, s_z, _ = swing_twist_params(q)
+        locked_x = (lim.swing_x_min == 0.0) & (lim.swing_x_max == 0.0)
+        locked_z = (lim.swing_z_min == 0.0) & (lim.swing_z_max == 0.0)
         a = np.where(s_x >= 0.0, lim.swing_x_max, -lim.swing_x_min)    # the quadrant's axes
         b = np.where(s_z >= 0.0, lim.swing_z_max, -lim.swing_z_min)
         ellipse = np.divide(s_x, a, out=np.zeros_like(s_x), where=a > 0.0) ** 2 \
             + np.divide(s_z, b, out=np.zeros_like(s_z), where=b > 0.0) ** 2
-        resting = folding & lim.enabled & (
-            _on_closed_half(s_x, lim.swing_x_min, lim.swing_x_max)
-            | _on_closed_half(s_z, lim.swing_z_min, lim.swing_z_max)
-            | (ellipse >= 1.0 - _RESTING))
-        if not resting.any():
+        bound = (ellipse >= 1.0 - _RESTING) \
+            | ~locked_x & _on_closed_half(s_x, lim.swing_x_min, lim.swing_x_max) \
+            | ~locked_z & _on_closed_half(s_z, lim.swing_z_min, lim.swing_z_max)
+        moved = folding & lim.enabled & ((locked_x != locked_z) | bound)
+        if not moved.any():
             return None
-        return self._towards(q, resting, _FOLD, np.zeros((3, len(q))), twist=False)
+        return self._towards(q, moved, _FOLD, np.zeros((3, len(q))), twist=False)
 
     def _towards(self, q, shift, fraction, offsets, twist=True):
         """``q`` with the joints ``shift`` moved ``fraction`` of the way (in swing and, with
