@@ -41,6 +41,11 @@ _UNFOLD_ANGLE = 0.15  # radians: enough for the Jacobian to see a fold, small be
 _STRAIGHT_COSINE = np.cos(np.radians(2.0))  # a chain within 2° of straight is straight
 # A warm solve escapes again after futile escapes once an unmet task is this fraction closer
 _FUTILE_CLOSER = 0.5
+# A target this fraction of the model's size from its tail, or farther, folds its chain whole;
+# a nearer one folds it in proportion (``folded_start``: a start near its targets, the last
+# frame's result or a pose the user set, is barely moved, and the fold grows with the error
+# without a step that would make nearby targets end in other poses)
+_FOLD_FULL = 0.1
 
 
 def escape(problem, q, world, errors, attempt, settled_near=False):
@@ -115,11 +120,12 @@ def folded_start(problem, q, world, measure):
     roots = world[problem.chain_roots, :3, 3]
     beyond = np.where(problem.exact_reach, ~problem.free_chains,
                       np.linalg.norm(goals - roots, axis=1) >= problem.chain_reach - tol)
-    folding = tasks.reaches_point & ~beyond & (
-        np.linalg.norm(goals - tasks.tails(world), axis=1) > tol)
+    error = np.linalg.norm(goals - tasks.tails(world), axis=1)
+    folding = tasks.reaches_point & ~beyond & (error > tol)
+    share = np.where(folding, np.minimum(1.0, error / (_FOLD_FULL * problem.size)), 0.0)
     joints = problem.joints
-    folded = None if not folding.any() else \
-        limits.fold_start(q[joints], tasks.joint_masks[folding].any(axis=0)[joints])
+    folded = None if not folding.any() else limits.fold_start(
+        q[joints], (tasks.joint_masks * share[:, None]).max(axis=0)[joints])
     if folded is None:
         return q, world, None
     start = q.copy()

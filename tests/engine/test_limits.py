@@ -403,7 +403,7 @@ def test_swing_twist_jacobian_matches_central_differences(rng):
 def test_fold_start_swings_a_hinge_wherever_it_is_a_little_towards_its_centre():
     """Knees under the HUMANOID limits are hinges (swing Z locked, X from -15° to 125°): at
     rest, bent 30° and bent 100°, each swings a tenth of the way to the centre (55°) in X, its
-    Z and twist kept at 0."""
+    Z and twist kept at 0; folded by half (a target nearer), half of that."""
     knee = make_limits(np.radians(-15.0), np.radians(125.0), 0.0, 0.0, np.radians(-10.0),
                        np.radians(10.0), n=3)
     joints = knee.for_joints(np.arange(3), np.ones(3))
@@ -411,6 +411,8 @@ def test_fold_start_swings_a_hinge_wherever_it_is_a_little_towards_its_centre():
     s_x, s_z, tau = swing_twist_params(joints.fold_start(bent, np.ones(3, bool)))
     np.testing.assert_allclose(np.degrees(s_x), [5.5, 32.5, 95.5], atol=1e-9)
     np.testing.assert_allclose(np.concatenate([s_z, tau]), 0.0, atol=1e-12)
+    half = swing_twist_params(joints.fold_start(bent, np.full(3, 0.5)))[0]
+    np.testing.assert_allclose(np.degrees(half), [2.75, 31.25, 97.75], atol=1e-9)  # in proportion
 
 
 def test_fold_start_swings_a_joint_resting_on_a_bound_a_little_into_its_range():

@@ -105,9 +105,9 @@ class SwingTwistJoints(JointLimits):
         return self._towards(q, moved & self.ranges.enabled, fraction, offsets)
 
     def fold_start(self, q, folding):
-        """``q`` with the ``folding`` joints that are hinges (one swing axis locked: a knee, an
-        elbow) or rest on a swing bound swung ``_FOLD`` of the way to the centre of their swing
-        ranges (their twist kept), or None when there is none."""
+        """``q`` with the joints that are hinges (one swing axis locked: a knee, an elbow) or
+        rest on a swing bound swung ``folding`` (m,) in [0, 1] times ``_FOLD`` of the way to the
+        centre of their swing ranges (their twist kept), or None when there is none to move."""
         lim = self.ranges
         s_x, s_z, _ = swing_twist_params(q)
         locked_x = (lim.swing_x_min == 0.0) & (lim.swing_x_max == 0.0)
@@ -119,15 +119,15 @@ class SwingTwistJoints(JointLimits):
         bound = (ellipse >= 1.0 - _RESTING) \
             | ~locked_x & _on_closed_half(s_x, lim.swing_x_min, lim.swing_x_max) \
             | ~locked_z & _on_closed_half(s_z, lim.swing_z_min, lim.swing_z_max)
-        moved = folding & lim.enabled & ((locked_x != locked_z) | bound)
+        moved = (folding > 0.0) & lim.enabled & ((locked_x != locked_z) | bound)
         if not moved.any():
             return None
-        return self._towards(q, moved, _FOLD, np.zeros((3, len(q))), twist=False)
+        return self._towards(q, moved, _FOLD * folding, np.zeros((3, len(q))), twist=False)
 
     def _towards(self, q, shift, fraction, offsets, twist=True):
-        """``q`` with the joints ``shift`` moved ``fraction`` of the way (in swing and, with
-        ``twist``, twist parameters) to their aims, ``offsets`` (3,m) half-ranges from the
-        centre of each range; inside the limits."""
+        """``q`` with the joints ``shift`` moved ``fraction`` (a number, or one per joint) of
+        the way (in swing and, with ``twist``, twist parameters) to their aims, ``offsets``
+        (3,m) half-ranges from the centre of each range; inside the limits."""
         lim = self.ranges
         aims = [(np.asarray(lo) + np.asarray(hi)) / 2 + o * (np.asarray(hi) - np.asarray(lo)) / 2
                 for (lo, hi), o in zip(((lim.swing_x_min, lim.swing_x_max),
