@@ -190,20 +190,23 @@ def run_dq_solver(b, use_limits):
     out = {"cold": [], "warm": [], "cold_err": [], "warm_err": [], "violation": [], "iterations": []}
 
     def solve(targets, start, phase):
+        """Solve from ``start`` ((rotations, locations); None locations: the given ones) and
+        write the result, the pelvis's slide too (the HUMANOID preset turns on Translation)."""
         solver.retarget(targets[order])  # new targets for the same tasks
-        ms, result = common.fastest_ms(lambda: solver.solve(start), common.same_warm_start(solver))
+        ms, result = common.fastest_ms(lambda: solver.solve(start[0], locations=start[1]),
+                                       common.same_warm_start(solver))
         out[phase].append(ms)
         out["iterations"].append(result.iterations)
-        common.set_rotations(b.obj, result.rotations)
+        common.set_rotations(b.obj, result.rotations, result.locations)
         b.bpy.context.view_layer.update()
         out[phase + "_err"].extend(b.reach(targets))
         if use_limits:
             out["violation"].append((b.channel_violation(), b.evaluated_violation()))
-        return result.rotations
+        return result.rotations, result.locations
 
     for targets in b.cold:
-        solve(targets, rest, "cold")
-    q = solve(b.path[0], rest, "cold")
+        solve(targets, (rest, None), "cold")
+    q = solve(b.path[0], (rest, None), "cold")
     out["cold"].pop()  # the path's first solve only seeds the warm start
     out["cold_err"][-len(b.effectors):] = []
     for targets in b.path[1:]:
