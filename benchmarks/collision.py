@@ -79,16 +79,16 @@ def run(kind, dqik, with_collider):
     tasks, names, _ = dqik.dq_ik_addon.blender.settings.scene_tasks.read_tasks(obj, session.model)
     targets = np.array([task.target for task in tasks])
     hand = names.index("hand.L")
-    rotations = pose.rotations()
+    rotations, locations = pose.rotations(), None     # (the given locations)
     times, iterations, depth = [], [], 0.0
     for target in hand_goals(obj, tail):
         targets[hand] = target
         solver.retarget(targets)
-        ms, result = common.fastest_ms(lambda: solver.solve(rotations),
+        ms, result = common.fastest_ms(lambda: solver.solve(rotations, locations=locations),
                                        common.same_warm_start(solver))
         times.append(ms)
         iterations.append(result.iterations)
-        rotations = result.rotations
+        rotations, locations = result.rotations, result.locations   # with the pelvis's slide
         if with_collider:   # the deepest capsule sample past the margin
             depth = max(depth, -float(result.contacts.clearances.min(initial=0.0)))
     bpy.context.view_layer.update()
