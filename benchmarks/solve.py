@@ -137,7 +137,8 @@ class Bench:
                                              COLD[quick], SEGMENTS[quick])
 
     def rest(self):
-        common.set_rotations(self.obj, np.tile([1.0, 0, 0, 0], (len(self.model), 1)))
+        n = len(self.model)      # rotations and locations: the engine rows write the slides
+        common.set_rotations(self.obj, np.tile([1.0, 0, 0, 0], (n, 1)), np.zeros((n, 3)))
 
     def move_targets(self, targets):
         for empty, target in zip(self.empties.values(), targets):

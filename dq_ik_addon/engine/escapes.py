@@ -22,6 +22,11 @@ reach jump between compromises and cost every escape at every step. A group is t
 level linked through the joints they move (``Problem._groups``): a hand dragged beyond reach on
 its own arm leaves the other arm of its level free to escape, while with chains to the root
 both hands share the spine and settle together.
+
+Before a fresh solve's first step, ``folded_start`` swings the hinges of the chains of unmet
+targets within reach a little towards the centre of their ranges, so a nearly straight knee or
+elbow starts bent the way it bends (the first escape's move, made small and in advance); and
+``kept_start`` keeps the given start when what the solve finds from there is no better.
 """
 
 import numpy as np

@@ -1,7 +1,7 @@
 """The IK solve: iterate prioritized, joint-limited steps from a warm start until the tasks settle.
 
-Each iteration (Baerlocher Fig. 5.12 and §5.4.2; a fresh start bends chains asked to fold off
-their swing bounds first, ``escapes.folded_start``):
+Each iteration (Baerlocher Fig. 5.12 and §5.4.2; a fresh start first swings the hinges of the
+chains of unmet targets within reach a little into their ranges, ``escapes.folded_start``):
 
 1. FK of the current rotations and the task errors (``problem.Problem``).
 2. A step (``steps``): a chord step when a correction is small enough, else a full step: the

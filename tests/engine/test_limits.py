@@ -416,8 +416,8 @@ def test_fold_start_swings_a_hinge_wherever_it_is_a_little_towards_its_centre():
 
 
 def test_fold_start_swings_a_joint_resting_on_a_bound_a_little_into_its_range():
-    """Three joints at rest (identity): a hinge whose range starts at its rest (swing X from 0),
-    one whose range holds the rest inside it, and the hinge again but not folding. Only the
+    """Three joints at rest (identity): one whose swing-X range starts at its rest (X from 0),
+    one whose range holds the rest inside it, and the first again but not folding. Only the
     first is moved: a tenth of the way to the centre of its swing ranges, its twist kept."""
     limits = make_limits([0.0, -1.0, 0.0], [2.0, 1.0, 2.0], [-0.2, -1.0, -0.2], [0.2, 1.0, 0.2],
                          [-0.3, -1.0, -0.3], [0.1, 1.0, 0.1])

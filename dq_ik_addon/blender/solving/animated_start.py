@@ -41,7 +41,7 @@ class AnimatedStart:
         (``slid`` mask) unanimated components at theirs. A component's base is taken again from
         its channel when the channel no longer holds there what the last solve wrote (the user
         set it, or the bone was not one of these then)."""
-        animated = self.animated_components(obj, pose)
+        animated = self.animated_masks(obj, pose)
         still = {channel: np.zeros(animated[channel].shape, dtype=bool)
                  for channel in _ROTATION_CHANNELS}
         for mode, rows in pose.modes.items():
@@ -72,7 +72,7 @@ class AnimatedStart:
         for channel, base in self.channels.items():
             base.restore(state[channel])
 
-    def animated_components(self, obj, pose):
+    def animated_masks(self, obj, pose):
         """``{channel: (n,c) mask}``: the components of each bone's rotation channel (its rotation
         mode's; the other rotation channels: none) and location channel that an F-curve or a
         driver sets."""

@@ -19,8 +19,8 @@ joint's Δθ columns). The solver asks it for:
 - ``limited`` (m,): which joints have limits (the escapes turn the others towards rest);
 - ``escape_start(q, moved, attempt)``: rotations (m,4) for the ``attempt``-th escape from a
   local minimum, the ``moved`` joints moved into their ranges;
-- ``fold_start(q, folding)``: rotations (m,4) with the ``folding`` joints (of chains asked to
-  fold) that rest on a bound moved a little into their ranges, or None when none rests on one.
+- ``fold_start(q, folding)``: rotations (m,4) with the hinges and the joints resting on a bound
+  moved ``folding`` (m,) in [0, 1] of a little way into their ranges, or None when none moves.
 """
 
 
