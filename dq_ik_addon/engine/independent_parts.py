@@ -5,9 +5,8 @@ level: a joint of either chain, or one above a chain that still carries it (a pe
 above two arms on Chain Length 2 turns their targets' chains about it, and moves the heads
 their reach is measured from). The connected components of that relation (``connected``) are the
 solve's parts: four limb chains of two bones below still bones make four. A part's task errors
-are a function of its own columns only, so
-one measure of a step gives each part's errors under its own share of the step, whatever the
-other parts' shares are. Each part then runs its own line search (``acceptance.step_search``),
+are a function of its own columns only, so one measure of a step gives each part's errors under
+its own share of the step, whatever the other parts' shares are. Each part then runs its own line search (``acceptance.step_search``),
 all of them in step: every trial combines each part's current candidate (or the step it has
 already kept) into one step, measured once, and each search is sent its part's level errors
 (the sums of its groups' errors, ``Problem.level_errors``). A part held on its limits (a foot
@@ -18,14 +17,15 @@ capture clip under the HUMANOID limits took 21–119 iterations.
 The combined step is kept when it makes no level worse in priority order, as ``line_search``
 would; otherwise (a second-order restoration inside the trial, ``Steps.restored``, acts on every
 part at once) the whole step goes through ``line_search`` instead. When no part keeps any share
-of its step, there is none (the whole step's first trial was not kept either). Solves with contacts (their
-penetration is one total), loop tasks (a loop's error reads its partner's chain too) or keepers
-(a bone turned as another, ``kept_rotations``) are searched whole.
+of its step, there is none (the whole step's first trial was not kept either). Solves with
+contacts (their penetration is one total), loop tasks (a loop's error reads its partner's chain
+too) or keepers (a bone turned as another, ``kept_rotations``) are searched whole.
 """
 
 import numpy as np
 
 from .acceptance import _TRADE, compare_levels, line_search, step_search
+from .jacobian import column_mask
 
 
 def connected(linked):
@@ -62,8 +62,8 @@ class IndependentParts:
         if problem.contacts is not None or problem.keepers.size or len(tasks) < 2 or any(
                 t.partner >= 0 for t in tasks.tasks):
             return None
-        carried = problem.moves[np.ix_(problem.column_joints, tasks.bones)].T    # (T, C)
-        parts = cls(np.repeat(carried, 3, axis=1), problem.group_sums, problem.group_levels)
+        parts = cls(column_mask(problem.moves[:, tasks.bones].T, problem.column_joints),
+                    problem.group_sums, problem.group_levels)
         return parts if parts.count > 1 else None
 
     def line_search(self, trial, groups_of, step_scale, steps, current, predicted, corrected,
