@@ -118,6 +118,7 @@ class MovingJointsFK:
         local[hung] = False
         self.locals, self.local_channels = np.flatnonzero(local), None
         self._keyed_locals, self._locals_version = None, 0     # (``locals_key``)
+        self._locals_of = (None, None)   # (an evaluated pose, its ``_local_channels``): the last
 
     def _part_of(self, values):
         """The rows of the driven part (and its hung parents) of per-bone ``values``, or None."""
@@ -172,6 +173,8 @@ class MovingJointsFK:
         none."""
         if not self.locals.size:
             return None
+        if world is self._locals_of[0]:     # ``locals_key`` and then ``start``, on one given pose
+            return self._locals_of[1]
         bones = self.locals
         parents = self.model.parents[bones]
         channels = np.linalg.inv(self.model.rest_offsets[bones]) @ np.linalg.inv(world[parents]) \
@@ -179,9 +182,10 @@ class MovingJointsFK:
         axes, size = channels[:, :3, :3], max(1.0, float(np.abs(world[:, :3, 3]).max()))
         turning = (np.abs(np.einsum('kji,kjl->kil', axes, axes) - np.eye(3)).max(axis=(1, 2))
                    <= _SAME_LOCAL) & (np.abs(channels[:, :3, 3]).max(axis=1) <= _SAME_LOCAL * size)
-        if not turning.any():
-            return None
-        return np.searchsorted(self.moving, bones[turning]), channels[turning]
+        found = None if not turning.any() else \
+            (np.searchsorted(self.moving, bones[turning]), channels[turning])
+        self._locals_of = (world, found)
+        return found
 
     def _channels(self, state):
         """``(rotations, locations)`` of the bones from the solve's ``state``: its first n rows,

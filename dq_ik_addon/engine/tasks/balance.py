@@ -87,6 +87,9 @@ class Balance(TaskKind):
         ``Problem.column_joints``) the fractions of those bones it carries (``moves``: the
         model's ``descendants_mask``), less what the ``keepers`` the FK turns take back."""
         self.parts = []
+        # keepers: the share of each one's lever each column loses (``KeptColumns``), and the
+        # mass fractions it carries (per body)
+        kept = KeptColumns(model, columns, moves, keepers)
         for body in self.bodies:
             massive = body.massive()
             weights = np.asarray(body.masses, float)[massive]
@@ -95,9 +98,6 @@ class Balance(TaskKind):
             supports = np.flatnonzero(body.supports)
             ends_moved = np.repeat(np.tile(moves[np.ix_(columns, supports)].T, (2, 1)), 3,
                                    axis=1)                     # (2S, 3M): heads, then tails
-            # keepers: the share of each one's lever each column loses (``KeptColumns``), and
-            # the mass fractions it carries
-            kept = KeptColumns(model, columns, moves, keepers)
             self.parts.append((massive, model.lengths[massive], weights, carried,
                                np.repeat(carried.sum(axis=1), 3), supports,
                                model.lengths[body.supports], ends_moved, kept.keepers,
