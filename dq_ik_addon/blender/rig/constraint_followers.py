@@ -62,6 +62,7 @@ import numpy as np
 
 from ..settings.target_dependencies import acts
 from .channel_paths import bone_channel
+from .pose import TRANSFORM_CHANNELS
 
 _WORLD = 'WORLD'
 # Constraints that only turn (and stretch) a bone about its head towards a target (module docstring)
@@ -212,11 +213,7 @@ def _driven_channels(obj):
     """The names of the bones a driver sets a transform channel of."""
     data = obj.animation_data
     named = (bone_channel(fcurve.data_path) for fcurve in (() if data is None else data.drivers))
-    return {name for name, channel in named if channel in _TRANSFORM_CHANNELS}
-
-
-_TRANSFORM_CHANNELS = frozenset({"location", "rotation_quaternion", "rotation_euler",
-                                 "rotation_axis_angle", "scale"})
+    return {name for name, channel in named if channel in TRANSFORM_CHANNELS}
 
 
 _LOCAL = 'LOCAL'

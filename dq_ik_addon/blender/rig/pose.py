@@ -16,6 +16,7 @@ from .rotation_modes import bones_by_mode, channel_of, from_quaternions, to_quat
 # every pose channel but the rotation mode: (channel, width)
 POSE_CHANNELS = (("rotation_quaternion", 4), ("rotation_euler", 3), ("rotation_axis_angle", 4),
                  ("location", 3), ("scale", 3))
+TRANSFORM_CHANNELS = frozenset(channel for channel, _ in POSE_CHANNELS)   # their names
 
 
 class PoseSnapshot:

@@ -23,9 +23,7 @@ from ..errors import ArmatureError
 from ..settings.target_dependencies import acts, bones_followed, turned_bone_followed
 from .arrays import read_array
 from .channel_paths import bone_channel
-from .pose import POSE_CHANNELS
-
-_TRANSFORM_CHANNELS = {channel for channel, _ in POSE_CHANNELS}
+from .pose import TRANSFORM_CHANNELS
 
 
 def locked_bones(obj):
@@ -59,7 +57,7 @@ def changed_after_solve(obj, model, moved):
                for name, active in _acting_constraints(obj, names).items()}
     for fcurve in _drivers(obj):
         name, channel = bone_channel(fcurve.data_path)
-        if name in names and channel in _TRANSFORM_CHANNELS:
+        if name in names and channel in TRANSFORM_CHANNELS:
             reasons.setdefault(name, f"a driver on {channel}")
     if not reasons:
         return None
@@ -107,7 +105,7 @@ def shown_as_solved(obj, model, bones, moved, riding):
     sources = set()
     for fcurve in _drivers(obj):
         owner, channel = bone_channel(fcurve.data_path)
-        if owner in carried and channel in _TRANSFORM_CHANNELS:
+        if owner in carried and channel in TRANSFORM_CHANNELS:
             return False
         if owner in above:
             sources.update(_transform_reads(obj, fcurve.driver))
