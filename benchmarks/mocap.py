@@ -15,7 +15,8 @@ two-bone chains (``chain_count`` 2): the limb chains of the issue.
 - ``frame set alone``: the clip with neither, for what evaluating the animation costs.
 - ``HUMANOID preset``: a copy of the clip (same action and targets) with the preset applied:
   the clip's elbows leave the preset's hinge, so its limits move the arms off the animation,
-  and the frames where the foot is out of reach converge along the limits (not a goal row).
+  and the frames where the foot is out of reach converge along the limits; its slowest frame
+  counts towards the goal.
 - Bake: ``FrameBake.finish()`` (DQ IK's ``dqik.bake`` loop), with a new solver and again after
   a playback of the range (every frame's solve remembered by its exact inputs), against
   ``bpy.ops.nla.bake(visual_keying=True, bake_types={'POSE'})`` of the constrained copy;
@@ -194,7 +195,7 @@ def main():
     clip.dqik.use_solve_on_frame_change, limited.dqik.use_solve_on_frame_change = False, True
     mute_constraints(rig, True)
     frame_changes(range(1, 6))
-    samples = frame_changes(range(1, FRAMES + 1))
+    samples = times["HUMANOID"] = frame_changes(range(1, FRAMES + 1))
     rows.append(["DQ IK, HUMANOID preset (a copy)", f"{np.median(samples):.2f}",
                  f"{np.percentile(samples, 90):.2f}", f"{samples.max():.2f}"])
     bpy.data.objects.remove(limited)
@@ -215,7 +216,8 @@ def main():
     print(f"Human metarig (159 bones), four limb tasks: frame change median {median:.2f} ms, "
           f"slowest {slowest:.2f} ms")
     ratio = np.median(times["DQ IK"]) / np.median(times["Blender IK constraints"])
-    worst = max(times["DQ IK"].max(), times["DQ IK + Soft Reach 5 %"].max(), slowest)
+    worst = max(max(times[label].max() for label in ("DQ IK", "DQ IK + Soft Reach 5 %",
+                                                     "HUMANOID")), slowest)
     met = ratio <= 5.0 and worst <= 20.0 and ours >= 0.5 * blenders
     print(f"\nRun time {time.perf_counter() - started:.0f} s. Goals: {GOALS} → "
           f"{'met' if met else 'NOT met'} (frame change {ratio:.1f}× Blender's IK, slowest "

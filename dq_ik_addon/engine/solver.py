@@ -24,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 
 from .acceptance import TimeBudget, better, blocked, holds, hopeless, stalled
-from .escapes import ATTEMPTS, escape, folded_start, futile_here, kept_start
+from .escapes import ATTEMPTS, Returns, escape, folded_start, futile_here, kept_start
 from .independent_parts import search_step
 from .measure import SolveResult, measure, put_back, state_of
 from .moving_joints_fk import GivenPose
@@ -144,17 +144,17 @@ class Solver:
             np.asarray(rotations, dtype=np.float64)[self.bones], self.given.locations))
 
     def solve(self, rotations, preferred=None, remember=False, locations=None):
-        """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3;
-        None: the given ones), preferring them (a fresh start is folded, ``folded_start``); on a
-        stall short of a reachable target, escape and go on, the rest pull then aiming at the
-        escaped pose. The best state seen, in priority order, is returned, so escapes never make
-        it worse. ``max_iterations`` bounds each descent. A solve that settled short of its
-        targets (not cut short) is remembered: solving again from its result (within
-        ``solve_memory.SAME_POSE``: a round trip through float32 channels) with the same
-        targets, given pose and obstacles returns it at once, with 0 iterations. A start within
-        ``SAME_POSE`` of the last result, with the same given pose, continues from it exactly;
-        such a warm solve does not escape again while the last escapes found nothing better and
-        its targets stay as far (``escapes.futile_here``). With ``remember``, the solve starts
+        """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3; None:
+        the given ones), preferring them (a fresh start is folded, ``folded_start``); on a stall
+        short of a reachable target, escape and go on, the rest pull then aiming at the escaped pose
+        (``escapes.Returns`` ends them). The best state seen, in priority order, is returned, so
+        escapes never make it worse. ``max_iterations`` bounds each descent (since an escape). A
+        solve that settled short of its targets (not cut short) is remembered: solving again from
+        its result (within ``solve_memory.SAME_POSE``: a round trip through float32 channels) with
+        the same targets, given pose and obstacles returns it at once, with 0 iterations. A start
+        within ``SAME_POSE`` of the last result, with the same given pose, continues from it
+        exactly; such a warm solve does not escape again while the last escapes found nothing better
+        and its targets stay as far (``escapes.futile_here``). With ``remember``, the solve starts
         with no warm memory (``reset``), its result is kept by its exact inputs (``ResultCache``)
         and its escapes leave the tasks within ``escapes.NEAR`` of their targets alone."""
         if remember:
@@ -193,7 +193,7 @@ class Solver:
             folded_start(problem, q, world, self._measure)
         state = best = self._measure(q, world)
         history, groups = [state[3]], [problem.state_groups(state)]  # levels, groups (stop tests)
-        iterations, descent, escapes, stall = 0, 0, 0, None    # descent: since the last escape
+        iterations, descent, escapes, stall, returns = 0, 0, 0, None, Returns()
         steps.begin()
         while descent < settings.max_iterations and len(problem.column_joints):
             steps.weigh(iterations)
@@ -237,13 +237,13 @@ class Solver:
             if stop or trial is None or stalled(groups, tol) or (
                     escapes and hopeless(history, best[3], tol)):
                 stall = stall or (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
-                escaped = None if escapes >= ATTEMPTS or (
+                escaped = None if escapes >= ATTEMPTS or returns.enough(state[3], tol) or (
                     last is not None and futile_here(self._futile, stall[1], tol)) \
                     else escape(problem, *state[:3], escapes, remember)
                 if escaped is None:
                     settled = True  # nothing left to try: the closest reachable pose
                     break
-                escapes, descent, preferred = escapes + 1, 0, escaped
+                escapes, descent, preferred, returns.left = escapes + 1, 0, escaped, best[3]
                 steps.restart()
                 state = self._measure(escaped)
                 history, groups = [state[3]], [problem.state_groups(state)]

@@ -1,5 +1,6 @@
-"""``escapes``: a level with a target out of reach settles at its compromise without escapes, and
-escapes that found nothing are not repeated while the target stays out of reach."""
+"""``escapes``: a level with a target out of reach settles at its compromise without escapes,
+escapes that found nothing are not repeated while the target stays out of reach, and escapes end
+once they keep finding the compromise they escaped from."""
 
 from types import SimpleNamespace
 
@@ -13,7 +14,8 @@ from chains import (
     uniform_limits,
 )
 
-from dq_ik_addon.engine.escapes import kept_start
+from dq_ik_addon.engine import escapes as escapes_module
+from dq_ik_addon.engine.escapes import RETURNS, kept_start
 from dq_ik_addon.engine.limits import limit_violation
 from dq_ik_addon.engine.solver import Solver
 from dq_ik_addon.engine.tasks import Position, Task
@@ -66,6 +68,26 @@ def test_escapes_that_found_nothing_are_not_repeated_while_the_target_stays_out_
     assert escapes[0] > 0 and escapes[1:5] == [0, 0, 0, 0] and max(iterations[1:5]) <= 3
     assert escapes[5] == 0 and iterations[5] > 0      # reachable again: converges
     assert escapes[6] > 0
+
+
+def test_escapes_end_once_they_keep_finding_the_compromise_they_escaped_from(monkeypatch):
+    """A target inside the chain's rest-length reach but out of reach under its limits, whose
+    escapes fall back into the first stall's compromise: the solve settles there after
+    ``RETURNS`` escapes, at the compromise that all 16 escapes end at, in a fraction of their
+    iterations."""
+    model = straight_chain(3)
+    limits = uniform_limits(3, swing=0.3, twist=0.1)
+    results = []
+    for returns in (RETURNS, escapes_module.ATTEMPTS + 1):
+        monkeypatch.setattr(escapes_module, "RETURNS", returns)
+        solver = Solver(model, [Task(Position, 2, np.array([1.8, 1.5, 0.0]))], limits)
+        results.append(solver.solve(identity_pose(3)))
+    settled, exhausted = results
+    assert settled.steps["escapes"] == RETURNS
+    assert exhausted.steps["escapes"] == escapes_module.ATTEMPTS
+    assert abs(settled.errors[0] - exhausted.errors[0]) <= 1e-6
+    assert settled.iterations * 4 <= exhausted.iterations
+    assert limit_violation(settled.rotations, limits).max() <= 1e-6
 
 
 def test_a_fold_is_kept_only_when_it_meets_the_tasks_or_beats_the_start_by_the_tolerance():
