@@ -106,7 +106,11 @@ class Balance(TaskKind):
         self.armed = {}     # task: (n', room) of the step being solved again (``arm``)
 
     def set_targets(self, targets):
-        """New up directions, and with them each ground plane's basis ``(u, v)`` (3,2)."""
+        """New up directions, and with them each ground plane's basis ``(u, v)`` (3,2); the same
+        ones keep what was measured on them (a live tick's new hand targets: its first measure
+        is the pose the last tick ended at)."""
+        if np.array_equal(targets, self.targets):
+            return
         super().set_targets(targets)
         self.planes = [plane_basis(up) for up in self.targets]
         self._geometry_of = (None, None)     # measured on the old planes
