@@ -194,17 +194,19 @@ def matrix_to_quat(m):
     Shepperd's method: of the four rows of the symmetric matrix ``K = 4 q qᵀ`` (diagonal
     ``1 + tr``, ``1 + 2m_ii − tr``), take the one with the largest diagonal and normalize it.
     K's entries are linear in m's, so K is one product of the flattened matrices with a fixed
-    (9, 16) matrix (``_K_OF_M``) plus 1 on its diagonal, for any number of matrices at once.
+    (9, 16) matrix (``_K_OF_M``) plus 1 on its diagonal, for any number of matrices at once. The
+    chosen row is divided by its norm, negated where its w is negative (``qcanonical`` of
+    ``qnormalize``, in one division: K's diagonal sums to 4, so the row's norm is at least 1).
     """
     m = np.asarray(m, dtype=float)
     lead = m.shape[:-2]
     flat = m.reshape(-1, 3, 3)
     norms = np.sqrt((flat * flat).sum(axis=1))
     flat = flat / np.where(norms > 0.0, norms, 1.0)[:, None, :]
-    k = flat.reshape(-1, 9).dot(_K_OF_M)
-    k[:, _K_DIAGONAL] += 1.0
-    rows = k.reshape(-1, 4, 4)[np.arange(len(k)), np.argmax(k[:, _K_DIAGONAL], axis=1)]
-    return qcanonical(qnormalize(rows)).reshape(lead + (4,))
+    k = flat.reshape(-1, 9).dot(_K_OF_M) + _K_ONE
+    rows = k.reshape(-1, 4, 4)[np.arange(len(k)), np.argmax(k[:, ::5], axis=1)]
+    signed_norms = np.sqrt(row_dots(rows, rows)) * np.where(rows[:, 0] < 0.0, -1.0, 1.0)
+    return (rows / signed_norms[:, None]).reshape(lead + (4,))
 
 
 def _k_of_m():
@@ -228,7 +230,7 @@ def _k_of_m():
 
 
 _K_OF_M = _k_of_m()
-_K_DIAGONAL = np.arange(4) * 5      # K's diagonal in its 16 entries
+_K_ONE = np.where(np.arange(16) % 5 == 0, 1.0, 0.0)    # 1 on K's diagonal (every 5th of 16)
 
 
 def quat_from_axis_angle(axis, angle):
