@@ -157,20 +157,26 @@ def kept_start(problem, best, unfolded, tolerance):
 class Returns:
     """The escapes of one solve that found the compromise they escaped from again: their descent
     stalled with the level errors of the best state before them, within a tenth of the
-    tolerance. Random restarts that keep falling back into one pose say it is the closest
-    reachable (Baerlocher §4.5.6: restarts end when they stop finding better minima): a
-    target just beyond what the limits let a chain reach (a hand 1.4 mm short on the mocap
-    benchmark under the HUMANOID preset) found it again on 4 of its 16 escapes and cost 83
-    iterations, 49 ms; after ``RETURNS`` such returns the solve settles there."""
+    tolerance, and found nothing better on the way. Random restarts that keep falling back
+    into one pose say it is the closest reachable (Baerlocher §4.5.6: restarts end when they
+    stop finding better minima): a target just beyond what the limits let a chain reach (a
+    hand 1.4 mm short on the mocap benchmark under the HUMANOID preset) found it again on 4 of
+    its 16 escapes and cost 83 iterations, 49 ms; after ``RETURNS`` returns to one compromise
+    the solve settles there. An escape that finds a better one starts the count again."""
 
     def __init__(self):
         self.count = 0
         self.left = None    # the best level errors when the last escape began
 
-    def enough(self, levels, tolerance):
-        """Count the stall at ``levels`` (after an escape) and say whether escapes should end."""
-        if self.left is not None and \
-                compare_levels(levels, self.left, 0.1 * tolerance, 0.5 * tolerance) == 0:
+    def enough(self, levels, best, tolerance):
+        """Count the stall at ``levels`` (after an escape; ``best``: the best level errors now)
+        and say whether escapes should end."""
+        if self.left is None:
+            return False
+        margin, reached = 0.1 * tolerance, 0.5 * tolerance
+        if compare_levels(best, self.left, margin, reached) < 0:
+            self.count = 0      # a better compromise: the returns to the old one are void
+        elif compare_levels(levels, self.left, margin, reached) == 0:
             self.count += 1
         return self.count >= RETURNS
 

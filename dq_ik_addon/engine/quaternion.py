@@ -196,7 +196,8 @@ def matrix_to_quat(m):
     K's entries are linear in m's, so K is one product of the flattened matrices with a fixed
     (9, 16) matrix (``_K_OF_M``) plus 1 on its diagonal, for any number of matrices at once. The
     chosen row is divided by its norm, negated where its w is negative (``qcanonical`` of
-    ``qnormalize``, in one division: K's diagonal sums to 4, so the row's norm is at least 1).
+    ``qnormalize``, in one division: K's diagonal sums to 4, so a finite row's norm is at least
+    1).
     """
     m = np.asarray(m, dtype=float)
     lead = m.shape[:-2]
@@ -205,8 +206,10 @@ def matrix_to_quat(m):
     flat = flat / np.where(norms > 0.0, norms, 1.0)[:, None, :]
     k = flat.reshape(-1, 9).dot(_K_OF_M) + _K_ONE
     rows = k.reshape(-1, 4, 4)[np.arange(len(k)), np.argmax(k[:, ::5], axis=1)]
-    signed_norms = np.sqrt(row_dots(rows, rows)) * np.where(rows[:, 0] < 0.0, -1.0, 1.0)
-    return (rows / signed_norms[:, None]).reshape(lead + (4,))
+    norms = np.sqrt(row_dots(rows, rows))
+    if not all_true(norms > 0.0):   # a matrix with NaN: the identity, as ``qnormalize`` gives
+        return qcanonical(qnormalize(rows)).reshape(lead + (4,))
+    return (rows / (norms * np.where(rows[:, 0] < 0.0, -1.0, 1.0))[:, None]).reshape(lead + (4,))
 
 
 def _k_of_m():

@@ -237,8 +237,8 @@ class Solver:
             if stop or trial is None or stalled(groups, tol) or (
                     escapes and hopeless(history, best[3], tol)):
                 stall = stall or (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
-                escaped = None if escapes >= ATTEMPTS or returns.enough(state[3], tol) or (
-                    last is not None and futile_here(self._futile, stall[1], tol)) \
+                escaped = None if escapes >= ATTEMPTS or returns.enough(state[3], best[3], tol) \
+                    or (last is not None and futile_here(self._futile, stall[1], tol)) \
                     else escape(problem, *state[:3], escapes, remember)
                 if escaped is None:
                     settled = True  # nothing left to try: the closest reachable pose

@@ -109,7 +109,7 @@ class Balance(TaskKind):
         """New up directions, and with them each ground plane's basis ``(u, v)`` (3,2); the same
         ones keep what was measured on them (a live tick's new hand targets: its first measure
         is the pose the last tick ended at)."""
-        if np.array_equal(targets, self.targets):
+        if getattr(self, "planes", None) is not None and np.array_equal(targets, self.targets):
             return
         super().set_targets(targets)
         self.planes = [plane_basis(up) for up in self.targets]
