@@ -122,6 +122,35 @@ def test_ticks_in_updates_read_the_rig_again_only_when_an_update_reports_it(clea
     live.stop()
 
 
+def test_a_pose_channel_set_between_two_moves_is_kept_by_the_next_tick(clean_scene, dqik):
+    """Ticks in updates that reported only a moved target take the pose channels as the last
+    tick wrote them, without reading them back (``SetUpWatch.stands``); a channel set from
+    Python between two moves reports the armature, so the next tick reads the pose again and
+    its write keeps the value set (a bone no chain moves: its channels are written as read)."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    feet, hand = _feet_and_hand(obj)
+    live = _live(dqik, obj)
+    bpy.context.view_layer.update()
+    start = sp.world_tail(obj, "hand.L")
+    for k in range(1, 4):
+        hand.location = start + np.array([0.0, -0.01, -0.01]) * k
+        bpy.context.view_layer.update()
+    assert live.session.watch.stands(True)
+    other = obj.pose.bones["hand.R"]
+    other.location = (0.01, 0.02, 0.03)
+    other.rotation_quaternion = (0.9, 0.1, 0.2, 0.3)
+    set_location, set_rotation = np.array(other.location), np.array(other.rotation_quaternion)
+    before = live.last
+    hand.location = start + np.array([0.0, -0.04, -0.04])
+    bpy.context.view_layer.update()
+    assert live.last is not before
+    assert np.array_equal(np.array(other.location), set_location)
+    assert np.array_equal(np.array(other.rotation_quaternion), set_rotation)
+    assert sp.effector_errors(obj, {**feet, "hand.L": hand}).max() <= REACHED
+    live.stop()
+
+
 def test_a_frame_change_makes_the_next_tick_in_an_update_read_keyed_settings(clean_scene,
                                                                              dqik):
     """A frame change calls no depsgraph update handler, and keys may switch a task off: the

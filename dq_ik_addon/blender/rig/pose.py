@@ -24,7 +24,13 @@ class PoseSnapshot:
     (float32, the mode as its enum value): what live posing and a bake put back bit for bit,
     and what a live tick compares to see whether the pose moved."""
 
-    def __init__(self, obj):
+    def __init__(self, obj, stored=None):
+        """Read every channel of ``obj``, or take ``stored``, the channels Blender is known to
+        hold (``PoseArrays.stored``: what a tick wrote, when nothing has changed the pose
+        since)."""
+        if stored is not None:
+            self.channels = stored
+            return
         bones = obj.pose.bones
         count = len(bones)
         self.channels = {attr: read_array(bones, attr, width, np.float32, count)
@@ -80,8 +86,15 @@ class PoseArrays:
     def key(self):
         """``PoseSnapshot.key`` of the pose as ``write`` leaves it (the values as float32, as
         Blender stores them)."""
-        return tuple(self.channels[attr].astype(np.float32).tobytes()
-                     for attr, _ in POSE_CHANNELS) + (self.mode_values.tobytes(),)
+        return self.stored(None).key()
+
+    def stored(self, obj):
+        """The ``PoseSnapshot`` of ``obj`` as ``write`` leaves it, without reading it back: every
+        channel as float32 (what Blender stores, rounded as ``foreach_set`` rounds) and the
+        rotation modes read."""
+        channels = {attr: self.channels[attr].astype(np.float32) for attr, _ in POSE_CHANNELS}
+        channels["rotation_mode"] = self.mode_values
+        return PoseSnapshot(obj, channels)
 
     def rotations(self, rows=None):
         """(n,4) unit quaternions relative to rest, converted from each bone's rotation mode;

@@ -260,7 +260,8 @@ class Session:
         if self.baking:
             return None
         begun = time.perf_counter()
-        inputs = TickInputs.read(self._armature())
+        inputs = TickInputs.read(self._armature(), written=self._written
+                                 if self.watch.stands(after_update) else None)
         last, moved = self.last_result, self._moves(inputs)
         finished = last is not None and (last.error or after_update or not last.cut_short
                                          or self._stuck >= _STUCK_TICKS)

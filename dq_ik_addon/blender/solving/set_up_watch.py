@@ -12,23 +12,27 @@ tick (``session.py``).
   armature's scale and IK/FK switches, in the UI and in scripts.
 - Every tick also compares the values of the DQ IK settings that keys or drivers set
   (``animated_settings.values``: a task keyed on at frame 20, a driven weight).
-- A live tick taken in a depsgraph update (``LivePosing.follow``) skips those comparisons (and
-  the session reuses ``rig_checks.shown_as_solved``'s reading of the constraints and drivers)
-  while no update has reported the armature since the last tick that made them
-  (``armature_updated``, from ``live_posing.note_updates``): everything they read (bones, locks,
-  constraints, drivers, keys) reports the armature, object or data, when it changes, and a
-  dragged target does not (measured with bpy 5.0.1; about 0.5 ms of a tick on a 706-bone Rigify
-  rig). The pose a tick writes in that update is evaluated without calling the handlers again,
-  so it does not count as a change; one written outside an update (the timer's tick) does, and
-  the next tick checks again. What no such update reports counts as a change too: a frame change
-  (``scene.frame_set`` calls no ``depsgraph_update_post``, and keys may set DQ IK settings:
-  ``frame_change_post`` marks every session, ``sessions.armatures_changed``), whatever happened
-  before a live posing started (it starts unchecked), and a read of the rig that failed.
+- A live tick taken in a depsgraph update (``LivePosing.follow``) skips those comparisons (and the
+  session reuses ``rig_checks.shown_as_solved``'s reading of the constraints and drivers) while no
+  update has reported the armature since the last tick that made them (``armature_updated``, from
+  ``live_posing.note_updates``): everything they read (bones, locks, constraints, drivers, keys)
+  reports the armature, object or data, when it changes, and a dragged target does not (measured
+  with bpy 5.0.1; about 0.5 ms of a tick on a 706-bone Rigify rig). Such a tick takes the pose
+  channels as the last tick wrote them too, without reading them back (``stands``; about 0.13 ms on
+  that rig): a channel set in the interface or from Python reports the armature. The pose a tick
+  writes in that update is evaluated without calling the handlers again, so it does not count as a
+  change; one written outside an update (the timer's tick) does, and the next tick checks again.
+  What no such update reports counts as a change too: a frame change (``scene.frame_set`` calls no
+  ``depsgraph_update_post``, and keys may set DQ IK settings: ``frame_change_post`` marks every
+  session, ``sessions.armatures_changed``), whatever happened before a live posing started (it
+  starts unchecked), and a read of the rig that failed.
 
 What bypasses all of them, so a script must call ``Session.invalidate()`` after it: writing a
 ``PoseBone.dqik`` setting as a raw ID property (``pose_bone.dqik["stiffness"] = 0.5``, which calls
-no ``update`` callback). Comparing every bone's settings by value on each tick would cost about
-0.45 ms on 159 bones, most of what the session saves (measured with bpy 5.0.1).
+no ``update`` callback), and pose channels written with ``foreach_set`` and no ``update_tag`` during
+live posing (Blender does not evaluate them either). Comparing every bone's settings by value on
+each tick would cost about 0.45 ms on 159 bones, most of what the session saves (measured with bpy
+5.0.1).
 """
 
 import math
@@ -58,6 +62,12 @@ class SetUpWatch:
 
     def armature_updated(self):
         self._stands = False
+
+    def stands(self, trusted):
+        """True when a tick in a depsgraph update (``trusted``) may take the armature as the
+        last tick left it, its pose channels those that tick wrote: no update has reported
+        the armature since the last comparison (module docstring) and nothing marked it."""
+        return trusted and self._stands and not self.dirty
 
     def changed(self, obj, inputs, unit, trusted):
         """True when the rig of ``obj`` must be read again, by the ``TickInputs`` ``inputs`` and

@@ -31,10 +31,12 @@ class TickInputs:
     view_layer: object = None
 
     @classmethod
-    def read(cls, obj, view_layer=None):
-        """The inputs of a tick of the armature ``obj``, read now (``view_layer``: above)."""
-        return cls(obj, armature_settings(obj), *collision_settings(obj), PoseSnapshot(obj),
-                   view_layer)
+    def read(cls, obj, view_layer=None, written=None):
+        """The inputs of a tick of the armature ``obj``, read now (``view_layer``: above); the
+        pose channels those of ``written`` (a ``PoseArrays`` a tick wrote) when it is known
+        that nothing changed them since (``SetUpWatch.stands``)."""
+        snapshot = PoseSnapshot(obj) if written is None else written.stored(obj)
+        return cls(obj, armature_settings(obj), *collision_settings(obj), snapshot, view_layer)
 
     @cached_property
     def unit(self):
