@@ -36,17 +36,27 @@ def bones_by_mode(modes):
     """``{rotation_mode identifier: (n,) mask of its bones}`` for every mode in use (quaternion
     first, then by name), from the bones' ``rotation_mode`` enum values ``modes`` (n,), read
     with one ``foreach_get`` (a Python loop over the bones' ``rotation_mode`` costs ~0.6 µs a
-    bone); the identifiers (``QUATERNION``, ``XYZ`` …, ``AXIS_ANGLE``) are read from RNA once."""
+    bone); the identifiers (``QUATERNION``, ``XYZ`` …, ``AXIS_ANGLE``) are read from RNA once.
+    The same ``modes`` as the last call's give that call's masks again (every tick and frame
+    reads the modes; they seldom change): do not modify them."""
+    key = modes.tobytes()
+    if _LAST_MODES[0] == key:
+        return _LAST_MODES[1]
     if not _MODE_IDENTIFIERS:
         _MODE_IDENTIFIERS.update(
             (item.value, item.identifier)
             for item in bpy.types.PoseBone.bl_rna.properties["rotation_mode"].enum_items)
     in_use = {_MODE_IDENTIFIERS[value]: value for value in set(modes.tolist())}
-    return {mode: modes == in_use[mode]
-            for mode in sorted(in_use, key=lambda mode: (mode != 'QUATERNION', mode))}
+    found = {mode: modes == in_use[mode]
+             for mode in sorted(in_use, key=lambda mode: (mode != 'QUATERNION', mode))}
+    for mask in found.values():
+        mask.flags.writeable = False
+    _LAST_MODES[:] = [key, found]
+    return found
 
 
 _MODE_IDENTIFIERS = {}  # rotation_mode enum value → identifier
+_LAST_MODES = [None, None]  # (the modes of the last call as bytes, its masks)
 
 
 def to_quaternions(mode, values):
