@@ -151,6 +151,68 @@ def test_a_pose_channel_set_between_two_moves_is_kept_by_the_next_tick(clean_sce
     live.stop()
 
 
+def test_a_tick_that_raises_leaves_no_pose_for_the_next_to_take_as_held(clean_scene, dqik):
+    """A tick that raises after reading the rig (the drag released, no task left) has checked
+    the set-up, so the next tick in an update may trust it; the pose it would take as held is
+    gone with the failed tick, and a channel set meanwhile is read and kept."""
+    obj = rigs.metarig("basic")
+    other = bpy.data.objects.new("unrelated", None)
+    bpy.context.scene.collection.objects.link(other)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode='POSE')
+    bpy.context.view_layer.update()
+    live = _live(dqik, obj)
+    tip = sp.world_tail(obj, "hand.L")
+    live.drag("hand.L", tip + np.array([0.0, -0.1, -0.1]))
+    assert live.tick() is not None          # the timer's tick writes the pose
+    live.drag(None, None)
+    bpy.context.view_layer.update()         # its tick in the update has no task: raises
+    bone = obj.pose.bones["hand.R"]
+    bone.rotation_quaternion = (0.9, 0.1, 0.2, 0.3)
+    kept = np.array(bone.rotation_quaternion)
+    bpy.context.view_layer.update()         # reports the armature: read, and raises again
+    live.drag("hand.L", tip + np.array([0.0, -0.15, -0.1]))
+    other.location = (1.0, 2.0, 3.0)
+    before = live.last
+    bpy.context.view_layer.update()         # trusted: nothing reported the armature since
+    assert live.last is not before
+    assert np.array_equal(np.array(bone.rotation_quaternion), kept)
+    live.stop()
+
+
+def test_ticks_read_the_channels_drivers_set_after_their_write(clean_scene, dqik,
+                                                               monkeypatch):
+    """A driver of a solved bone that reads another solved bone is evaluated again after a
+    tick's write, with no update that reports the armature: the next tick takes the other
+    channels as it wrote them but reads the driven ones, so what it starts from is what Blender
+    holds."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset(preset='HUMANOID')
+    feet, hand = _feet_and_hand(obj)
+    driver = obj.driver_add('pose.bones["spine.003"].rotation_quaternion', 3).driver
+    driver.type = 'SCRIPTED'
+    variable = driver.variables.new()
+    variable.targets[0].id = obj
+    variable.targets[0].data_path = 'pose.bones["forearm.L"].rotation_quaternion[1]'
+    driver.expression = f"0.5 * {variable.name}"
+    bpy.context.view_layer.update()
+    live = _live(dqik, obj)
+    bpy.context.view_layer.update()
+    inputs, taken = dqik.dq_ik_addon.blender.solving.session.TickInputs, []
+    read = inputs.read
+    monkeypatch.setattr(inputs, "read", lambda *args, **kwargs: taken.append(
+        read(*args, **kwargs)) or taken[-1])
+    start, trusted, held = sp.world_tail(obj, "hand.L"), [], []
+    for k in range(1, 6):
+        held.append(dqik.dq_ik_addon.blender.rig.pose.PoseSnapshot(obj).key())
+        hand.location = start + np.array([0.0, -0.03, -0.03]) * k
+        bpy.context.view_layer.update()
+        trusted.append(live.session.watch.trusting)
+        assert taken[-1].snapshot.key() == held[-1]
+    assert len(set(held)) == 5 and all(trusted[1:])      # the driver turned the spine each time
+    live.stop()
+
+
 def test_a_frame_change_makes_the_next_tick_in_an_update_read_keyed_settings(clean_scene,
                                                                              dqik):
     """A frame change calls no depsgraph update handler, and keys may switch a task off: the

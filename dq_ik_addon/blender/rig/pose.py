@@ -24,18 +24,20 @@ class PoseSnapshot:
     (float32, the mode as its enum value): what live posing and a bake put back bit for bit,
     and what a live tick compares to see whether the pose moved."""
 
-    def __init__(self, obj, stored=None):
-        """Read every channel of ``obj``, or take ``stored``, the channels Blender is known to
-        hold (``PoseArrays.stored``: what a tick wrote, when nothing has changed the pose
-        since)."""
-        if stored is not None:
-            self.channels = stored
-            return
+    def __init__(self, obj):
         bones = obj.pose.bones
         count = len(bones)
         self.channels = {attr: read_array(bones, attr, width, np.float32, count)
                          for attr, width in POSE_CHANNELS}
         self.channels["rotation_mode"] = read_array(bones, "rotation_mode", 1, np.int32, count)
+
+    @classmethod
+    def of(cls, channels):
+        """A snapshot of the ``channels`` Blender is known to hold, without reading them
+        (``PoseArrays.stored``)."""
+        snapshot = cls.__new__(cls)
+        snapshot.channels = channels
+        return snapshot
 
     def key(self):
         """The snapshot as bytes (to compare by value)."""
@@ -86,15 +88,19 @@ class PoseArrays:
     def key(self):
         """``PoseSnapshot.key`` of the pose as ``write`` leaves it (the values as float32, as
         Blender stores them)."""
-        return self.stored(None).key()
+        return self.stored().key()
 
-    def stored(self, obj):
-        """The ``PoseSnapshot`` of ``obj`` as ``write`` leaves it, without reading it back: every
+    def stored(self, obj=None, fresh=()):
+        """The ``PoseSnapshot`` of the pose as ``write`` leaves it, without reading it back: every
         channel as float32 (what Blender stores, rounded as ``foreach_set`` rounds) and the
-        rotation modes read."""
-        channels = {attr: self.channels[attr].astype(np.float32) for attr, _ in POSE_CHANNELS}
+        rotation modes read; but the channels named in ``fresh``, read from ``obj`` (those that
+        drivers set: Blender evaluates them again after the write)."""
+        bones = None if obj is None else obj.pose.bones
+        channels = {attr: read_array(bones, attr, width, np.float32, len(self.quaternion))
+                    if attr in fresh else self.channels[attr].astype(np.float32)
+                    for attr, width in POSE_CHANNELS}
         channels["rotation_mode"] = self.mode_values
-        return PoseSnapshot(obj, channels)
+        return PoseSnapshot.of(channels)
 
     def rotations(self, rows=None):
         """(n,4) unit quaternions relative to rest, converted from each bone's rotation mode;

@@ -11,6 +11,8 @@ through, and moved bones whose own transform Blender changes after the solve.
 - Constraints and drivers on a moved bone change what Blender shows after the solve has
   written its channels; such bones are named in a warning (found when the solver is built,
   reported by every solve with it).
+- Drivers that set pose channels (``driven_pose_channels``) write them back after the solve:
+  a live tick reads those channels again even when it may take the others as it wrote them.
 - What Blender shows is what was solved (``shown_as_solved``) unless such a bone is moved or
   carried to a task, or a bone above a task's chain follows a turned bone through a constraint
   or a driver: only then does ``dqik.solve`` evaluate the whole rig to measure its report.
@@ -145,6 +147,14 @@ def _transform_reads(obj, driver):
             elif target.bone_target:
                 reads.add(target.bone_target)
     return reads
+
+
+def driven_pose_channels(obj):
+    """The names of the pose channels (``pose.POSE_CHANNELS``) that a driver of the armature,
+    not muted, sets on some bone: Blender writes their evaluated values back into the pose, also
+    after a tick has written it, without an update that reports the armature."""
+    named = (bone_channel(fcurve.data_path)[1] for fcurve in _drivers(obj))
+    return frozenset(channel for channel in named if channel in TRANSFORM_CHANNELS)
 
 
 def _drivers(obj):

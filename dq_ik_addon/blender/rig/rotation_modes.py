@@ -39,7 +39,7 @@ def bones_by_mode(modes):
     bone); the identifiers (``QUATERNION``, ``XYZ`` …, ``AXIS_ANGLE``) are read from RNA once.
     The same ``modes`` as the last call's give that call's masks again (every tick and frame
     reads the modes; they seldom change): do not modify them."""
-    key = modes.tobytes()
+    key = (modes.dtype.str, modes.tobytes())
     if _LAST_MODES[0] == key:
         return _LAST_MODES[1]
     if not _MODE_IDENTIFIERS:
@@ -56,7 +56,7 @@ def bones_by_mode(modes):
 
 
 _MODE_IDENTIFIERS = {}  # rotation_mode enum value → identifier
-_LAST_MODES = [None, None]  # (the modes of the last call as bytes, its masks)
+_LAST_MODES = [None, None]  # (the modes of the last call: their type and bytes; its masks)
 
 
 def to_quaternions(mode, values):

@@ -35,7 +35,7 @@ from ..rig.arrays import evaluated_matrices
 from ..rig.constraint_followers import switch_bones
 from ..rig.objects import check_editable
 from ..rig.reader import read_rig
-from ..rig.rig_checks import riding_to_tasks, shown_as_solved
+from ..rig.rig_checks import driven_pose_channels, riding_to_tasks, shown_as_solved
 from ..settings.balance import BalanceSetup
 from ..settings.target_dependencies import armatures_followed
 from ..settings.task_kinds import is_angular, report_of
@@ -78,6 +78,7 @@ class Session:
         self.obstacles = ObstacleQuery()
         self.balance = BalanceSetup()  # the body Balance weighs (``settings.balance``)
         self._written = None         # the ``PoseArrays`` the last tick wrote (live ticks key it)
+        self._driven = frozenset()   # the pose channels drivers set (``driven_pose_channels``)
         self._shown_set_up = None    # (solver, task bones, rig_checks.shown_as_solved)
         self.clock = TickClock()     # the time budget as the whole tick's
 
@@ -260,8 +261,8 @@ class Session:
         if self.baking:
             return None
         begun = time.perf_counter()
-        inputs = TickInputs.read(self._armature(), written=self._written
-                                 if self.watch.stands(after_update) else None)
+        inputs = TickInputs.read(self._armature(), written=self._written if self.watch.stands(
+            after_update) else None, driven=self._driven)
         last, moved = self.last_result, self._moves(inputs)
         finished = last is not None and (last.error or after_update or not last.cut_short
                                          or self._stuck >= _STUCK_TICKS)
@@ -292,6 +293,7 @@ class Session:
                 dragged, tuple(matrix_bytes(thing) for thing in inputs.placed(self._sources)))
 
     def _solve(self, time_budget_ms, animated, inputs, trusted, view_layer, begun):
+        self._written = None    # a tick that raises leaves no pose for the next to take as held
         obj = self._armature()
         check_editable(obj)
         inputs = TickInputs.read(obj, view_layer) if inputs is None else inputs
@@ -365,6 +367,7 @@ class Session:
         dragged = [] if self.dragged is None else [obj.pose.bones.find(self.dragged[0])]
         self.model, self._sources, self._warnings = read_rig(
             obj, [bone for bone in dragged if bone >= 0])
+        self._driven = driven_pose_channels(obj)
 
 
 _STUCK_TICKS = 3

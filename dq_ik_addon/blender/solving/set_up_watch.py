@@ -18,14 +18,17 @@ tick (``session.py``).
   ``live_posing.note_updates``): everything they read (bones, locks, constraints, drivers, keys)
   reports the armature, object or data, when it changes, and a dragged target does not (measured
   with bpy 5.0.1; about 0.5 ms of a tick on a 706-bone Rigify rig). Such a tick takes the pose
-  channels as the last tick wrote them too, without reading them back (``stands``; about 0.13 ms on
-  that rig): a channel set in the interface or from Python reports the armature. The pose a tick
-  writes in that update is evaluated without calling the handlers again, so it does not count as a
-  change; one written outside an update (the timer's tick) does, and the next tick checks again.
-  What no such update reports counts as a change too: a frame change (``scene.frame_set`` calls no
-  ``depsgraph_update_post``, and keys may set DQ IK settings: ``frame_change_post`` marks every
-  session, ``sessions.armatures_changed``), whatever happened before a live posing started (it
-  starts unchecked), and a read of the rig that failed.
+  channels as the last tick wrote them too, without reading them back (``stands``; about 0.1 ms on
+  that rig): a channel set in the interface or from Python reports the armature; the channels
+  drivers set are read (``rig_checks.driven_pose_channels``: Blender evaluates them again after the
+  tick's write, and no update reports it). The pose a tick writes in that update is evaluated
+  without calling the handlers again, so it does not count as a change; one written outside an
+  update (the timer's tick) does, and the next tick checks again. What no such update reports counts
+  as a change too: a frame change (``scene.frame_set`` calls no ``depsgraph_update_post``, and keys
+  may set DQ IK settings: ``frame_change_post`` marks every session,
+  ``sessions.armatures_changed``), whatever happened before a live posing started (it starts
+  unchecked), and a read of the rig that failed (a tick that raises leaves no pose to take as held:
+  ``Session._solve``).
 
 What bypasses all of them, so a script must call ``Session.invalidate()`` after it: writing a
 ``PoseBone.dqik`` setting as a raw ID property (``pose_bone.dqik["stiffness"] = 0.5``, which calls

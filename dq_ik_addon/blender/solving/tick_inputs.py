@@ -31,11 +31,12 @@ class TickInputs:
     view_layer: object = None
 
     @classmethod
-    def read(cls, obj, view_layer=None, written=None):
+    def read(cls, obj, view_layer=None, written=None, driven=()):
         """The inputs of a tick of the armature ``obj``, read now (``view_layer``: above); the
         pose channels those of ``written`` (a ``PoseArrays`` a tick wrote) when it is known
-        that nothing changed them since (``SetUpWatch.stands``)."""
-        snapshot = PoseSnapshot(obj) if written is None else written.stored(obj)
+        that nothing changed them since (``SetUpWatch.stands``), but the ``driven`` ones
+        (``rig_checks.driven_pose_channels``), read."""
+        snapshot = PoseSnapshot(obj) if written is None else written.stored(obj, driven)
         return cls(obj, armature_settings(obj), *collision_settings(obj), snapshot, view_layer)
 
     @cached_property

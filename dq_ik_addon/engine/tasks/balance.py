@@ -81,6 +81,8 @@ class Balance(TaskKind):
     """Centres of mass over support polygons; targets: the up direction (k,3); each task's
     ``Body`` is in ``bodies`` (set by the task set). Rows in metres."""
 
+    planes = None   # each ground plane's basis (``set_targets``)
+
     def bind(self, model, columns, moves, keepers):
         """Take what the Jacobian needs of the solve: per body, its bones with mass and their
         lengths and mass fractions, its supporting bones, and per column joint (``columns``:
@@ -109,7 +111,7 @@ class Balance(TaskKind):
         """New up directions, and with them each ground plane's basis ``(u, v)`` (3,2); the same
         ones keep what was measured on them (a live tick's new hand targets: its first measure
         is the pose the last tick ended at)."""
-        if getattr(self, "planes", None) is not None and np.array_equal(targets, self.targets):
+        if self.planes is not None and np.array_equal(targets, self.targets):
             return
         super().set_targets(targets)
         self.planes = [plane_basis(up) for up in self.targets]
