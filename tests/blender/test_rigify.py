@@ -418,6 +418,26 @@ def test_a_head_target_through_the_spine_is_met_with_the_chest_posed(rigify_blen
         assert np.linalg.norm(sp.world_tail(rig, "head") - np.array(target.location)) <= REACHED
 
 
+def test_a_muted_driver_leaves_a_local_copy_taken_and_a_driver_that_acts_does_not(
+        rigify_blend, dqik):
+    """``constraint_followers.local_sources``: ``MCH-spine.002`` copies the chest's local
+    transform; a driver on its rotation makes its local transform no function of the two bones'
+    channels, so it is not taken; muted, Blender does not evaluate the driver, and it is."""
+    rig = _open(rigify_blend)
+    blender = dqik.dq_ik_addon.blender
+    model = blender.rig.model_reader.read_model(rig)
+    row = model.index["MCH-spine.002"]
+
+    def source():
+        return blender.rig.constraint_followers.local_sources(rig, model)[row]
+    assert source() == model.index["chest"]
+    curve = rig.driver_add('pose.bones["MCH-spine.002"].rotation_quaternion', 1)
+    curve.driver.expression = "0.1"
+    assert source() == -1
+    curve.mute = True
+    assert source() == model.index["chest"]
+
+
 def test_import_leaves_a_generated_rigs_own_constraints_alone(rigify_blend, dqik, capfd):
     """Its IK and Damped Track constraints sit on hidden MCH bones, the rig's mechanism: none
     becomes a task or is muted, the deforming bones stay where they are, and the report counts

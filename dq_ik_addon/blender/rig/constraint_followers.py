@@ -62,7 +62,7 @@ import numpy as np
 
 from ..settings.target_dependencies import acts
 from .channel_paths import bone_channel
-from .pose import TRANSFORM_CHANNELS
+from .rig_checks import driven_transforms
 
 _WORLD = 'WORLD'
 # Constraints that only turn (and stretch) a bone about its head towards a target (module docstring)
@@ -194,7 +194,7 @@ def local_sources(obj, model):
     either: such a bone's local transform is then a function of the two bones' channels alone.
     Where the solve turns neither, it is what Blender evaluated (``moving_joints_fk``), so the
     chains through it hang as Blender shows them, before and after the solve."""
-    bones, driven = obj.pose.bones, _driven_channels(obj)
+    bones, driven = obj.pose.bones, {bone for bone, _ in driven_transforms(obj)}
     sources = np.full(len(model), -1, dtype=np.int64)
     for i, pose_bone in enumerate(bones):
         acting = [c for c in pose_bone.constraints if acts(c)]
@@ -207,13 +207,6 @@ def local_sources(obj, model):
                 and not {pose_bone.name, source.name} & driven:
             sources[i] = model.index.get(source.name, -1)
     return sources
-
-
-def _driven_channels(obj):
-    """The names of the bones a driver sets a transform channel of."""
-    data = obj.animation_data
-    named = (bone_channel(fcurve.data_path) for fcurve in (() if data is None else data.drivers))
-    return {name for name, channel in named if channel in TRANSFORM_CHANNELS}
 
 
 _LOCAL = 'LOCAL'

@@ -149,12 +149,18 @@ def _transform_reads(obj, driver):
     return reads
 
 
+def driven_transforms(obj):
+    """``{(bone name, channel)}``: the pose channels (``pose.POSE_CHANNELS``) that a driver of
+    the armature sets, bone by bone; muted drivers, which Blender does not evaluate, left out."""
+    named = (bone_channel(fcurve.data_path) for fcurve in _drivers(obj))
+    return {(bone, channel) for bone, channel in named if channel in TRANSFORM_CHANNELS}
+
+
 def driven_pose_channels(obj):
-    """The names of the pose channels (``pose.POSE_CHANNELS``) that a driver of the armature,
-    not muted, sets on some bone: Blender writes their evaluated values back into the pose, also
-    after a tick has written it, without an update that reports the armature."""
-    named = (bone_channel(fcurve.data_path)[1] for fcurve in _drivers(obj))
-    return frozenset(channel for channel in named if channel in TRANSFORM_CHANNELS)
+    """The names of the pose channels that a driver sets on some bone (``driven_transforms``):
+    Blender writes their evaluated values back into the pose, also after a tick has written it,
+    without an update that reports the armature."""
+    return frozenset(channel for _, channel in driven_transforms(obj))
 
 
 def _drivers(obj):
