@@ -9,7 +9,8 @@ body into the wrong basin), and unlimited joints of a straight chain bend by ``_
 about local X. These are random restarts in all but name after the first few (Baerlocher §4.5.6
 on local minima): up to ``ATTEMPTS``, each ended early when it cannot beat the best pose
 (``acceptance.hopeless``), and none after ``RETURNS`` of them fell back into the compromise they
-escaped from (``Returns``).
+escaped from (``Stalls``), and the result takes each part of the tasks (limbs that share no
+moved joint) from the stall where it was best.
 
 A chain of one bone (``reach_bound``'s exact reach) takes every target on its sphere: turning
 freely it reaches it, and stalled pointing away it escapes as from any other local minimum;
@@ -33,6 +34,7 @@ elbow starts bent the way it bends (the first escape's move, made small and in a
 import numpy as np
 
 from .acceptance import better, compare_levels
+from .independent_parts import PartBests
 from .quaternion import qcanonical, qexp, qlog, qmul
 
 ATTEMPTS = 16  # escapes per solve: 10 left 1 of 400 random problems on the 159-bone rig unsolved
@@ -40,7 +42,7 @@ ATTEMPTS = 16  # escapes per solve: 10 left 1 of 400 random problems on the 159-
 # 2136 (none: 3895) and bakes them at 15 frames/s instead of 8 (none: 22)
 HELD_ATTEMPTS = 4
 # Escapes end once this many of them have stalled on the compromise they escaped from
-# (``Returns``)
+# (``Stalls``)
 RETURNS = 2
 # A solve that remembers its result (a frame change, a bake) does not restart a task within this
 # fraction of the model's size L (``Problem.size``; radians for an angular task) of its target:
@@ -154,31 +156,48 @@ def kept_start(problem, best, unfolded, tolerance):
     return unfolded
 
 
-class Returns:
-    """The escapes of one solve that found the compromise they escaped from again: their descent
-    stalled with the level errors of the best state before them, within a tenth of the
-    tolerance, and found nothing better on the way. Random restarts that keep falling back
-    into one pose say it is the closest reachable (Baerlocher §4.5.6: restarts end when they
-    stop finding better minima): a target just beyond what the limits let a chain reach (a
-    hand 1.4 mm short on the mocap benchmark under the HUMANOID preset) found it again on 4 of
-    its 16 escapes and cost 83 iterations, 49 ms; after ``RETURNS`` returns to one compromise
-    the solve settles there. An escape that finds a better one starts the count again."""
+class Stalls:
+    """What the stalls of one solve found, for its escapes and its result.
 
-    def __init__(self):
+    - Returns: the escapes that found the compromise they escaped from again, their descent
+      stalled with the level errors of the best state before them, within a tenth of the
+      tolerance, having found nothing better on the way. Random restarts that keep falling
+      back into one pose say it is the closest reachable (Baerlocher §4.5.6: restarts end when
+      they stop finding better minima): a target just beyond what the limits let a chain reach
+      (a hand 1.4 mm short on the mocap benchmark under the HUMANOID preset) found it again on
+      4 of its 16 escapes and cost 83 iterations, 49 ms; after ``RETURNS`` returns to one
+      compromise the solve settles there. An escape that finds a better one starts the count
+      again.
+    - Each part's best stall (``independent_parts.PartBests``) where the solve's tasks fall
+      into parts, so that the result takes every part where it was best."""
+
+    def __init__(self, problem, tolerance):
+        self.problem, self.tolerance = problem, tolerance
         self.count = 0
         self.left = None    # the best level errors when the last escape began
+        self.bests = None if problem.parts is None else PartBests(problem.parts, tolerance)
 
-    def enough(self, levels, best, tolerance):
-        """Count the stall at ``levels`` (after an escape; ``best``: the best level errors now)
-        and say whether escapes should end."""
+    def enough(self, state, groups, best):
+        """Take the stalled ``state`` (its group errors ``groups``; ``best``: the best level
+        errors now), count it if it is a return and say whether escapes should end."""
+        if self.bests is not None:
+            self.bests.see(state, groups)
         if self.left is None:
             return False
-        margin, reached = 0.1 * tolerance, 0.5 * tolerance
+        margin, reached = 0.1 * self.tolerance, 0.5 * self.tolerance
         if compare_levels(best, self.left, margin, reached) < 0:
             self.count = 0      # a better compromise: the returns to the old one are void
-        elif compare_levels(levels, self.left, margin, reached) == 0:
+        elif compare_levels(state[3], self.left, margin, reached) == 0:
             self.count += 1
         return self.count >= RETURNS
+
+    def result(self, best, measure):
+        """The solve's result from its ``best`` state: with every part where it was best after
+        escapes (``PartBests.composed``; ``measure(q)``: a state of the rotations ``q``), else
+        ``best``."""
+        if self.bests is None or self.left is None:
+            return best
+        return self.bests.composed(best, self.problem.state_groups(best), measure)
 
 
 def futile_here(futile, errors, tolerance):

@@ -24,7 +24,7 @@ too) or keepers (a bone turned as another, ``kept_rotations``) are searched whol
 
 import numpy as np
 
-from .acceptance import _TRADE, compare_levels, line_search, step_search
+from .acceptance import _TRADE, better, compare_levels, line_search, step_search
 from .jacobian import column_mask
 
 
@@ -42,15 +42,17 @@ class IndependentParts:
     """The parts of one solve's tasks (module docstring): each part's step components and the
     matrix that sums its groups' errors into its level errors."""
 
-    def __init__(self, masks, group_sums, group_levels):
+    def __init__(self, masks, group_sums, group_levels, column_rows):
         """``masks`` (T, 3C): the step components that move each task's bone (``column_mask``
         of the columns that are the bone or its ancestors);
         ``group_sums`` (G, T) and ``group_levels`` (L, G): ``Problem``'s groups of tasks and the
-        levels they are on."""
+        levels they are on; ``column_rows`` (C,): the row of the solve's state each column
+        moves (a turning joint's rotation, a sliding bone's location)."""
         parts = np.unique(connected((masks.astype(np.int64) @ masks.T.astype(np.int64)) > 0
                                     | np.eye(len(masks), dtype=bool)), axis=0)
         self.count = len(parts)
         self.components = [masks[part].any(axis=0) for part in parts]   # (3C,) each
+        self.rows = [column_rows[c.reshape(-1, 3).any(axis=1)] for c in self.components]
         member = (parts.astype(float) @ group_sums.T) > 0.0            # (P, G)
         self.levels = group_levels[None, :, :] * member[:, None, :]     # (P, L, G)
 
@@ -62,8 +64,11 @@ class IndependentParts:
         if problem.contacts is not None or problem.keepers.size or len(tasks) < 2 or any(
                 t.partner >= 0 for t in tasks.tasks):
             return None
+        turning = problem.joints.size
+        rows = np.concatenate([problem.joints, len(problem.model) + np.arange(
+            problem.column_joints.size - turning)])
         parts = cls(column_mask(problem.moves[:, tasks.bones].T, problem.column_joints),
-                    problem.group_sums, problem.group_levels)
+                    problem.group_sums, problem.group_levels, rows)
         return parts if parts.count > 1 else None
 
     def line_search(self, trial, groups_of, step_scale, steps, current, predicted, corrected,
@@ -98,6 +103,45 @@ class IndependentParts:
         if compare_levels(state[-1], current, tolerance * 1e-3, 0.5 * tolerance, _TRADE) <= 0:
             return state
         return line_search(trial, step_scale, steps, current, predicted, corrected, tolerance)
+
+
+class PartBests:
+    """The best state each part of a solve came to rest in (``Solver.solve``: the stalls that it
+    escapes from), in that part's own priority order, and the state that puts every part where
+    it was best. An escape restarts every stalled chain at once, and the best state is chosen
+    in priority order over all of them, so one that brings a hand much nearer while a foot on
+    the level above ends a little farther is lost; the parts share no moved joint, so each can
+    be taken from its own best stall (the basic metarig's four limbs on Chain Length 2 under
+    the HUMANOID limits, every target out of reach: the hands 30-40 mm nearer on average)."""
+
+    def __init__(self, parts, tolerance):
+        self.parts, self.tolerance = parts, tolerance
+        self.levels = [None] * parts.count     # each part's best level errors so far
+        self.rows = [None] * parts.count       # ... and its state's rows then
+
+    def see(self, state, groups):
+        """Take the stalled ``state`` (``(q, world, errors, levels)``) with its group errors."""
+        levels = self.parts.levels.dot(groups)
+        for p, rows in enumerate(self.parts.rows):
+            if self.levels[p] is None or compare_levels(levels[p], self.levels[p], 0.0,
+                                                        0.5 * self.tolerance) < 0:
+                self.levels[p], self.rows[p] = levels[p], state[0][rows]
+
+    def composed(self, best, groups, measure):
+        """``best`` (with its group errors ``groups``), or, when some part was better at a stall
+        (by a tenth of the tolerance), the state with every such part as it was there, if that
+        is better in priority order (``measure(q)``: a state of the rotations ``q``)."""
+        tolerance, now = self.tolerance, self.parts.levels.dot(groups)
+        q, taken = best[0], False
+        for p, rows in enumerate(self.parts.rows):
+            if self.levels[p] is not None and compare_levels(
+                    self.levels[p], now[p], 0.1 * tolerance, 0.5 * tolerance) < 0:
+                q = q.copy() if not taken else q
+                q[rows], taken = self.rows[p], True
+        if not taken:
+            return best
+        state = measure(q)
+        return state if better(state[3], best[3], tolerance) else best
 
 
 def _sum(candidates):

@@ -24,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 
 from .acceptance import TimeBudget, better, blocked, holds, hopeless, stalled
-from .escapes import ATTEMPTS, Returns, escape, folded_start, futile_here, kept_start
+from .escapes import ATTEMPTS, Stalls, escape, folded_start, futile_here, kept_start
 from .independent_parts import search_step
 from .measure import SolveResult, measure, put_back, state_of
 from .moving_joints_fk import GivenPose
@@ -147,7 +147,7 @@ class Solver:
         """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3; None:
         the given ones), preferring them (a fresh start is folded, ``folded_start``); on a stall
         short of a reachable target, escape and go on, the rest pull then aiming at the escaped pose
-        (``escapes.Returns`` ends them). The best state seen, in priority order, is returned, so
+        (``escapes.Stalls`` ends them). The best state seen, in priority order, is returned, so
         escapes never make it worse. ``max_iterations`` bounds each descent (since an escape). A
         solve that settled short of its targets (not cut short) is remembered: solving again from
         its result (within ``solve_memory.SAME_POSE``: a round trip through float32 channels) with
@@ -193,7 +193,7 @@ class Solver:
             folded_start(problem, q, world, self._measure)
         state = best = self._measure(q, world)
         history, groups = [state[3]], [problem.state_groups(state)]  # levels, groups (stop tests)
-        iterations, descent, escapes, stall, returns = 0, 0, 0, None, Returns()
+        iterations, descent, escapes, stall, stalls = 0, 0, 0, None, Stalls(problem, tol)
         steps.begin()
         while descent < settings.max_iterations and len(problem.column_joints):
             steps.weigh(iterations)
@@ -237,17 +237,17 @@ class Solver:
             if stop or trial is None or stalled(groups, tol) or (
                     escapes and hopeless(history, best[3], tol)):
                 stall = stall or (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
-                escaped = None if escapes >= ATTEMPTS or returns.enough(state[3], best[3], tol) \
-                    or (last is not None and futile_here(self._futile, stall[1], tol)) \
-                    else escape(problem, *state[:3], escapes, remember)
+                ended = stalls.enough(state, groups[-1], best[3]) or escapes >= ATTEMPTS or (
+                    last is not None and futile_here(self._futile, stall[1], tol))
+                escaped = None if ended else escape(problem, *state[:3], escapes, remember)
                 if escaped is None:
                     settled = True  # nothing left to try: the closest reachable pose
                     break
-                escapes, descent, preferred, returns.left = escapes + 1, 0, escaped, best[3]
+                escapes, descent, preferred, stalls.left = escapes + 1, 0, escaped, best[3]
                 steps.restart()
                 state = self._measure(escaped)
                 history, groups = [state[3]], [problem.state_groups(state)]
-        best = kept_start(problem, best, unfolded, tol)
+        best = kept_start(problem, stalls.result(best, self._measure), unfolded, tol)
         self.clock.end(iterations)
         result = self._result(full, best, iterations, escapes, stall, history, memo_key,
                               unremembered and settled,
