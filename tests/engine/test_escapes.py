@@ -15,7 +15,7 @@ from chains import (
 )
 
 from dq_ik_addon.engine import escapes as escapes_module
-from dq_ik_addon.engine.escapes import RETURNS, kept_start
+from dq_ik_addon.engine.escapes import RETURNS, Stalls, kept_start
 from dq_ik_addon.engine.limits import limit_violation
 from dq_ik_addon.engine.solver import Solver
 from dq_ik_addon.engine.tasks import Position, Task
@@ -102,3 +102,26 @@ def test_a_fold_is_kept_only_when_it_meets_the_tasks_or_beats_the_start_by_the_t
                          ([0.0, 0.300005], "start"), ([0.0, 0.299995], "start")):
         best = ("best", None, None, np.array(levels))
         assert kept_start(problem, best, start, tol)[0] == kept
+
+
+def test_returns_count_the_same_compromise_found_again_and_a_better_one_starts_over():
+    """``Stalls.enough``: a stall after an escape counts as a return when its level errors are
+    those of the best state the escape left (within a tenth of the tolerance) and nothing better
+    was found meanwhile; a better compromise voids the count; escapes end at ``RETURNS``."""
+    tol = 1e-5
+    stalls = Stalls(SimpleNamespace(parts=None), tol)
+    first = np.array([0.0, 0.30])
+    assert not stalls.enough((None, None, None, first), None, first)   # before any escape
+    stalls.left = first
+    assert not stalls.enough((None, None, None, first + [0.0, 0.05 * tol]), None, first)
+    assert not stalls.enough((None, None, None, first + [0.0, 0.5 * tol]), None, first)  # apart
+    assert stalls.count == 1
+    better = np.array([0.0, 0.20])
+    stalls.left = first
+    assert not stalls.enough((None, None, None, better), None, better)   # found better: void
+    assert stalls.count == 0
+    stalls.left = better
+    for _ in range(RETURNS):
+        ended = stalls.enough((None, None, None, better.copy()), None, better)
+        stalls.left = better
+    assert ended and stalls.count == RETURNS
