@@ -4,7 +4,9 @@ Primal active-set rule (Nocedal & Wright §16.5; Baerlocher §5.4.2 adds the lim
 too): start with the rows active from the start (equalities, penetrating contacts), solve every
 priority level under them, add the first row the step runs into, solve again, until the step
 violates nothing. The set starts afresh every iteration, so a joint on its limit leaves it as soon
-as the step points inward.
+as the step points inward. Where the tasks fall into parts that share no joint
+(``independent_parts``: limb chains), each part's first row joins in the same pass: four limbs
+resting on their limits took a pass each, six decompositions a step, now three.
 
 Each pass solves the levels from the rows' least-norm point ``C⁺ r``, which moves the joints
 that hit their bounds alone. The levels above may not be able to make up for that with the
@@ -33,15 +35,19 @@ SIMULTANEOUS = 1e-3
 
 
 def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, max_turn,
-                     from_feasible=False):
+                     from_feasible=False, joint_parts=None):
     """``(steps, active, start, basis, decompositions)``: ``prioritized_step`` of ``levels`` under the rows
     ``active`` from the start and those the step runs into (``first_blocking_row``), the final
     active set, the point its levels started from (``C⁺ r``, or with ``from_feasible`` the
     feasible point, module docstring) with the rows' null-space projector ``I − C⁺C``, the
     ``PrioritizedBasis`` of the
     levels under them (None when the passes ran out and the step is the last feasible point), and
-    how many ``PrioritizedBasis`` it built (one per pass)."""
+    how many ``PrioritizedBasis`` it built (one per pass). With ``joint_parts`` (the part of
+    each column's joint, ``IndependentParts``), every part's first blocking row joins in the same
+    pass: the parts share no joint, so a row of one does not change where the step meets
+    another's."""
     active = active.copy()
+    row_parts = None if joint_parts is None else joint_parts[rows.owner]
     start = rows.solution(active, rhs) if any_true(active) else \
         (np.zeros(3 * rows.joints), np.eye(3 * rows.joints))
     jacobians, errors = [jac for jac, _ in levels], [err for _, err in levels]
@@ -59,10 +65,12 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
             break
         if at_feasible is None:
             at_feasible = rows.times(feasible)
-        blocking, alpha = first_blocking_row(rhs, over, at_feasible, at_end)
-        if alpha > 0.0:     # (rows resting on their bound join where the segment starts)
-            feasible = feasible + alpha * (steps[-2] - feasible)
-            at_feasible = at_feasible + alpha * (at_end - at_feasible)
+        blocking, alpha = first_blocking_rows(rhs, over, at_feasible, at_end, row_parts)
+        if any_true(alpha > 0.0):     # (rows resting on their bound join where it starts)
+            along, rows_along = (alpha[0], alpha[0]) if row_parts is None else \
+                (np.repeat(alpha[joint_parts], 3), alpha[row_parts])
+            feasible = feasible + along * (steps[-2] - feasible)
+            at_feasible = at_feasible + rows_along * (at_end - at_feasible)
         start = rows.with_rows(start, blocking, rhs, not any_true(active[rows.owner.size:]))
         active[blocking] = True
         basis = PrioritizedBasis(jacobians, start[1])
@@ -83,6 +91,22 @@ def _origin(basis, least, feasible):
     if basis.removed is not None:           # (P − VᵀV) u without forming it
         free = free - basis.removed.T.dot(basis.removed.dot(free))
     return feasible - free
+
+
+def first_blocking_rows(slack, over, at_start, at_end, row_parts=None):
+    """``first_blocking_row`` of all the rows (``row_parts`` None; α as a (1,) array), or of
+    each part's rows (the part of each row): the rows that join and each part's α (0 for a part
+    with none)."""
+    if row_parts is None:
+        blocking, alpha = first_blocking_row(slack, over, at_start, at_end)
+        return blocking, np.array([alpha])
+    alpha = np.zeros(int(row_parts.max()) + 1)
+    found = []
+    for part in np.unique(row_parts[over]).tolist():
+        blocking, alpha[part] = first_blocking_row(slack, over & (row_parts == part), at_start,
+                                                   at_end)
+        found.append(blocking)
+    return np.concatenate(found), alpha
 
 
 def first_blocking_row(slack, over, at_start, at_end):

@@ -53,6 +53,8 @@ class IndependentParts:
         self.count = len(parts)
         self.components = [masks[part].any(axis=0) for part in parts]   # (3C,) each
         self.rows = [column_rows[c.reshape(-1, 3).any(axis=1)] for c in self.components]
+        self.joints = np.argmax([c.reshape(-1, 3).any(axis=1) for c in self.components],
+                                axis=0)    # (C,): the part of each column's joint
         member = (parts.astype(float) @ group_sums.T) > 0.0            # (P, G)
         self.levels = group_levels[None, :, :] * member[:, None, :]     # (P, L, G)
 

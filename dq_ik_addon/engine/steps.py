@@ -56,6 +56,8 @@ class Steps:
 
     def __init__(self, problem, update):
         self.problem, self.update = problem, update
+        # the part of each column's joint, where the tasks fall into parts (``active_set``)
+        self.joint_parts = None if problem.parts is None else problem.parts.joints
         self.touched = False
         self.predicted_groups = None
         self.begin()
@@ -142,8 +144,8 @@ class Steps:
             if polished is not None:
                 steps, active, start, basis, predicted = polished
             else:
-                steps, active, start, basis, built = active_set_steps(levels, rows, rhs, pinned,
-                                                                      *options, self.from_feasible)
+                steps, active, start, basis, built = active_set_steps(
+                    levels, rows, rhs, pinned, *options, self.from_feasible, self.joint_parts)
                 self.counts["decompositions"] += built
             self.update.held = active[:rows.owner.size]
             self.touched = any_true(active[rows.owner.size:])
@@ -186,8 +188,8 @@ class Steps:
         held &= ~pinned
         if not any_true(held):
             return None
-        steps, active, start, basis, built = active_set_steps(levels, rows, rhs, pinned | held,
-                                                              *options, self.from_feasible)
+        steps, active, start, basis, built = active_set_steps(
+            levels, rows, rhs, pinned | held, *options, self.from_feasible, self.joint_parts)
         self.counts["decompositions"] += built
         predicted = self.problem.predicted(levels, steps[-2])[0]
         if (predicted <= _POLISHED * self.problem.settings.tolerance).all():
