@@ -44,10 +44,11 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
     levels under them (None when the passes ran out and the step is the last feasible point), and
     how many ``PrioritizedBasis`` it built (one per pass). With ``joint_parts`` (the part of
     each column's joint, ``IndependentParts``), every part's first blocking row joins in the same
-    pass: the parts share no joint, so a row of one does not change where the step meets
-    another's."""
+    pass: the parts share no joint, so a row of one changes another's step only through its
+    level's damping and motion clamp (``prioritized``), slightly."""
     active = active.copy()
     row_parts = None if joint_parts is None else joint_parts[rows.owner]
+    parts = None if joint_parts is None else int(joint_parts.max()) + 1
     start = rows.solution(active, rhs) if any_true(active) else \
         (np.zeros(3 * rows.joints), np.eye(3 * rows.joints))
     jacobians, errors = [jac for jac, _ in levels], [err for _, err in levels]
@@ -65,7 +66,7 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
             break
         if at_feasible is None:
             at_feasible = rows.times(feasible)
-        blocking, alpha = first_blocking_rows(rhs, over, at_feasible, at_end, row_parts)
+        blocking, alpha = first_blocking_rows(rhs, over, at_feasible, at_end, row_parts, parts)
         if any_true(alpha > 0.0):     # (rows resting on their bound join where it starts)
             along, rows_along = (alpha[0], alpha[0]) if row_parts is None else \
                 (np.repeat(alpha[joint_parts], 3), alpha[row_parts])
@@ -93,14 +94,14 @@ def _origin(basis, least, feasible):
     return feasible - free
 
 
-def first_blocking_rows(slack, over, at_start, at_end, row_parts=None):
+def first_blocking_rows(slack, over, at_start, at_end, row_parts=None, parts=0):
     """``first_blocking_row`` of all the rows (``row_parts`` None; α as a (1,) array), or of
-    each part's rows (the part of each row): the rows that join and each part's α (0 for a part
-    with none)."""
+    each of the ``parts``' rows (``row_parts``: the part of each row): the rows that join and
+    each part's α (0 for a part with none, or with no rows at all)."""
     if row_parts is None:
         blocking, alpha = first_blocking_row(slack, over, at_start, at_end)
         return blocking, np.array([alpha])
-    alpha = np.zeros(int(row_parts.max()) + 1)
+    alpha = np.zeros(parts)
     found = []
     for part in np.unique(row_parts[over]).tolist():
         blocking, alpha[part] = first_blocking_row(slack, over & (row_parts == part), at_start,

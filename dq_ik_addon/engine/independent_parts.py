@@ -19,7 +19,8 @@ would; otherwise (a second-order restoration inside the trial, ``Steps.restored`
 part at once) the whole step goes through ``line_search`` instead. When no part keeps any share
 of its step, there is none (the whole step's first trial was not kept either). Solves with
 contacts (their penetration is one total), loop tasks (a loop's error reads its partner's chain
-too) or keepers (a bone turned as another, ``kept_rotations``) are searched whole.
+too), keepers (a bone turned as another, ``kept_rotations``) or a balance (its centre of mass
+moves with every limb) are searched whole.
 """
 
 import numpy as np
@@ -64,7 +65,7 @@ class IndependentParts:
         is searched whole (module docstring)."""
         tasks = problem.tasks
         if problem.contacts is not None or problem.keepers.size or len(tasks) < 2 or any(
-                t.partner >= 0 for t in tasks.tasks):
+                t.partner >= 0 or t.body is not None for t in tasks.tasks):
             return None
         turning = problem.joints.size
         rows = np.concatenate([problem.joints, len(problem.model) + np.arange(

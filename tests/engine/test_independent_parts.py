@@ -10,7 +10,7 @@ from dq_ik_addon.engine import ChainModel
 from dq_ik_addon.engine.independent_parts import IndependentParts, PartBests
 from dq_ik_addon.engine.limits import limit_violation
 from dq_ik_addon.engine.solver import Solver, SolverSettings
-from dq_ik_addon.engine.tasks import Loop, Position, Task
+from dq_ik_addon.engine.tasks import Balance, Body, Loop, Position, Task
 
 
 def two_limbs():
@@ -89,7 +89,7 @@ def test_a_limb_held_on_its_limits_does_not_hold_back_the_other(seed):
     settings = SolverSettings(max_iterations=300)
     parts = Solver(model, tasks, limits, settings=settings).solve(identity_pose(5))
     whole_solver = Solver(model, tasks, limits, settings=settings)
-    whole_solver.problem.parts = None
+    whole_solver.problem.parts, whole_solver.steps.joint_parts = None, None
     whole = whole_solver.solve(identity_pose(5))
     assert parts.errors[1] < settings.tolerance
     assert parts.errors[0] <= whole.errors[0] * 1.001   # the stall test's 0.1 %
@@ -141,3 +141,31 @@ def test_each_limb_on_its_limits_joins_the_active_set_in_the_same_pass():
         assert parts.iterations == whole.iterations
         assert np.allclose(parts.errors, whole.errors, atol=1e-6)
         assert limit_violation(parts.rotations, limits).max() <= 1e-9
+
+
+@pytest.mark.parametrize("unlimited", [[1, 2], [3, 4]])
+def test_a_limb_without_limits_beside_a_limited_one(unlimited):
+    """One limb's joints have no limits, so its part has no limit rows: the active set still
+    gives each part its own fraction of the step (it raised an IndexError when the part without
+    rows came last), and the limited limb keeps its limits."""
+    model, limits = two_limbs(), uniform_limits(5, swing=0.3, twist=0.1)
+    limits.enabled[unlimited] = False
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        a, b = (np.array(head) + rng.normal(size=3) * 0.6
+                for head in ([0.2, 1.0, 0.0], [-0.2, 1.0, 0.0]))
+        result = Solver(model, limb_tasks(a, b), limits).solve(identity_pose(5))
+        assert np.isfinite(result.rotations).all()
+        assert limit_violation(result.rotations, limits).max() <= 1e-9
+
+
+def test_a_balance_makes_the_limbs_one_search():
+    """A balance's centre of mass moves with every limb, so limbs on their own chains are not
+    independent parts when a balance task weighs them."""
+    model, limbs = two_limbs(), limb_tasks(np.ones(3), np.ones(3))
+    assert Solver(model, limbs).problem.parts.count == 2
+    supports = np.zeros(len(model), bool)
+    supports[[2, 4]] = True
+    balance = Task(Balance, 0, np.array([0.0, 0.0, 1.0]), priority=3,
+                   body=Body(model.lengths.copy(), supports))
+    assert Solver(model, limbs + [balance]).problem.parts is None
