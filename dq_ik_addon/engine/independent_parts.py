@@ -135,14 +135,13 @@ class PartBests:
         (by a tenth of the tolerance), the state with every such part as it was there, if that
         is better in priority order (``measure(q)``: a state of the rotations ``q``)."""
         tolerance, now = self.tolerance, self.parts.levels.dot(groups)
-        q, taken = best[0], False
-        for p, rows in enumerate(self.parts.rows):
-            if self.levels[p] is not None and compare_levels(
-                    self.levels[p], now[p], 0.1 * tolerance, 0.5 * tolerance) < 0:
-                q = q.copy() if not taken else q
-                q[rows], taken = self.rows[p], True
-        if not taken:
+        nearer = [p for p, levels in enumerate(self.levels) if levels is not None
+                  and compare_levels(levels, now[p], 0.1 * tolerance, 0.5 * tolerance) < 0]
+        if not nearer:
             return best
+        q = best[0].copy()
+        for p in nearer:
+            q[self.parts.rows[p]] = self.rows[p]
         state = measure(q)
         return state if better(state[3], best[3], tolerance) else best
 
