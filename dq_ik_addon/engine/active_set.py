@@ -101,13 +101,19 @@ def first_blocking_rows(slack, over, at_start, at_end, row_parts=None, parts=0):
     if row_parts is None:
         blocking, alpha = first_blocking_row(slack, over, at_start, at_end)
         return blocking, np.array([alpha])
-    alpha = np.zeros(parts)
-    found = []
-    for part in np.unique(row_parts[over]).tolist():
-        blocking, alpha[part] = first_blocking_row(slack, over & (row_parts == part), at_start,
-                                                   at_end)
-        found.append(blocking)
-    return np.concatenate(found), alpha
+    candidates = over.nonzero()[0]
+    part = row_parts[candidates]
+    room = slack[candidates] - at_start[candidates]
+    resting = room <= RESTING
+    held = np.zeros(parts, dtype=bool)     # parts with rows at their bound: those join, α = 0
+    held[part[resting]] = True
+    along = room / np.where(resting, 1.0, at_end[candidates] - at_start[candidates])
+    first = np.full(parts, np.inf)
+    np.minimum.at(first, part, np.where(resting, np.inf, along))
+    joins = np.where(held[part], resting, along <= first[part] + SIMULTANEOUS)
+    blocking = candidates[joins]
+    alpha = np.where(held | np.isinf(first), 0.0, np.clip(first, 0.0, 1.0))
+    return blocking[np.argsort(part[joins], kind='stable')], alpha
 
 
 def first_blocking_row(slack, over, at_start, at_end):
