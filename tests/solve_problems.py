@@ -8,14 +8,15 @@ LIMIT_FIELDS = ("swing_x_min", "swing_x_max", "swing_z_min", "swing_z_max", "twi
 EFFECTORS = ("hand.L", "hand.R", "foot.L", "foot.R")
 
 
-def chain_bones(obj, effectors):
-    """Names of the effectors and all their ancestors."""
+def chain_bones(obj, effectors, length=0):
+    """Names of the effectors and all their ancestors (``length`` > 0: the effector and its
+    parents up to that many bones in all, as a task's Chain Length)."""
     names = set()
     for name in effectors:
-        pb = obj.pose.bones[name]
-        while pb is not None:
+        pb, count = obj.pose.bones[name], 0
+        while pb is not None and (length <= 0 or count < length):
             names.add(pb.name)
-            pb = pb.parent
+            pb, count = pb.parent, count + 1
     return sorted(names)
 
 
@@ -59,10 +60,11 @@ def world_tail(obj, name):
     return np.array(obj.matrix_world @ obj.pose.bones[name].tail)
 
 
-def fk_targets(obj, dqik, count, seed):
+def fk_targets(obj, dqik, count, seed, length=0):
     """Targets ({effector: world point}) of ``count`` problems, each the effectors' tails in
-    Blender's FK of a random in-limits pose of their chains; the pose is left at rest."""
-    names = chain_bones(obj, EFFECTORS)
+    Blender's FK of a random in-limits pose of their chains (``length``: ``chain_bones``); the
+    pose is left at rest."""
+    names = chain_bones(obj, EFFECTORS, length)
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(count):
@@ -84,11 +86,12 @@ def effector_errors(obj, empties):
                      for n, e in empties.items()])
 
 
-def press_twice(obj, targets):
-    """Feet at priority 1, hands at 2; each problem of ``targets`` solved from rest by one press of
-    Solve and then a second with nothing changed. Returns the effector errors after each press,
-    two (problems, effectors) arrays (effectors in ``EFFECTORS`` order)."""
-    empties = add_targets(obj, EFFECTORS)
+def press_twice(obj, targets, **task_settings):
+    """Feet at priority 1, hands at 2 (and ``task_settings``, e.g. ``chain_count``); each problem
+    of ``targets`` solved from rest by one press of Solve and then a second with nothing changed.
+    Returns the effector errors after each press, two (problems, effectors) arrays (effectors in
+    ``EFFECTORS`` order)."""
+    empties = add_targets(obj, EFFECTORS, **task_settings)
     for name in EFFECTORS:
         obj.pose.bones[name].dqik.priority = 1 if name.startswith("foot") else 2
     first, second = [], []
