@@ -37,7 +37,7 @@ SIMULTANEOUS = 1e-3
 def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, max_turn,
                      from_feasible=False, joint_parts=None):
     """``(steps, active, start, basis, decompositions)``: ``prioritized_step`` of ``levels`` under the rows
-    ``active`` from the start and those the step runs into (``first_blocking_row``), the final
+    ``active`` from the start and those the step runs into (``first_blocking_rows``), the final
     active set, the point its levels started from (``C⁺ r``, or with ``from_feasible`` the
     feasible point, module docstring) with the rows' null-space projector ``I − C⁺C``, the
     ``PrioritizedBasis`` of the
@@ -47,8 +47,10 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
     pass: the parts share no joint, so a row of one changes another's step only through its
     level's damping and motion clamp (``prioritized``), slightly."""
     active = active.copy()
-    row_parts = None if joint_parts is None else joint_parts[rows.owner]
-    parts = None if joint_parts is None else int(joint_parts.max()) + 1
+    if joint_parts is None:     # one part: every row, contacts' included
+        row_parts, parts = np.zeros(rows.count, dtype=np.int64), 1
+    else:
+        row_parts, parts = joint_parts[rows.owner], int(joint_parts.max()) + 1
     start = rows.solution(active, rhs) if any_true(active) else \
         (np.zeros(3 * rows.joints), np.eye(3 * rows.joints))
     jacobians, errors = [jac for jac, _ in levels], [err for _, err in levels]
@@ -68,7 +70,7 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
             at_feasible = rows.times(feasible)
         blocking, alpha = first_blocking_rows(rhs, over, at_feasible, at_end, row_parts, parts)
         if any_true(alpha > 0.0):     # (rows resting on their bound join where it starts)
-            along, rows_along = (alpha[0], alpha[0]) if row_parts is None else \
+            along, rows_along = (alpha[0], alpha[0]) if joint_parts is None else \
                 (np.repeat(alpha[joint_parts], 3), alpha[row_parts])
             feasible = feasible + along * (steps[-2] - feasible)
             at_feasible = at_feasible + rows_along * (at_end - at_feasible)
@@ -94,13 +96,20 @@ def _origin(basis, least, feasible):
     return feasible - free
 
 
-def first_blocking_rows(slack, over, at_start, at_end, row_parts=None, parts=0):
-    """``first_blocking_row`` of all the rows (``row_parts`` None; α as a (1,) array), or of
-    each of the ``parts``' rows (``row_parts``: the part of each row): the rows that join and
-    each part's α (0 for a part with none, or with no rows at all)."""
-    if row_parts is None:
-        blocking, alpha = first_blocking_row(slack, over, at_start, at_end)
-        return blocking, np.array([alpha])
+def first_blocking_rows(slack, over, at_start, at_end, row_parts, parts):
+    """The indices of the rows hit first on the segment ``start → end`` in each of the ``parts``
+    (``row_parts``: the part of each row), among the inactive rows ``over`` that ``end``
+    violates, given the row values ``G·start`` and ``G·end``; and where (each part's α, 0 for a
+    part with none).
+
+    Only the first blocking row of a part joins the active set: adding every row the full step
+    violates at once can pin joints that the optimum leaves free and turn the step uphill. Rows
+    hit at the same place count as one: those within ``RESTING`` of their bound (a joint left on
+    its limit by the last projection, a contact settled at the margin) all join at α = 0, and
+    otherwise those hit within ``SIMULTANEOUS`` of the segment after the first join with it
+    (neighbouring samples of a capsule meeting an obstacle), each of which would otherwise cost
+    a pass that barely moves. The rows come part by part, each part's in index order.
+    """
     candidates = over.nonzero()[0]
     part = row_parts[candidates]
     room = slack[candidates] - at_start[candidates]
@@ -114,27 +123,6 @@ def first_blocking_rows(slack, over, at_start, at_end, row_parts=None, parts=0):
     blocking = candidates[joins]
     alpha = np.where(held | np.isinf(first), 0.0, np.clip(first, 0.0, 1.0))
     return blocking[np.argsort(part[joins], kind='stable')], alpha
-
-
-def first_blocking_row(slack, over, at_start, at_end):
-    """The indices of the rows hit first on the segment ``start → end`` and where (α), among the
-    inactive rows ``over`` that ``end`` violates, given the row values ``G·start`` and ``G·end``.
-
-    Only the first blocking row joins the active set: adding every row the full step violates at
-    once can pin joints that the optimum leaves free and turn the step uphill. Rows hit at the
-    same place count as one: those within ``RESTING`` of their bound (a joint left on its limit by
-    the last projection, a contact settled at the margin) all join at α = 0, and otherwise those
-    hit within ``SIMULTANEOUS`` of the segment after the first join with it (neighbouring samples
-    of a capsule meeting an obstacle), each of which would otherwise cost a pass that barely moves.
-    """
-    candidates = over.nonzero()[0]
-    room = slack[candidates] - at_start[candidates]
-    resting = room <= RESTING
-    if any_true(resting):  # rows the step leaves at once, already at their bound: all join, α = 0
-        return candidates[resting], 0.0
-    alpha = room / (at_end[candidates] - at_start[candidates])
-    first = float(alpha.min())
-    return candidates[alpha <= first + SIMULTANEOUS], min(max(first, 0.0), 1.0)
 
 
 def fit_inside(rows, slack, at_step, extra):
