@@ -117,6 +117,7 @@ class MovingJointsFK:
         local &= in_moving & model.rigid & ~model.riders & (model.parents >= 0)
         local[hung] = False
         self.locals, self.local_channels = np.flatnonzero(local), None
+        self._locals_rest = np.linalg.inv(model.rest_offsets[self.locals])     # O⁻¹ of each
         self._keyed_locals, self._locals_version = None, 0     # (``locals_key``)
         self._locals_of = (None, None)   # (an evaluated pose, its ``_local_channels``): the last
 
@@ -177,8 +178,7 @@ class MovingJointsFK:
             return self._locals_of[1]
         bones = self.locals
         parents = self.model.parents[bones]
-        channels = np.linalg.inv(self.model.rest_offsets[bones]) @ np.linalg.inv(world[parents]) \
-            @ world[bones]
+        channels = self._locals_rest @ np.linalg.inv(world[parents]) @ world[bones]
         axes, size = channels[:, :3, :3], max(1.0, float(np.abs(world[:, :3, 3]).max()))
         turning = (np.abs(np.einsum('kji,kjl->kil', axes, axes) - np.eye(3)).max(axis=(1, 2))
                    <= _SAME_LOCAL) & (np.abs(channels[:, :3, 3]).max(axis=1) <= _SAME_LOCAL * size)
