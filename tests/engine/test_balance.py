@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 from dq_ik_addon.engine import ChainModel, Orientation, Position, Solver, Task, acceptance
-from dq_ik_addon.engine.jacobian import JointFrames, column_mask
+from dq_ik_addon.engine.jacobian import JointFrames, chain_order, column_mask
 from dq_ik_addon.engine.moving_joints_fk import GivenPose, MovingJointsFK
 from dq_ik_addon.engine.quaternion import matrix_to_quat, qexp, qmul
 from dq_ik_addon.engine.tasks import Balance, Body, TaskSet
 from dq_ik_addon.engine.tasks.balance import _ends_jacobian, _kinetic_jacobian, center_of_mass
 from dq_ik_addon.engine.tasks.ground_polygon import polygon_distance, support_polygon
+from dq_ik_addon.engine.tasks.kind import StepMotion
 
 UP = np.array([0.0, 0.0, 1.0])
 FEET = [7, 10]
@@ -93,6 +94,47 @@ def test_the_centre_of_mass_jacobian_matches_central_differences():
             assert not jg[:, 3 * c:3 * c + 3].any()
             continue
         np.testing.assert_allclose(jg[:, 3 * c:3 * c + 3], fd[3 * c:3 * c + 3].T, atol=1e-7)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_centre_of_mass_second_order_leaves_a_third_order_error(seed):
+    """``Balance.second_order`` along each axis of a forced row over a still polygon: under a
+    step of every column (the pelvis sliding too), halving it divides what ``G(Δ) − G − J_G Δ −
+    s_G`` leaves by 8."""
+    model = _body()
+    body = _bodies(model)
+    rng = np.random.default_rng(seed)
+    q = _start(model, seed)
+    locations = np.zeros((len(model), 3))
+    tasks, batch, mask, joints, columns = _bound(model, body)
+    world = model.matrices(q, locations)
+    frame = JointFrames(model, joints, columns[joints.size:])(world)
+    effectors = tasks._effectors(world)[1]
+    mids = batch._geometry(effectors)[0][3]
+    _, ancestors = chain_order(tasks.joint_masks, model.descendants_mask(), columns)
+    jg, s_g = np.zeros((3, columns.size * 3)), np.zeros(3)
+    direction = rng.normal(size=(columns.size, 3)) * mask[0].reshape(-1, 3)
+
+    def along(axis, delta):
+        n = np.eye(3)[axis]
+        batch._geometry_of = (world, [(True, n, 0.0, mids, None, None, np.zeros((4, 3)),
+                                       np.zeros(4))])     # a still polygon
+        jg[axis] = batch.jacobian(frame, effectors, mask)[0][axis]
+        return batch.second_order(StepMotion(frame, delta, None, ancestors[3:]), effectors,
+                                  None)[0][axis]
+
+    def residual(size):
+        delta = size * direction
+        s_g[:] = [along(axis, delta) for axis in range(3)]
+        moved, slid = q.copy(), locations.copy()
+        moved[joints] = qmul(qexp(0.5 * delta[:joints.size]), q[joints])
+        slid[columns[joints.size:]] += delta[joints.size:]
+        start = center_of_mass(world, model.lengths, body.masses)
+        after = center_of_mass(model.matrices(moved, slid), model.lengths, body.masses)
+        return np.abs(after - start - jg.dot(delta.ravel()) - s_g).max()
+
+    assert residual(2e-2) > 1e-9
+    np.testing.assert_allclose(residual(2e-2) / residual(1e-2), 8.0, rtol=0.1)
 
 
 def test_a_keeper_keeps_its_sources_rotation_and_the_jacobian_follows_it():
@@ -185,7 +227,7 @@ def test_a_step_that_carries_the_centre_of_mass_out_arms_the_row_onto_the_bounda
     active, _, inside, mids, ground, polygon, ends, _ = batch._geometry(effectors)[0]
     assert not active and inside < -batch.bodies[0].band
     plane = batch.planes[0]
-    kinetic = _kinetic_jacobian(frame, mids, batch.parts[0])      # J_G transposed
+    kinetic = _kinetic_jacobian(frame, batch._carried(mids, batch.parts[0]), batch.parts[0])
     forward = np.array([0.0, -1.0, 0.0])
     upper = np.repeat(np.isin(columns, [1, 2, 3, 4]), 3)         # the feet stay: a still polygon
     pushed = kinetic.dot(forward) * upper

@@ -43,8 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..jacobian import task_jacobian
+from ..jacobian import second_order_motion, task_jacobian
 from ..kept_rotations import KeptColumns
+from ..quaternion import row_dots
 from .ground_polygon import convex_hull, nearest_boundary, plane_basis
 from .kind import TaskKind
 
@@ -178,12 +179,57 @@ class Balance(TaskKind):
             self._jacobians_of = (frame, {})
         made = self._jacobians_of[1]
         if k not in made:
-            keepers, _, under = part[8:]
-            lever = None if not keepers.size else under.dot(row[3]) - under.sum(
-                axis=1)[:, None] * self._geometry_of[0][keepers, :3, 3]
-            made[k] = (_kinetic_jacobian(frame, row[3], part, lever),
+            made[k] = (_kinetic_jacobian(frame, self._carried(row[3], part), part),
                        _ends_jacobian(frame, row[6], part))
         return made[k]
+
+    def _carried(self, mids, part):
+        """``S_j = Σ w_i p_i`` (M,3) over the bones each column joint carries (their ``mids``),
+        less per keeper k ``Σ_i w_i (p_i − h_k)`` over the bones k carries: a joint between k's
+        source and k carries them by k's head h_k, turning them by (1 − w_k) of its turn only."""
+        sums = part[3].dot(mids)
+        keepers, shares, under = part[8:]
+        if keepers.size:
+            lever = under.dot(mids) - under.sum(axis=1)[:, None] * \
+                self._geometry_of[0][keepers, :3, 3]
+            sums = sums - shares.dot(lever)
+        return sums
+
+    def second_order(self, motion, effectors, errors):
+        """The held rows' second-order change (``jacobian.second_order_motion``): the centre of
+        mass's ``s_G = Σ_j W_j × (v_j × (S_j − s_j c_j))`` less the boundary point's (of the
+        supports' ends it blends), along each held normal; the edge's own turn is left out (the
+        tasks above hold the supports). Every point joint j carries sees the same ``W_j = ½ v_j
+        + Σ_{i<j} v_i``, so the sum over the bones collapses onto J_G's ``S_j``, ``s_j``; a
+        slide ``w_j`` adds ``Σ_{i<j} v_i × s_j w_j``."""
+        frame, delta = motion.frame, motion.delta
+        out = np.zeros((len(self.bodies), 3))
+        turns = row_dots(frame.axes.reshape(3, len(delta), 3), delta).T            # v_j (M,3)
+        for k, (row, part) in enumerate(zip(self._geometry(effectors), self.parts)):
+            held, basis = self._held(k, row)
+            if not held:
+                continue
+            ancestors = motion.ancestors[k]
+            above = ancestors.dot(turns)                                # Σ_{i<j} v_i (M,3)
+            lever = above + 0.5 * turns
+            arms = self._carried(row[3], part) - part[4][::3, None] * frame.heads[::3]
+            s_g = turns.T.dot(row_dots(lever, arms)) - arms.T.dot(row_dots(lever, turns))
+            if frame.slides:
+                first = len(delta) - frame.slides
+                slid = -np.einsum('jkx,jk->jx', frame.moments[3 * first:].reshape(-1, 3, 3),
+                                  delta[first:]) * part[4][3 * first::3, None]
+                s_g = s_g + _cross_rows(above[first:], slid).sum(axis=0)
+            along = []
+            for n, _, blend in held:
+                ends = np.flatnonzero(blend)
+                chain = part[7][ends, ::3].astype(float)
+                s_q = blend[ends].dot(second_order_motion(
+                    frame, row[6][ends], delta, chain,
+                    ancestors[None] * chain[:, :, None] * chain[:, None, :])[0]) \
+                    if ends.size else 0.0
+                along.append(n.dot(s_g - s_q))
+            out[k] = basis.dot(along)
+        return out
 
     def jacobian(self, frame, effectors, mask):
         rows = self._geometry(effectors)
@@ -228,18 +274,11 @@ class Balance(TaskKind):
         self.armed = {}
 
 
-def _kinetic_jacobian(frame, mids, part, lever=None):
-    """``J_G`` transposed (3M,3) at the pose of the bones' ``mids`` (module docstring):
-    ``ω_c × S_j − s_j m_c`` per column. ``lever`` (K,3): per keeper k, ``Σ_i w_i (p_i − h_k)``
-    over the bones it carries, which a joint between its source and it carries by k's head
-    ``h_k`` and turns by only (1 − w_k) of its turn, w_k the keeper's weight (none for a whole
-    one), so ``S_j`` loses w_k of it there (``part[9]``)."""
-    carried, fractions = part[3], part[4]
-    sums = carried.dot(mids)
-    if lever is not None:
-        sums = sums - part[9].dot(lever)
+def _kinetic_jacobian(frame, sums, part):
+    """``J_G`` transposed (3M,3) of the joints' ``S_j`` ``sums`` (M,3, ``Balance._carried``;
+    module docstring): ``ω_c × S_j − s_j m_c`` per column."""
     sums = np.repeat(sums, 3, axis=0)       # S_j per column (3M,3)
-    return _cross_rows(frame.axes.T, sums) - fractions[:, None] * frame.moments
+    return _cross_rows(frame.axes.T, sums) - part[4][:, None] * frame.moments
 
 
 def _ends_jacobian(frame, ends, part):
