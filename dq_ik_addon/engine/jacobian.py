@@ -136,8 +136,8 @@ def chain_order(joint_masks, descendants, joints):
 def second_order_motion(frame, points, delta, chain, ancestors, rotation=None):
     """The second-order terms ``(s_pos, s_rot)`` (T,3) of the task errors' change under the joint
     step ``delta`` (m,3) over the columns of ``frame`` (``JointFrame``), so that
-    ``e(Δ) = e − J Δ − s + O(‖Δ‖³)``; ``s_rot`` is None unless the orientation errors
-    ``rotation`` are given.
+    ``e(Δ) = e − J Δ − s + O(‖Δ‖³)``; ``s_pos`` is None without ``points``, ``s_rot`` unless the
+    orientation errors ``rotation`` are given.
 
     Each joint turns everything below it about its head ``c_j`` by the world rotation vector
     ``v_j = Σ_k a_jk Δθ_jk`` (the columns of ``JointFrames``), and the turns compose from the
@@ -158,16 +158,28 @@ def second_order_motion(frame, points, delta, chain, ancestors, rotation=None):
     G_i x + exp([v_i]×) w``, which adds ``Σ_{i<j} v_i × w_j`` to the point; slides commute with
     each other and with the turns below them (each turns about a head that slides along).
     """
-    columns, heads = frame.axes, frame.heads
     t, m = chain.shape
-    turns = row_dots(columns.reshape(3, m, 3), delta).T                         # v_j (m,3)
+    turns = row_dots(frame.axes.reshape(3, m, 3), delta).T                      # v_j (m,3)
     above = ancestors.dot(turns)                                                # Σ_{i<j} v_i (T,m,3)
+    s_pos = None if points is None else _second_order_points(frame, points, delta, chain, turns,
+                                                             above)
+    if rotation is None:
+        return s_pos, None
+    bracket = _cross(above.reshape(-1, 3), np.broadcast_to(turns, (t, m, 3)).reshape(-1, 3))
+    return s_pos, 0.5 * (bracket.reshape(t, m, 3).sum(axis=1) + _cross(rotation, chain.dot(turns)))
+
+
+def _second_order_points(frame, points, delta, chain, turns, above):
+    """``second_order_motion``'s ``s_pos`` of the ``points`` from the turns ``v_j`` and their sums
+    above each joint ``Σ_{i<j} v_i``."""
+    heads = frame.heads[::3]
+    t, m = chain.shape
     lever = above + 0.5 * turns                                                 # W_tj
     # W × (v × r) = v (W·r) − r (W·v), with r = p − c_j, summed over the chain's joints
     along_turn = row_dots(lever, turns) * chain                                 # W·v
-    along_arm = row_dots(lever, points[:, None, :] - heads[::3]) * chain        # W·r
+    along_arm = row_dots(lever, points[:, None, :] - heads) * chain             # W·r
     s_pos = along_arm.dot(turns) - points * along_turn.sum(axis=1)[:, None] \
-        + along_turn.dot(heads[::3])
+        + along_turn.dot(heads)
     if frame.slides:
         first = m - frame.slides
         slides = -np.einsum('jkx,jk->jx', frame.moments[3 * first:].reshape(-1, 3, 3),
@@ -175,10 +187,7 @@ def second_order_motion(frame, points, delta, chain, ancestors, rotation=None):
         carried = above[:, first:] * chain[:, first:, None]                     # (T,k,3)
         s_pos = s_pos + _cross(carried.reshape(-1, 3), np.broadcast_to(
             slides, carried.shape).reshape(-1, 3)).reshape(t, -1, 3).sum(axis=1)
-    if rotation is None:
-        return s_pos, None
-    bracket = _cross(above.reshape(-1, 3), np.broadcast_to(turns, (t, m, 3)).reshape(-1, 3))
-    return s_pos, 0.5 * (bracket.reshape(t, m, 3).sum(axis=1) + _cross(rotation, chain.dot(turns)))
+    return s_pos
 
 
 def normal_jacobian(frame, points, normals, mask):

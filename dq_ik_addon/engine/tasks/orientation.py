@@ -35,7 +35,7 @@ class Orientation(TaskKind):
         return turn_jacobian(frame, mask, self.kept(effectors))
 
     def second_order(self, motion, effectors, errors):
-        return second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,
+        return second_order_motion(motion.frame, None, motion.delta, motion.chain,
                                    motion.ancestors, errors)[1]
 
 
