@@ -72,6 +72,8 @@ def main():
     rows = []
     for kind, count, length in (("basic", args.basic, 0), ("human", args.human, 0),
                                 ("basic", args.limbs, 2)):
+        if count <= 0:      # (a row left out: ``--basic 0``)
+            continue
         obj = common.new_rig(kind)
         bpy.ops.dqik.apply_preset(preset='HUMANOID')
         targets = sp.fk_targets(obj, dqik, count, seed=20, length=length)

@@ -35,27 +35,28 @@ SIMULTANEOUS = 1e-3
 
 
 def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, max_turn,
-                     from_feasible=False, joint_parts=None):
+                     from_feasible=False, parts=None):
     """``(steps, active, start, basis, decompositions)``: ``prioritized_step`` of ``levels`` under the rows
     ``active`` from the start and those the step runs into (``first_blocking_rows``), the final
     active set, the point its levels started from (``C⁺ r``, or with ``from_feasible`` the
     feasible point, module docstring) with the rows' null-space projector ``I − C⁺C``, the
     ``PrioritizedBasis`` of the
     levels under them (None when the passes ran out and the step is the last feasible point), and
-    how many ``PrioritizedBasis`` it built (one per pass). With ``joint_parts`` (the part of
-    each column's joint, ``IndependentParts``), every part's first blocking row joins in the same
-    pass: the parts share no joint, so a row of one changes another's step only through its
-    level's damping and motion clamp (``prioritized``), slightly."""
+    how many ``PrioritizedBasis`` it built (one per pass). With ``parts`` (the
+    ``IndependentParts`` of the tasks), every part's first blocking row joins in the same
+    pass: the parts share no joint, and each is damped on its own (``prioritized``), so a row of
+    one changes another's step only through the motion clamp, slightly."""
     active = active.copy()
+    joint_parts = None if parts is None else parts.joints
     if joint_parts is None:     # one part: every row, contacts' included
-        row_parts, parts = np.zeros(rows.count, dtype=np.int64), 1
+        row_parts, count = np.zeros(rows.count, dtype=np.int64), 1
     else:
-        row_parts, parts = joint_parts[rows.owner], int(joint_parts.max()) + 1
+        row_parts, count = joint_parts[rows.owner], parts.count
     start = rows.solution(active, rhs) if any_true(active) else \
         (np.zeros(3 * rows.joints), np.eye(3 * rows.joints))
     jacobians, errors = [jac for jac, _ in levels], [err for _, err in levels]
     limits = (secondary, damping, max_motion, max_turn)
-    basis = PrioritizedBasis(jacobians, start[1])
+    basis = PrioritizedBasis(jacobians, start[1], parts)
     origin = start[0]
     steps = basis.steps(errors, origin, *limits)
     feasible, at_feasible = start[0], None      # the feasible point's row values, once needed
@@ -68,7 +69,7 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
             break
         if at_feasible is None:
             at_feasible = rows.times(feasible)
-        blocking, alpha = first_blocking_rows(rhs, over, at_feasible, at_end, row_parts, parts)
+        blocking, alpha = first_blocking_rows(rhs, over, at_feasible, at_end, row_parts, count)
         if any_true(alpha > 0.0):     # (rows resting on their bound join where it starts)
             along, rows_along = (alpha[0], alpha[0]) if joint_parts is None else \
                 (np.repeat(alpha[joint_parts], 3), alpha[row_parts])
@@ -76,7 +77,7 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
             at_feasible = at_feasible + rows_along * (at_end - at_feasible)
         start = rows.with_rows(start, blocking, rhs, not any_true(active[rows.owner.size:]))
         active[blocking] = True
-        basis = PrioritizedBasis(jacobians, start[1])
+        basis = PrioritizedBasis(jacobians, start[1], parts)
         decompositions += 1
         origin = _origin(basis, start[0], feasible) if from_feasible else start[0]
         steps = basis.steps(errors, origin, *limits)

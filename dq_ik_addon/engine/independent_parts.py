@@ -43,16 +43,21 @@ class IndependentParts:
     """The parts of one solve's tasks (module docstring): each part's step components and the
     matrix that sums its groups' errors into its level errors."""
 
-    def __init__(self, masks, group_sums, group_levels, column_rows):
+    def __init__(self, masks, group_sums, group_levels, column_rows, level_tasks):
         """``masks`` (T, 3C): the step components that move each task's bone (``column_mask``
         of the columns that are the bone or its ancestors);
         ``group_sums`` (G, T) and ``group_levels`` (L, G): ``Problem``'s groups of tasks and the
         levels they are on; ``column_rows`` (C,): the row of the solve's state each column
-        moves (a turning joint's rotation, a sliding bone's location)."""
+        moves (a turning joint's rotation, a sliding bone's location); ``level_tasks``: per
+        level, the task of each of its three error rows (``Problem.level_task_errors``)."""
         parts = np.unique(connected((masks.astype(np.int64) @ masks.T.astype(np.int64)) > 0
                                     | np.eye(len(masks), dtype=bool)), axis=0)
         self.count = len(parts)
         self.components = [masks[part].any(axis=0) for part in parts]   # (3C,) each
+        # for the damping part by part (``PrioritizedBasis``): each column's part (3C, P) and,
+        # per level, each part's error rows (P, rows)
+        self.column_parts = np.array(self.components, dtype=float).T
+        self.level_rows = [parts[:, tasks].astype(float) for tasks in level_tasks]
         self.rows = [column_rows[c.reshape(-1, 3).any(axis=1)] for c in self.components]
         self.joints = np.argmax([c.reshape(-1, 3).any(axis=1) for c in self.components],
                                 axis=0)    # (C,): the part of each column's joint
@@ -70,8 +75,10 @@ class IndependentParts:
         turning = problem.joints.size
         rows = np.concatenate([problem.joints, len(problem.model) + np.arange(
             problem.column_joints.size - turning)])
+        level_tasks = [np.repeat(np.concatenate([tasks.index[b][rows] for b, rows, _, _ in level]),
+                                 3) for level in problem.level_parts]
         parts = cls(column_mask(problem.moves[:, tasks.bones].T, problem.column_joints),
-                    problem.group_sums, problem.group_levels, rows)
+                    problem.group_sums, problem.group_levels, rows, level_tasks)
         return parts if parts.count > 1 else None
 
     def line_search(self, trial, groups_of, step_scale, steps, current, predicted, corrected,

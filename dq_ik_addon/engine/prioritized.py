@@ -13,6 +13,8 @@ level follows its smallest retained singular value: ``λ² = λ_max² (1 − (σ
 ``σ_min < ε`` and 0 otherwise (Baerlocher §4.7, eq. 4.17; Maciejewski's numerical filtering),
 capped by the level's squared error ``‖e_k‖²`` as in Sugihara's Levenberg–Marquardt IK (IEEE
 T-RO 2011), so the damping fades as a reachable task converges and steps become Gauss–Newton.
+A level whose tasks fall into parts that share no joint (``independent_parts``: limb chains) is
+damped part by part, each from its own singular values and error (``_LevelParts``).
 """
 
 import bisect
@@ -66,12 +68,15 @@ class PrioritizedBasis:
     projector (I without them). The recursion is linear in the errors given these (Baerlocher
     §5.3.6–5.3.9), except for the damping and the clamps, which ``steps`` applies per call."""
 
-    def __init__(self, jacobians, projector=None):
+    def __init__(self, jacobians, projector=None, parts=None):
+        """``parts``: the ``IndependentParts`` of the levels' tasks, damped part by part
+        (``steps``), or None."""
         size = jacobians[0].shape[1]
         projector = np.eye(size) if projector is None else projector
-        self.levels = []        # (J_k, U, σ as a list, Vᵀ) or None for a level with no rank left
+        # per level (J_k, U, σ as a list, Vᵀ, its parts) or None for a level with no rank left
+        self.levels = []
         removed = None          # the last level's Vᵀ, not yet taken from the projector
-        for jac in jacobians:
+        for k, jac in enumerate(jacobians):
             if jac.shape[0] == 0:
                 self.levels.append(None)
                 continue
@@ -82,7 +87,8 @@ class PrioritizedBasis:
                 removed = None
                 self.levels.append(None)
                 continue
-            self.levels.append((jac, u, s.tolist(), removed))
+            self.levels.append((jac, u, s.tolist(), removed,
+                                None if parts is None else _LevelParts(parts, k, s, removed)))
         self.projector, self.removed = projector, removed   # P_K = projector − removedᵀ removed
 
     def steps(self, errors, start=None, secondary=None, damping=0.0, max_motion=None,
@@ -93,13 +99,18 @@ class PrioritizedBasis:
         partial = []
         for level, err in zip(self.levels, errors):
             if level is not None:
-                jac, u, singular, removed = level
-                lam2 = min(damping_for(singular, damping), float(err.dot(err)))
+                jac, u, singular, removed, parts = level
                 # joint motion per direction, on Python floats (a level has a dozen directions
                 # at most)
                 residual = err if step is None else err - jac.dot(step)
-                motion = [sigma / (sigma * sigma + lam2) * along for sigma, along
-                          in zip(singular, u.T.dot(residual).tolist())]
+                along = u.T.dot(residual).tolist()
+                if parts is None:
+                    lam2 = min(damping_for(singular, damping), float(err.dot(err)))
+                    motion = [sigma / (sigma * sigma + lam2) * a for sigma, a
+                              in zip(singular, along)]
+                else:
+                    motion = [sigma / (sigma * sigma + lam2) * a for sigma, lam2, a
+                              in zip(singular, parts.damping(err, damping), along)]
                 if max_motion is not None:
                     largest = max(map(abs, motion))   # descending σ: σ_0·max|motion| bounds all
                     if largest > max_turn or singular[0] * largest > max_motion:
@@ -117,6 +128,33 @@ class PrioritizedBasis:
                 pulled = pulled - self.removed.T.dot(self.removed.dot(pulled))
             step = step + pulled
         return partial + [step]
+
+
+class _LevelParts:
+    """The damping of one level whose tasks fall into parts that share no joint
+    (``independent_parts``): its Jacobian is block-diagonal over them, so each of its singular
+    directions belongs to one part (the one its ``Vᵀ`` row lies in; with equal singular values
+    of two parts, mostly in), and each part is damped as if it were solved alone, from its own
+    smallest singular value and capped by its own error (module docstring). One damping for
+    the level let a far or stalled limb's error and near-singular chain damp a limb beside it:
+    on the basic metarig's four limbs on Chain Length 2 under the HUMANOID limits, a hand 0.2 mm
+    from its target crept 4 % an iteration for 280 iterations while the other hand stalled 25
+    mm short, and no escape came."""
+
+    def __init__(self, parts, level, singular, removed):
+        self.owners = np.argmax((removed * removed).dot(parts.column_parts), axis=1)
+        self.rows = parts.level_rows[level]
+        smallest = np.full(parts.count, np.inf)
+        np.minimum.at(smallest, self.owners, singular)
+        self.smallest = smallest
+        self._damping = (None, None)    # (ε, each part's λ² from its singular values)
+
+    def damping(self, err, epsilon):
+        """Each direction's ``λ²`` for the level's error ``err``."""
+        if self._damping[0] != epsilon:     # (a part per direction at most: a few)
+            self._damping = (epsilon, np.array([damping_for([smallest], epsilon)
+                                                for smallest in self.smallest.tolist()]))
+        return np.minimum(self._damping[1], self.rows.dot(err * err)).take(self.owners).tolist()
 
 
 def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion=None,

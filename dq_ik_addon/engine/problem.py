@@ -98,7 +98,6 @@ class Problem:
         self.split = len(self.group_sums) > len(self.level_sums)
         self.group_weights = self.group_sums * tasks.weights
         self.group_levels = (self.level_sums.dot(self.group_sums.T) > 0.0).astype(float)
-        self.parts = IndependentParts.of(self)     # searched part by part (None: whole)
         self._groups_of = (None, None)   # (task errors, their group errors) of the last call
         root_w = np.sqrt(tasks.weights)
         # per level and batch: its rows in the batch, √weight (rows of e) and √weight times the
@@ -114,6 +113,7 @@ class Problem:
         self.level_order = np.concatenate(
             [tasks.index[b][rows] for parts in self.level_parts for b, rows, _, _ in parts]
             or [np.zeros(0, np.int64)])
+        self.parts = IndependentParts.of(self)     # searched part by part (None: whole)
 
     def seat_targets(self):
         """Give the contacts the position tasks' targets (``ContactSet.seat``): call again after

@@ -56,8 +56,7 @@ class Steps:
 
     def __init__(self, problem, update):
         self.problem, self.update = problem, update
-        # the part of each column's joint, where the tasks fall into parts (``active_set``)
-        self.joint_parts = None if problem.parts is None else problem.parts.joints
+        self.parts = problem.parts    # the tasks' parts (``active_set``, ``prioritized``)
         self.touched = False
         self.predicted_groups = None
         self.begin()
@@ -135,7 +134,7 @@ class Steps:
         a correction (``_polished``); its decompositions kept for a chord step."""
         problem, predicted, start = self.problem, None, None
         if rows is None:
-            basis = PrioritizedBasis([jac for jac, _ in levels])
+            basis = PrioritizedBasis([jac for jac, _ in levels], None, self.parts)
             steps = basis.steps([err for _, err in levels], None, *options)
             self.counts["decompositions"] += 1
             self.touched = False
@@ -145,7 +144,7 @@ class Steps:
                 steps, active, start, basis, predicted = polished
             else:
                 steps, active, start, basis, built = active_set_steps(
-                    levels, rows, rhs, pinned, *options, self.from_feasible, self.joint_parts)
+                    levels, rows, rhs, pinned, *options, self.from_feasible, self.parts)
                 self.counts["decompositions"] += built
             self.update.held = active[:rows.owner.size]
             self.touched = any_true(active[rows.owner.size:])
@@ -189,7 +188,7 @@ class Steps:
         if not any_true(held):
             return None
         steps, active, start, basis, built = active_set_steps(
-            levels, rows, rhs, pinned | held, *options, self.from_feasible, self.joint_parts)
+            levels, rows, rhs, pinned | held, *options, self.from_feasible, self.parts)
         self.counts["decompositions"] += built
         predicted = self.problem.predicted(levels, steps[-2])[0]
         if (predicted <= _POLISHED * self.problem.settings.tolerance).all():

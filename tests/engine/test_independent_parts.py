@@ -9,6 +9,7 @@ from chains import identity_pose, random_pose_in_limits, uniform_limits
 from dq_ik_addon.engine import ChainModel
 from dq_ik_addon.engine.independent_parts import IndependentParts, PartBests
 from dq_ik_addon.engine.limits import limit_violation
+from dq_ik_addon.engine.quaternion import qexp
 from dq_ik_addon.engine.solver import Solver, SolverSettings
 from dq_ik_addon.engine.tasks import Balance, Body, Loop, Position, Task
 
@@ -48,7 +49,7 @@ def test_each_part_keeps_its_own_scale_of_the_step():
     b's falls with the whole step. Each search halves only its own share: a keeps a quarter, b
     the whole, in one combined step, each trial one measure of both."""
     parts = IndependentParts(np.repeat(np.eye(2, dtype=bool), 3, axis=1), np.eye(2),
-                             np.ones((1, 2)), np.arange(2))
+                             np.ones((1, 2)), np.arange(2), [np.repeat(np.arange(2), 3)])
     trials = []
 
     def trial(step, scale):
@@ -89,11 +90,40 @@ def test_a_limb_held_on_its_limits_does_not_hold_back_the_other(seed):
     settings = SolverSettings(max_iterations=300)
     parts = Solver(model, tasks, limits, settings=settings).solve(identity_pose(5))
     whole_solver = Solver(model, tasks, limits, settings=settings)
-    whole_solver.problem.parts, whole_solver.steps.joint_parts = None, None
+    whole_solver.problem.parts, whole_solver.steps.parts = None, None
     whole = whole_solver.solve(identity_pose(5))
     assert parts.errors[1] < settings.tolerance
     assert parts.errors[0] <= whole.errors[0] * 1.001   # the stall test's 0.1 %
     assert parts.iterations < whole.iterations
+
+
+def test_each_limb_on_a_level_is_damped_as_if_it_were_solved_alone():
+    """Two limbs on one level: a's target metres beyond its reach (a large error, a stretched,
+    near-singular chain), b's reachable from its straight start. Damped as one level, a's error
+    and singular values damped b too, which crept in to its target (45 iterations on one of
+    these); damped part by part (``prioritized._LevelParts``), b is met in the iterations it
+    would take alone, and a ends at the same compromise."""
+    model, limits = two_limbs(), uniform_limits(5, swing=0.6)
+    totals = np.zeros(2)
+    for seed in (1, 3, 5, 7):
+        rng = np.random.default_rng(seed)
+        pose = identity_pose(5)
+        pose[3:] = qexp(rng.normal(scale=0.15, size=(2, 3)))
+        reachable = model.tails(model.matrices(pose))[4]
+        far = np.array([0.2, 1.0, 0.0]) + rng.normal(size=3) * 4.0
+        tasks = [Task(Position, 2, far, chain_count=2), Task(Position, 4, reachable, chain_count=2)]
+        results = []
+        for by_part in (True, False):
+            solver = Solver(model, tasks, limits, settings=SolverSettings(max_iterations=300))
+            if not by_part:
+                solver.steps.parts = None
+            results.append(solver.solve(identity_pose(5)))
+        parts, whole = results
+        assert parts.errors[1] <= solver.settings.tolerance
+        assert parts.iterations <= whole.iterations
+        assert abs(parts.errors[0] - whole.errors[0]) <= 1e-3
+        totals += parts.iterations, whole.iterations
+    assert totals[0] <= 0.5 * totals[1]
 
 
 def test_after_escapes_each_limb_ends_at_the_stall_where_it_was_best(monkeypatch):
@@ -134,7 +164,7 @@ def test_each_limb_on_its_limits_joins_the_active_set_in_the_same_pass():
         for by_part in (True, False):
             solver = Solver(model, limb_tasks(a, b), limits)
             if not by_part:
-                solver.steps.joint_parts = None
+                solver.steps.parts = None
             results.append(solver.solve(identity_pose(5)))
         parts, whole = results
         assert parts.steps["decompositions"] <= 0.85 * whole.steps["decompositions"]
