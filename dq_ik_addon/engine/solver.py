@@ -1,7 +1,6 @@
 """The IK solve: iterate prioritized, joint-limited steps from a warm start until the tasks settle.
 
-Each iteration (Baerlocher Fig. 5.12 and §5.4.2; a fresh start first swings the hinges of the
-chains of unmet targets within reach a little into their ranges, ``escapes.folded_start``):
+Each iteration (Baerlocher Fig. 5.12, §5.4.2; a fresh start first folds hinges, ``folded_start``):
 
 1. FK of the current rotations and the task errors (``problem.Problem``).
 2. A step (``steps``): a chord step when a correction is small enough, else a full step: the
@@ -13,9 +12,9 @@ chains of unmet targets within reach a little into their ranges, ``escapes.folde
    in priority order, else the step is solved again from the feasible point of its active set
    (``Steps.from_the_feasible_point``); the joints are updated, held ones on their limits
    (``pose_update``).
-4. Stop tests (``acceptance``): every task met; no level can progress (``blocked``); a contact
-   holds the tasks short (``holds``); no progress (``stalled``); each per group of tasks sharing
-   no moved joint (``Problem._groups``). A stall short of a reachable target escapes (``escapes``)
+4. Stop tests (``acceptance``), per group of tasks sharing no moved joint: all met; no level can
+   progress (``blocked``); a contact holds them (``holds``); no progress (``stalled``). A stall
+   counts restored (``Steps.settled``), escapes when short of a reachable target (``escapes``)
    and goes on; the best state in priority order is returned.
 """
 
@@ -216,8 +215,8 @@ class Solver:
                 finite = False
                 break
             iterations, descent = iterations + 1, descent + 1
-            predicted_groups = predicted if steps.predicted_groups is None else \
-                steps.predicted_groups
+            predicted_groups = steps.predicted_groups if steps.predicted_groups is not None \
+                else predicted
             stop = blocked(groups[-1], predicted_groups, tol)
             trial = None if stop else search_step(
                 problem, lambda step, scale: steps.restored(
@@ -236,6 +235,7 @@ class Solver:
                 continue    # no scale of the step was kept: solved again, priorities kept
             if stop or trial is None or stalled(groups, tol) or (
                     escapes and hopeless(history, best[3], tol)):
+                best = steps.settled(state, best, self._measure)
                 stall = stall or (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
                 ended = stalls.enough(state, groups[-1], best[3]) or escapes >= ATTEMPTS or (
                     last is not None and futile_here(self._futile, stall[1], tol))

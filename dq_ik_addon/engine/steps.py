@@ -22,7 +22,7 @@
 
 import numpy as np
 
-from .acceptance import compare_levels, first_unmet
+from .acceptance import SETTLING_PASSES, better, compare_levels, first_unmet
 from .active_set import RESTING, active_set_steps
 from .constraint_rows import ConstraintRows
 from .prioritized import PrioritizedBasis
@@ -203,8 +203,7 @@ class Steps:
         kept for the next correction while it gets to ``_CHORD_RATE`` or less. The held joints
         stay on their limits as in a full step; the step carries no rest pull. Not used with
         contacts, whose rows change with every step."""
-        problem = self.problem
-        tol = problem.settings.tolerance
+        problem, tol = self.problem, self.problem.settings.tolerance
         if self.chord_basis is None or problem.contacts is not None \
                 or max(current.tolist()) > _CHORD * tol:
             return None
@@ -223,16 +222,14 @@ class Steps:
         return state
 
     def restored(self, state, current, measure, passes=1):
-        """``state``, a trial of the last full step from a pose whose level errors were
-        ``current``, or the same pose with the levels above the first unmet one of ``current``
-        restored by a second-order correction, when that is better in priority order: the
-        last full step's decompositions (``chord_basis``) solve those levels again for their
-        errors at the trial, ``Δ_c = J⁺ e(x + Δ)`` truncated after them (Nocedal & Wright,
-        Numerical Optimization, §15.6: the Maratos effect). A lower level's null-space motion
-        drifts the levels above it off their targets to second order (a pelvis dragged down
-        between two planted feet), which the line search would otherwise halve the step for,
-        so that the lower level crawls. Up to ``passes`` such corrections, each from the last,
-        while they improve it and leave those levels short of half the tolerance."""
+        """``state`` (a trial of the last full step from levels ``current``), or it with the
+        levels above ``current``'s first unmet one restored by a second-order correction when
+        that is better in priority order: the last full step's decompositions (``chord_basis``)
+        solve them again for their errors at the trial, ``Δ_c = J⁺ e(x + Δ)`` truncated after
+        them (Nocedal & Wright §15.6, the Maratos effect): a lower level's null-space motion
+        drifts the levels above off their targets to second order (a pelvis dragged down between
+        planted feet), for which the line search would halve the step. Up to ``passes``
+        corrections, each from the last, while they improve it and those levels are unmet."""
         basis, tol = self.chord_basis, self.problem.settings.tolerance
         first = first_unmet(current, tol)
         tasks_from = len(current) - self.problem.task_levels()    # (contacts first)
@@ -251,6 +248,16 @@ class Steps:
                 break
             state = fixed
         return state
+
+    def settled(self, state, best, measure):
+        """``best``, or the stalled ``state`` with the levels above ``best``'s first unmet one
+        restored (``restored``, ``SETTLING_PASSES``) if that is better in priority order: a
+        descent that traded their last digits for a lower one's progress stalls with them off
+        (a hand 1.4 m forward and down under Balance: 1119 mm short, restored 455 mm)."""
+        tol = self.problem.settings.tolerance
+        settled = state if better(state[3], best[3], tol) else \
+            self.restored(state, best[3], measure, SETTLING_PASSES)
+        return settled if better(settled[3], best[3], tol) else best
 
     def _rest_pull(self, rotations, preferred, levels):
         """The rest pull ``w · 2 log(q_pref ⊗ q*)`` (module docstring) in the scaled joint

@@ -15,6 +15,7 @@ from dq_ik_addon.engine import (
     Solver,
     SwingTwistLimits,
     Task,
+    acceptance,
 )
 from dq_ik_addon.engine.jacobian import (
     JointFrames,
@@ -132,6 +133,37 @@ def test_a_sliding_pelvis_crouches_with_the_feet_planted():
         assert result.locations[0, 2] != 0.0
         posed = model.matrices(result.rotations, result.locations)
         np.testing.assert_allclose(model.tails(posed)[feet], model.tails(world)[feet], atol=1e-5)
+
+
+def test_a_stall_that_traded_the_feet_for_the_pelvis_counts_restored():
+    """``Steps.settled``: a step dragging the pelvis down (priority 2) leaves the planted feet
+    (priority 1) off by 1.5-23 mm at second order, a state never better than the start, where
+    they were met; with the feet restored by the step's own decompositions it keeps the
+    pelvis's progress and is better in priority order, so a stall there counts what it gained."""
+    model = _body()
+    bent = np.radians(np.array([0, 0, -5.0, 10.0, -5.0, -5.0, 10.0, -5.0]))
+    q = np.zeros((8, 4))
+    q[:, 0], q[:, 1] = np.cos(bent / 2), np.sin(bent / 2)
+    world = model.matrices(q)
+    translation = np.zeros((8, 3))
+    translation[0] = 1.0
+    tasks = [Task(Position, f, model.tails(world)[f]) for f in (4, 7)] + \
+        [Task(Orientation, f, matrix_to_quat(world[f, :3, :3])) for f in (4, 7)] + \
+        [Task(Position, 0, model.tails(world)[0] - [0.0, 0.0, 0.3], priority=2)]
+    solver = Solver(model, tasks, translation=translation)
+    problem, steps, tol = solver.problem, solver.steps, solver.settings.tolerance
+    state = problem.slides.state(q[solver.bones], solver.given.locations)
+    start = solver._measure(state, problem.fk.start(state, solver.given))
+    steps.begin()
+    step = steps.full(start[1], start[0], start[2], start[0])[0][-1]
+    for scale in (0.25, 0.5, 1.0):
+        trial = solver._measure(solver.update(start[0], step, scale))
+        assert trial[3][0] > tol and trial[3][1] < start[3][1]
+        assert not acceptance.better(trial[3], start[3], tol)
+        settled = steps.settled(trial, start, solver._measure)
+        assert settled[3][0] <= 0.5 * tol
+        assert settled[3][1] < start[3][1] - 0.5 * (start[3][1] - trial[3][1])
+        assert acceptance.better(settled[3], start[3], tol)
 
 
 def test_without_translation_the_pelvis_cannot_crouch():
