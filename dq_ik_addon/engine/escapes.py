@@ -169,13 +169,33 @@ class Stalls:
       iterations, 49 ms; after ``RETURNS`` returns to one compromise (23 iterations there) the solve
       settles there. An escape that finds a better one starts the count again.
     - Each part's best stall (``independent_parts.PartBests``) where the solve's tasks fall
-      into parts, so that the result takes every part where it was best."""
+      into parts, so that the result takes every part where it was best.
+    - A best state that a stall's restoration made (``Steps.settled``) was never descended
+      from: once escapes end, one last descent starts there (``unexplored``), as a second press
+      of Solve would (a hand reaching under Balance on a generated Rigify rig: 108 mm short,
+      then met; another 342 -> 290 mm)."""
 
     def __init__(self, problem, tolerance):
         self.problem, self.tolerance = problem, tolerance
         self.count = 0
         self.left = None    # the best level errors when the last escape began
         self.bests = None if problem.parts is None else PartBests(problem.parts, tolerance)
+        self.restored = None    # the last best state a restoration made
+        self.final = False      # the last descent (from it) is under way
+
+    def settled(self, settled, state, best):
+        """``settled`` (``Steps.settled`` of the stalled ``state`` against ``best``), noting it
+        when it is a restored state that became the best."""
+        if settled is not state and settled is not best:
+            self.restored = settled
+        return settled
+
+    def unexplored(self, best):
+        """True, once, when ``best`` is a restored state: the last descent starts from it."""
+        if self.final or self.restored is not best:
+            return False
+        self.final = True
+        return True
 
     def enough(self, state, groups, best):
         """Take the stalled ``state`` (its group errors ``groups``; ``best``: the best level

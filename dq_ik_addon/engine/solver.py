@@ -14,9 +14,8 @@ Each iteration (Baerlocher Fig. 5.12, §5.4.2; a fresh start first folds hinges,
    (``pose_update``).
 4. Stop tests (``acceptance``), per group of tasks sharing no moved joint: all met; no level can
    progress (``blocked``); a contact holds them (``holds``); no progress (``stalled``). A stall
-   counts restored (``Steps.settled``), escapes when short of a reachable target (``escapes``)
-   and goes on; the best state in priority order is returned.
-"""
+   counts restored (``Steps.settled``), escapes when short of a reachable target (``escapes``),
+   last from a restored best (``Stalls``); the best state in priority order is returned."""
 
 from dataclasses import replace
 
@@ -71,7 +70,6 @@ class Solver:
         self.slid_mask[self.slid_bones] = True
         self.fixed_tasks = ~self.problem.tasks.joint_masks[:, self.problem.column_joints].any(1)
         self.sliding_tasks = self.problem.slides.moves_task     # (Soft Reach eases the others)
-        # each task's error to distance units: an angular one at the chain's size, as weighed
         self.error_scale = np.where(self.problem.tasks.angular, self.problem.size, 1.0)
         self._take_given(locations, scales, evaluated)
         self.update = PoseUpdate(self.problem.joints, self.problem.limits, self.slid_bones.size)
@@ -235,11 +233,13 @@ class Solver:
                 continue    # no scale of the step was kept: solved again, priorities kept
             if stop or trial is None or stalled(groups, tol) or (
                     escapes and hopeless(history, best[3], tol)):
-                best = steps.settled(state, best, self._measure)
+                best = stalls.settled(steps.settled(state, best, self._measure), state, best)
                 stall = stall or (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
-                ended = stalls.enough(state, groups[-1], best[3]) or escapes >= ATTEMPTS or (
-                    last is not None and futile_here(self._futile, stall[1], tol))
+                ended = stalls.final or stalls.enough(state, groups[-1], best[3]) or escapes >= \
+                    ATTEMPTS or (last is not None and futile_here(self._futile, stall[1], tol))
                 escaped = None if ended else escape(problem, *state[:3], escapes, remember)
+                if escaped is None and stalls.unexplored(best):
+                    escaped, escapes = best[0], escapes - 1     # a last descent, no escape
                 if escaped is None:
                     settled = True  # nothing left to try: the closest reachable pose
                     break

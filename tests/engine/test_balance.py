@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dq_ik_addon.engine import ChainModel, Orientation, Position, Solver, Task, acceptance
+from dq_ik_addon.engine.escapes import Stalls
 from dq_ik_addon.engine.jacobian import JointFrames, chain_order, column_mask
 from dq_ik_addon.engine.moving_joints_fk import GivenPose, MovingJointsFK
 from dq_ik_addon.engine.quaternion import matrix_to_quat, qexp, qmul
@@ -335,6 +336,20 @@ def test_ticks_of_one_iteration_follow_a_hand_dragged_past_the_lean(monkeypatch,
     assert feet <= 1e-5
     behind = result.errors[4] - closest
     assert behind <= 0.01 if passes else behind >= 0.2, (result.errors[4], closest)
+
+
+def test_a_reach_whose_best_state_a_restoration_made_descends_from_it_once_more(monkeypatch):
+    """Reaching 1.7 m forward with Balance, the descents trade the feet's last digits for the
+    hand's progress; the best state is a stall the restoration put back (``Steps.settled``),
+    which no descent had started from. One last descent from it (``Stalls.unexplored``), as a
+    second press of Solve would make, ends nearer the hand's target, the feet held."""
+    model = _body()
+    last, inside, feet = _reach(model, 1.7, balance=True)
+    monkeypatch.setattr(Stalls, "unexplored", lambda self, best: False)
+    returned, _, _ = _reach(model, 1.7, balance=True)
+    assert last.errors[4] < returned.errors[4] - 1e-3
+    assert last.iterations > returned.iterations
+    assert inside <= 1e-3 and feet <= 1e-4
 
 
 def test_a_reach_that_leans_into_a_corner_of_the_polygon_holds_both_edges_and_is_met():
