@@ -44,8 +44,8 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
     levels under them (None when the passes ran out and the step is the last feasible point), and
     how many ``PrioritizedBasis`` it built (one per pass). With ``parts`` (the
     ``IndependentParts`` of the tasks), every part's first blocking row joins in the same
-    pass: the parts share no joint, and each is damped on its own (``prioritized``), so a row of
-    one changes another's step only through the motion clamp, slightly."""
+    pass: the parts share no joint, and each is damped and clamped on its own (``prioritized``),
+    so a row of one does not change another's step."""
     active = active.copy()
     joint_parts = None if parts is None else parts.joints
     if joint_parts is None:     # one part: every row, contacts' included

@@ -182,12 +182,17 @@ class Stalls:
         self.bests = None if problem.parts is None else PartBests(problem.parts, tolerance)
         self.restored = None    # the last best state a restoration made
         self.final = False      # the last descent (from it) is under way
+        self.first = None       # (level errors, task errors) of the best state at the first stall
 
     def settled(self, settled, state, best):
         """``settled`` (``Steps.settled`` of the stalled ``state`` against ``best``), noting it
-        when it is a restored state that became the best."""
+        when it is a restored state that became the best, and as ``first`` at the first stall
+        (what escapes that find nothing better leave: ``Solver``'s futility memory)."""
         if settled is not state and settled is not best:
             self.restored = settled
+        if self.first is None:
+            problem = self.problem
+            self.first = (settled[3], np.sqrt(problem.tasks.squares(settled[2], problem.size)))
         return settled
 
     def unexplored(self, best):

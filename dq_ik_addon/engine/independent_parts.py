@@ -54,10 +54,12 @@ class IndependentParts:
                                     | np.eye(len(masks), dtype=bool)), axis=0)
         self.count = len(parts)
         self.components = [masks[part].any(axis=0) for part in parts]   # (3C,) each
-        # for the damping part by part (``PrioritizedBasis``): each column's part (3C, P) and,
-        # per level, each part's error rows (P, rows)
+        # for the damping part by part (``PrioritizedBasis``): each column's part (3C, P); per
+        # level each part's error rows (P, rows), and the rows' order part by part with its inverse
         self.column_parts = np.array(self.components, dtype=float).T
         self.level_rows = [parts[:, tasks].astype(float) for tasks in level_tasks]
+        orders = [np.argsort(np.argmax(rows, axis=0), kind='stable') for rows in self.level_rows]
+        self.level_orders = [(order, np.argsort(order)) for order in orders]
         self.rows = [column_rows[c.reshape(-1, 3).any(axis=1)] for c in self.components]
         self.joints = np.argmax([c.reshape(-1, 3).any(axis=1) for c in self.components],
                                 axis=0)    # (C,): the part of each column's joint

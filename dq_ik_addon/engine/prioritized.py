@@ -82,7 +82,7 @@ class PrioritizedBasis:
                 continue
             if removed is not None:
                 projector = projector - removed.T.dot(removed)
-            u, s, removed = rank_truncated_svd(jac.dot(projector))
+            u, s, removed = _decomposed(jac.dot(projector), parts, k)
             if s.size == 0:
                 removed = None
                 self.levels.append(None)
@@ -130,16 +130,29 @@ class PrioritizedBasis:
         return partial + [step]
 
 
+def _decomposed(a, parts, level):
+    """``rank_truncated_svd`` of a level's ``J P``, its rows taken part by part where the tasks
+    fall into ``parts``: the matrix is then block-diagonal with contiguous blocks, whose
+    decomposition keeps each singular direction inside one part even where two parts have equal
+    singular values (mirrored limbs in a mirrored pose); with the parts' rows interleaved (a
+    level of two limbs' positions, then their orientations) the eigensolver mixed such
+    directions across the parts, nearly half and half."""
+    if parts is None:
+        return rank_truncated_svd(a)
+    order, back = parts.level_orders[level]
+    u, s, vt = rank_truncated_svd(a.take(order, axis=0))
+    return u.take(back, axis=0), s, vt
+
+
 class _LevelParts:
     """The damping of one level whose tasks fall into parts that share no joint
     (``independent_parts``): its Jacobian is block-diagonal over them, so each of its singular
-    directions belongs to one part (the one its ``Vᵀ`` row lies in; with equal singular values
-    of two parts, mostly in), and each part is damped as if it were solved alone, from its own
-    smallest singular value and capped by its own error (module docstring). One damping for
-    the level let a far or stalled limb's error and near-singular chain damp a limb beside it:
-    on the basic metarig's four limbs on Chain Length 2 under the HUMANOID limits, a hand 0.2 mm
-    from its target crept 4 % an iteration for 280 iterations while the other hand stalled 25
-    mm short, and no escape came."""
+    directions belongs to one part (the one its ``Vᵀ`` row lies in, ``_decomposed``), and each
+    part is damped as if it were solved alone, from its own smallest singular value and capped
+    by its own error (module docstring). One damping for the level let a far or stalled limb's
+    error and near-singular chain damp a limb beside it: on the basic metarig's four limbs on
+    Chain Length 2 under the HUMANOID limits, a hand 0.2 mm from its target crept 4 % an
+    iteration for 280 iterations while the other hand stalled 25 mm short, and no escape came."""
 
     def __init__(self, parts, level, singular, removed):
         self.owners = np.argmax((removed * removed).dot(parts.column_parts), axis=1)

@@ -190,7 +190,7 @@ class Solver:
             folded_start(problem, q, world, self._measure)
         state = best = self._measure(q, world)
         history, groups = [state[3]], [problem.state_groups(state)]  # levels, groups (stop tests)
-        iterations, descent, escapes, stall, stalls = 0, 0, 0, None, Stalls(problem, tol)
+        iterations, descent, escapes, stalls = 0, 0, 0, Stalls(problem, tol)
         steps.begin()
         while descent < settings.max_iterations and len(problem.column_joints):
             steps.weigh(iterations)
@@ -234,9 +234,9 @@ class Solver:
             if stop or trial is None or stalled(groups, tol) or (
                     escapes and hopeless(history, best[3], tol)):
                 best = stalls.settled(steps.settled(state, best, self._measure), state, best)
-                stall = stall or (state[3], np.sqrt(problem.tasks.squares(state[2], problem.size)))
-                ended = stalls.final or stalls.enough(state, groups[-1], best[3]) or escapes >= \
-                    ATTEMPTS or (last is not None and futile_here(self._futile, stall[1], tol))
+                ended = stalls.final or problem.converged(best[2], best[3]) or stalls.enough(
+                    state, groups[-1], best[3]) or escapes >= ATTEMPTS or (
+                    last is not None and futile_here(self._futile, stalls.first[1], tol))
                 escaped = None if ended else escape(problem, *state[:3], escapes, remember)
                 if escaped is None and stalls.unexplored(best):
                     escaped, escapes = best[0], escapes - 1     # a last descent, no escape
@@ -249,7 +249,7 @@ class Solver:
                 history, groups = [state[3]], [problem.state_groups(state)]
         best = kept_start(problem, stalls.result(best, self._measure), unfolded, tol)
         self.clock.end(iterations)
-        result = self._result(full, best, iterations, escapes, stall, history, memo_key,
+        result = self._result(full, best, iterations, escapes, stalls.first, history, memo_key,
                               unremembered and settled,
                               finite and not settled and len(problem.column_joints) > 0)
         if remembered and not result.cut_short:

@@ -132,10 +132,14 @@ def test_returns_count_the_same_compromise_found_again_and_a_better_one_starts_o
 def test_a_best_state_a_restoration_made_is_unexplored_once():
     """``Stalls.settled`` notes a restored stall that became the best state (``Steps.settled``);
     ``unexplored`` says so once (the solve then descends from it once more: the balance tests'
-    body reaching 1.7 m forward)."""
-    stalls = Stalls(SimpleNamespace(parts=None), 1e-5)
-    state, best, restored = (np.zeros(1),), (np.ones(1),), (np.full(1, 2.0),)
+    body reaching 1.7 m forward); ``first`` keeps the best state at the first stall."""
+    problem = SimpleNamespace(parts=None, size=1.0,
+                              tasks=SimpleNamespace(squares=lambda errors, size: errors))
+    stalls = Stalls(problem, 1e-5)
+    state, best, restored = ((None, None, np.full(1, value), np.full(1, value))
+                             for value in (4.0, 1.0, 0.25))
     assert stalls.settled(best, state, best) is best and not stalls.unexplored(best)
+    assert stalls.first[1].tolist() == [1.0]     # the first stall's best: the futility memory
     assert stalls.settled(state, state, best) is state and not stalls.unexplored(state)
     assert stalls.settled(restored, state, best) is restored
     assert not stalls.unexplored(best)

@@ -9,9 +9,9 @@ from chains import identity_pose, random_pose_in_limits, uniform_limits
 from dq_ik_addon.engine import ChainModel
 from dq_ik_addon.engine.independent_parts import IndependentParts, PartBests
 from dq_ik_addon.engine.limits import limit_violation
-from dq_ik_addon.engine.quaternion import qexp
+from dq_ik_addon.engine.quaternion import matrix_to_quat, qexp
 from dq_ik_addon.engine.solver import Solver, SolverSettings
-from dq_ik_addon.engine.tasks import Balance, Body, Loop, Position, Task
+from dq_ik_addon.engine.tasks import Balance, Body, Loop, Orientation, Position, Task
 
 
 def two_limbs():
@@ -124,6 +124,35 @@ def test_each_limb_on_a_level_is_damped_as_if_it_were_solved_alone():
         assert abs(parts.errors[0] - whole.errors[0]) <= 1e-3
         totals += parts.iterations, whole.iterations
     assert totals[0] <= 0.5 * totals[1]
+
+
+def test_mirrored_limbs_on_a_level_step_each_as_if_alone():
+    """Both limbs in the same pose (equal singular values), a position and an orientation task on
+    each (the level's rows interleave the limbs), limb a's target far, b's 1 mm off, damping 0.3:
+    b's step in the full step of both is its step alone (``prioritized._decomposed`` keeps each
+    singular direction in one limb; decomposed with the rows interleaved, the eigensolver mixed
+    equal directions across the limbs and b's step moved by up to 0.3 rad)."""
+    model = two_limbs()
+    pose = identity_pose(5)
+    pose[[1, 3]] = qexp(np.array([0.3, 0.1, 0.2]))
+    pose[[2, 4]] = qexp(np.array([0.0, 0.0, 0.05]))
+    world = model.matrices(pose)
+
+    def first_step(tasks):
+        solver = Solver(model, tasks, settings=SolverSettings(damping=0.3))
+        problem = solver.problem
+        state = problem.slides.state(pose[solver.bones], solver.given.locations)
+        world, errors = problem.errors(state, problem.fk.start(state, solver.given))
+        solver.steps.begin()
+        return solver.steps.full(world, state, errors, state)[0][-1], problem.column_joints
+
+    b = [Task(Position, 4, model.tails(world)[4] + [1e-3, 0, 0], chain_count=2),
+         Task(Orientation, 4, matrix_to_quat(world[4, :3, :3]), chain_count=2)]
+    a = [Task(Position, 2, np.array([3.0, 2.0, 0.0]), chain_count=2),
+         Task(Orientation, 2, matrix_to_quat(world[2, :3, :3]), chain_count=2)]
+    alone, _ = first_step(b)
+    both, columns = first_step([a[0], b[0], a[1], b[1]])
+    np.testing.assert_allclose(both[np.repeat(np.isin(columns, [3, 4]), 3)], alone, atol=1e-12)
 
 
 def test_after_escapes_each_limb_ends_at_the_stall_where_it_was_best(monkeypatch):
