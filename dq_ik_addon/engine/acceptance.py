@@ -227,14 +227,17 @@ def _best(states, tolerance):
 
 
 def _no_gain(old, new, tolerance):
-    """``stalled``'s test of the level errors ``new`` against ``old``."""
+    """``stalled``'s test of the level errors ``new`` against ``old``. A level already met (within
+    the tolerance) gains nothing by converging on: a limb met at 6e-9 m going to 1e-16 beside a
+    foot stalled 3.34 mm short under its limits kept that foot's frame from stalling for six
+    iterations (eight trials each) on the mocap benchmark's HUMANOID row."""
     first = first_unmet(old, tolerance)
     if first is None:
         return False
     lost = 0.0
     for was, now in zip(old[first:].tolist(), new[first:].tolist()):
         gain = was - now
-        if gain > (1.0 - _STALL_RATIO) * was:
+        if gain > (1.0 - _STALL_RATIO) * was and was > tolerance:
             return lost > _TRADE * gain
         lost += max(-gain, 0.0)
     return True
