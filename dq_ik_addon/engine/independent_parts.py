@@ -10,10 +10,9 @@ its own share of the step, whatever the other parts' shares are. Each part then 
 line search (``acceptance.step_search``), all of them in step: every trial combines each part's
 current candidate (or the step it has kept) into one step, measured once, and each search is
 sent its part's level errors (the sums of its groups' errors, ``Problem.level_errors``). A part
-held on its limits (a foot out of reach under them) halves its own step, not the others' (one
-whose search kept nothing sits out while it stays where it was); with one scale for all, a hand
-beside it converged linearly, by a quarter of its step per iteration, and frames of a motion
-capture clip under the HUMANOID limits took 21–119 iterations.
+held on its limits (a foot out of reach under them) halves its own step, not the others': with
+one scale for all, a hand beside it converged linearly, by a quarter of its step per iteration,
+and frames of a motion capture clip under the HUMANOID limits took 21–119 iterations.
 
 The combined step is kept when it makes no level worse in priority order, as ``line_search``
 would; otherwise (a second-order restoration inside the trial, ``Steps.restored``, acts on every
@@ -85,23 +84,17 @@ class IndependentParts:
         return parts if parts.count > 1 else None
 
     def line_search(self, trial, groups_of, step_scale, steps, current, predicted, corrected,
-                    tolerance, current_groups, predicted_groups, failed):
+                    tolerance, current_groups, predicted_groups):
         """``line_search``'s accepted trial, or None, searched part by part (module docstring):
         ``groups_of(state)``: a trial's group errors; ``current_groups``, ``predicted_groups``:
-        the groups' errors now and after the full step to first order; ``failed``: each part's
-        level errors (bytes) where its search last kept nothing, over one descent (``Steps``).
-        A part still there is not searched again: its errors are a function of its own columns,
-        so it has not moved, and its step is the same but for the rest pull's weight (a foot held
-        short by its limits on the mocap benchmark's HUMANOID row asked for eight trials an
-        iteration, and each failed)."""
+        the groups' errors now and after the full step to first order."""
         now, after = self.levels.dot(current_groups), self.levels.dot(predicted_groups)
         searches = [step_search(step_scale, [part * step for step in steps], now[p], after[p],
                                 None if corrected is None else part * corrected, tolerance)
                     for p, part in enumerate(self.components)]
         tried = [[] for _ in searches]     # each part's candidates, in the order it asked
         chosen = [None] * self.count        # each part's kept candidate (None: no step)
-        pending = {p: next(search) for p, search in enumerate(searches)
-                   if failed.get(p) != now[p].tobytes()}
+        pending = {p: next(search) for p, search in enumerate(searches)}
         state, combined = None, None
         while pending:
             for p, candidate in pending.items():
@@ -115,11 +108,6 @@ class IndependentParts:
                 except StopIteration as stop:
                     del pending[p]
                     chosen[p] = None if stop.value is None else tried[p][stop.value]
-        for p, candidate in enumerate(chosen):
-            if candidate is None:
-                failed[p] = now[p].tobytes()
-            else:
-                failed.pop(p, None)
         if all(candidate is None for candidate in chosen):
             return None
         if any(a is not b for a, b in zip(chosen, combined)):
@@ -173,7 +161,7 @@ def _sum(candidates):
 
 
 def search_step(problem, trial, steps, current, predicted, corrected, current_groups,
-                predicted_groups, failed):
+                predicted_groups):
     """``acceptance.line_search`` of a step of ``problem``'s solve, part by part when its tasks
     fall into parts (``Problem.parts``) and the first step tried is not kept whole (it usually
     is: then the parts would keep it too, and searching them costs more than the search; each
@@ -191,8 +179,7 @@ def search_step(problem, trial, steps, current, predicted, corrected, current_gr
     except StopIteration:
         return first        # kept at once
     return parts.line_search(trial, problem.state_groups, problem.step_scale, steps, current,
-                             predicted, corrected, tolerance, current_groups, predicted_groups,
-                             failed)
+                             predicted, corrected, tolerance, current_groups, predicted_groups)
 
 
 def _measured_once(trial):

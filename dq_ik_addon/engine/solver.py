@@ -142,17 +142,18 @@ class Solver:
 
     def solve(self, rotations, preferred=None, remember=False, locations=None):
         """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3; None:
-        the given ones), preferring them (a fresh start is folded, ``folded_start``); escape from
-        a stall short of a reachable target, pulled to the escaped pose (``escapes.Stalls`` ends
-        them), and return the best state in priority order. ``max_iterations`` bounds a descent. A
+        the given ones), preferring them (a fresh start is folded, ``folded_start``); on a stall
+        short of a reachable target, escape and go on, the rest pull then aiming at the escaped pose
+        (``escapes.Stalls`` ends them). The best state seen, in priority order, is returned, so
+        escapes never make it worse. ``max_iterations`` bounds each descent (since an escape). A
         solve that settled short of its targets (not cut short) is remembered: solving again from
         its result (within ``solve_memory.SAME_POSE``: a round trip through float32 channels) with
         the same targets, given pose and obstacles returns it at once, with 0 iterations. A start
         within ``SAME_POSE`` of the last result, with the same given pose, continues from it
-        exactly; such a warm solve does not escape again while the last escapes found nothing
-        better and its targets stay as far (``escapes.futile_here``). With ``remember``, it starts
-        with no warm memory (``reset``), its result is kept by its exact inputs (``ResultCache``),
-        its escapes leave the tasks within ``escapes.NEAR`` of their targets alone."""
+        exactly; such a warm solve does not escape again while the last escapes found nothing better
+        and its targets stay as far (``escapes.futile_here``). With ``remember``, the solve starts
+        with no warm memory (``reset``), its result is kept by its exact inputs (``ResultCache``)
+        and its escapes leave the tasks within ``escapes.NEAR`` of their targets alone."""
         if remember:
             self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps
@@ -218,8 +219,7 @@ class Solver:
             trial = None if stop else search_step(
                 problem, lambda step, scale: steps.restored(
                     self._measure(self.update(q, step, scale)), current, self._measure),
-                step_list, current, predicted, corrected, groups[-1], predicted_groups,
-                steps.failed_parts)
+                step_list, current, predicted, corrected, groups[-1], predicted_groups)
             passes = 0 if trial is None else self.clock.settling(iterations - 1)
             if passes and not better(trial[3], best[3], tol):
                 trial = steps.restored(trial, current, self._measure, passes)

@@ -79,8 +79,8 @@ class Steps:
             self.restart()
 
     def restart(self):
-        """Forget the last active rows, decompositions and failed parts (an escape restarts)."""
-        self.update.held, self.chord_basis, self.failed_parts = None, None, {}
+        """Forget the last iteration's active rows and decompositions (an escape restarts)."""
+        self.update.held, self.chord_basis = None, None
 
     def from_the_feasible_point(self):
         """After a step of which the line search kept no scale, solve this solve's further steps

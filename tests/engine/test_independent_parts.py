@@ -27,36 +27,6 @@ def limb_tasks(far, reachable, chain_count=2):
             Task(Position, 4, reachable, priority=2, chain_count=chain_count)]
 
 
-def test_a_part_whose_search_kept_nothing_sits_out_while_it_stays_where_it_is():
-    """Two parts on one level: a's error grows with any share of the step (held on its limits),
-    b's falls. a's search keeps nothing and is noted as failed at its errors; the next search from
-    the same errors tries b alone (one trial, not a's halvings), and once a's errors are others
-    (its rows moved, or a new descent) a is searched again."""
-    parts = IndependentParts(np.repeat(np.eye(2, dtype=bool), 3, axis=1), np.eye(2),
-                             np.ones((1, 2)), np.arange(2), [np.repeat(np.arange(2), 3)])
-    trials, failed, step = [], {}, np.ones(6)
-
-    def trial(step, scale):
-        a, b = scale * step[0], scale * step[3]
-        groups = np.array([1.0 + a, 1.0 - b])
-        trials.append((a, b))
-        return step * scale, None, groups, np.array([groups.sum()])
-
-    def search(current_groups):
-        trials.clear()
-        return parts.line_search(trial, lambda state: state[2], lambda step: 1.0, [step] * 3,
-                                 np.array([current_groups.sum()]), np.array([0.0]), None, 1e-3,
-                                 current_groups, np.zeros(2), failed)
-
-    first = search(np.ones(2))
-    assert first[0].tolist() == [0.0] * 3 + [1.0] * 3 and len(trials) > 2
-    assert list(failed) == [next(p for p, part in enumerate(parts.components) if part[0])]  # a
-    again = search(np.ones(2))
-    assert again[0].tolist() == first[0].tolist() and trials == [(0.0, 1.0)]
-    search(np.array([0.9, 1.0]))
-    assert any(a > 0.0 for a, _ in trials)
-
-
 def test_limbs_are_parts_and_chains_sharing_a_joint_are_one():
     model, limits = two_limbs(), uniform_limits(5)
     apart = Solver(model, limb_tasks(np.ones(3), np.ones(3)), limits)
@@ -88,14 +58,13 @@ def test_each_part_keeps_its_own_scale_of_the_step():
         trials.append((a, b))
         return step * scale, None, groups, np.array([groups.sum()])
 
-    step, failed = np.ones(6), {}
+    step = np.ones(6)
     state = parts.line_search(trial, lambda state: state[2], lambda step: 1.0, [step] * 3,
                               np.array([2.0]), np.array([0.0]), None, 1e-3, np.ones(2),
-                              np.zeros(2), failed)
+                              np.zeros(2))
     assert state[0].tolist() == [0.25] * 3 + [1.0] * 3
     assert state[3].tolist() == [0.75]
     assert trials == [(1.0, 1.0), (1.0, 1.0), (1.0, 1.0), (0.5, 1.0), (0.25, 1.0)]
-    assert failed == {}
 
 
 def test_a_loop_is_searched_whole():
