@@ -77,10 +77,9 @@ class IndependentParts:
         turning = problem.joints.size
         rows = np.concatenate([problem.joints, len(problem.model) + np.arange(
             problem.column_joints.size - turning)])
-        level_tasks = [np.repeat(np.concatenate([tasks.index[b][rows] for b, rows, _, _ in level]),
-                                 3) for level in problem.level_parts]
         parts = cls(column_mask(problem.moves[:, tasks.bones].T, problem.column_joints),
-                    problem.group_sums, problem.group_levels, rows, level_tasks)
+                    problem.group_sums, problem.group_levels, rows,
+                    [np.repeat(level, 3) for level in problem.level_tasks])
         return parts if parts.count > 1 else None
 
     def line_search(self, trial, groups_of, step_scale, steps, current, predicted, corrected,

@@ -85,7 +85,7 @@ class JointFrames:
 def turn_frame(axes, heads):
     """The ``JointFrame`` of turning joints alone: world ``axes`` a (3, 3m) about the ``heads``
     c (3m, 3), moments ``a × c``."""
-    return JointFrame(axes, _cross(axes.T, heads), heads, 0)
+    return JointFrame(axes, cross_rows(axes.T, heads), heads, 0)
 
 
 def column_mask(joint_masks, joints):
@@ -159,14 +159,15 @@ def second_order_motion(frame, points, delta, chain, ancestors, rotation=None):
     each other and with the turns below them (each turns about a head that slides along).
     """
     t, m = chain.shape
-    turns = row_dots(frame.axes.reshape(3, m, 3), delta).T                      # v_j (m,3)
+    turns = step_turns(frame, delta)                                            # v_j (m,3)
     above = ancestors.dot(turns)                                                # Σ_{i<j} v_i (T,m,3)
     s_pos = None if points is None else _second_order_points(frame, points, delta, chain, turns,
                                                              above)
     if rotation is None:
         return s_pos, None
-    bracket = _cross(above.reshape(-1, 3), np.broadcast_to(turns, (t, m, 3)).reshape(-1, 3))
-    return s_pos, 0.5 * (bracket.reshape(t, m, 3).sum(axis=1) + _cross(rotation, chain.dot(turns)))
+    bracket = cross_rows(above.reshape(-1, 3), np.broadcast_to(turns, (t, m, 3)).reshape(-1, 3))
+    return s_pos, 0.5 * (bracket.reshape(t, m, 3).sum(axis=1)
+                         + cross_rows(rotation, chain.dot(turns)))
 
 
 def _second_order_points(frame, points, delta, chain, turns, above):
@@ -182,12 +183,23 @@ def _second_order_points(frame, points, delta, chain, turns, above):
         + along_turn.dot(heads)
     if frame.slides:
         first = m - frame.slides
-        slides = -np.einsum('jkx,jk->jx', frame.moments[3 * first:].reshape(-1, 3, 3),
-                            delta[first:])                                      # w_j (k,3)
         carried = above[:, first:] * chain[:, first:, None]                     # (T,k,3)
-        s_pos = s_pos + _cross(carried.reshape(-1, 3), np.broadcast_to(
-            slides, carried.shape).reshape(-1, 3)).reshape(t, -1, 3).sum(axis=1)
+        s_pos = s_pos + cross_rows(carried.reshape(-1, 3), np.broadcast_to(
+            step_slides(frame, delta), carried.shape).reshape(-1, 3)).reshape(t, -1, 3).sum(axis=1)
     return s_pos
+
+
+def step_turns(frame, delta):
+    """Each column joint's world rotation vector ``v_j = Σ_k a_jk Δθ_jk`` (m,3) under the joint
+    step ``delta`` (m,3) over the columns of ``frame`` (0 for a sliding bone's columns)."""
+    return row_dots(frame.axes.reshape(3, len(delta), 3), delta).T
+
+
+def step_slides(frame, delta):
+    """Each sliding bone's slide ``w_j = Σ_k d_jk Δ_jk`` (k,3) under the joint step ``delta``
+    (m,3), its columns the last ``frame.slides`` (``JointFrames``)."""
+    first = len(delta) - frame.slides
+    return -np.einsum('jkx,jk->jx', frame.moments[3 * first:].reshape(-1, 3, 3), delta[first:])
 
 
 def normal_jacobian(frame, points, normals, mask):
@@ -197,10 +209,10 @@ def normal_jacobian(frame, points, normals, mask):
     By the scalar triple product, ``n · (ω_c × p − m_c) = ω_c · (p × n) − n · m_c``: one
     (P × 3)·(3 × 3m) product with ``p × n`` and one with the columns' moments.
     """
-    return (_cross(points, normals).dot(frame.axes) - normals.dot(frame.moments.T)) * mask
+    return (cross_rows(points, normals).dot(frame.axes) - normals.dot(frame.moments.T)) * mask
 
 
-def _cross(u, v):
+def cross_rows(u, v):
     """Row-wise cross products of two (k, 3) arrays."""
     return u.take(_NEXT, axis=1) * v.take(_AFTER, axis=1) \
         - u.take(_AFTER, axis=1) * v.take(_NEXT, axis=1)

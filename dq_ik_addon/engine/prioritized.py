@@ -18,6 +18,7 @@ damped part by part, each from its own singular values and error (``_LevelParts`
 """
 
 import bisect
+from itertools import repeat
 
 import numpy as np
 
@@ -103,14 +104,10 @@ class PrioritizedBasis:
                 # joint motion per direction, on Python floats (a level has a dozen directions
                 # at most)
                 residual = err if step is None else err - jac.dot(step)
-                along = u.T.dot(residual).tolist()
-                if parts is None:
-                    lam2 = min(damping_for(singular, damping), float(err.dot(err)))
-                    motion = [sigma / (sigma * sigma + lam2) * a for sigma, a
-                              in zip(singular, along)]
-                else:
-                    motion = [sigma / (sigma * sigma + lam2) * a for sigma, lam2, a
-                              in zip(singular, parts.damping(err, damping), along)]
+                lam2 = repeat(min(damping_for(singular, damping), float(err.dot(err)))) \
+                    if parts is None else parts.damping(err, damping)      # per direction
+                motion = [sigma / (sigma * sigma + lam) * along for sigma, lam, along
+                          in zip(singular, lam2, u.T.dot(residual).tolist())]
                 if max_motion is not None:
                     largest = max(map(abs, motion))   # descending σ: σ_0·max|motion| bounds all
                     if largest > max_turn or singular[0] * largest > max_motion:

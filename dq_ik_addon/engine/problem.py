@@ -109,10 +109,11 @@ class Problem:
                              for rows in [np.flatnonzero(tasks.priorities[index] == level)]
                              if rows.size]
                             for level in tasks.levels]
-        # each task's place in the level rows (``level_task_errors``, level by level, batch by batch)
-        self.level_order = np.concatenate(
-            [tasks.index[b][rows] for parts in self.level_parts for b, rows, _, _ in parts]
-            or [np.zeros(0, np.int64)])
+        # each level's tasks in the order of its rows (``level_task_errors``, batch by batch), and
+        # each task's place in the rows of all levels
+        self.level_tasks = [np.concatenate([tasks.index[b][rows] for b, rows, _, _ in parts])
+                            for parts in self.level_parts]
+        self.level_order = np.concatenate(self.level_tasks or [np.zeros(0, np.int64)])
         self.parts = IndependentParts.of(self)     # searched part by part (None: whole)
 
     def seat_targets(self):

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..jacobian import second_order_motion, task_jacobian
+from ..jacobian import cross_rows, second_order_motion, step_slides, step_turns, task_jacobian
 from ..kept_rotations import KeptColumns
 from ..quaternion import row_dots
 from .ground_polygon import convex_hull, nearest_boundary, plane_basis
@@ -204,7 +204,7 @@ class Balance(TaskKind):
         slide ``w_j`` adds ``Σ_{i<j} v_i × s_j w_j``."""
         frame, delta = motion.frame, motion.delta
         out = np.zeros((len(self.bodies), 3))
-        turns = row_dots(frame.axes.reshape(3, len(delta), 3), delta).T            # v_j (M,3)
+        turns = step_turns(frame, delta)                                # v_j (M,3)
         for k, (row, part) in enumerate(zip(self._geometry(effectors), self.parts)):
             held, basis = self._held(k, row)
             if not held:
@@ -216,9 +216,8 @@ class Balance(TaskKind):
             s_g = turns.T.dot(row_dots(lever, arms)) - arms.T.dot(row_dots(lever, turns))
             if frame.slides:
                 first = len(delta) - frame.slides
-                slid = -np.einsum('jkx,jk->jx', frame.moments[3 * first:].reshape(-1, 3, 3),
-                                  delta[first:]) * part[4][3 * first::3, None]
-                s_g = s_g + _cross_rows(above[first:], slid).sum(axis=0)
+                s_g = s_g + cross_rows(above[first:], step_slides(frame, delta)
+                                       * part[4][3 * first::3, None]).sum(axis=0)
             along = []
             for n, _, blend in held:
                 ends = np.flatnonzero(blend)
@@ -278,7 +277,7 @@ def _kinetic_jacobian(frame, sums, part):
     """``J_G`` transposed (3M,3) of the joints' ``S_j`` ``sums`` (M,3, ``Balance._carried``;
     module docstring): ``ω_c × S_j − s_j m_c`` per column."""
     sums = np.repeat(sums, 3, axis=0)       # S_j per column (3M,3)
-    return _cross_rows(frame.axes.T, sums) - part[4][:, None] * frame.moments
+    return cross_rows(frame.axes.T, sums) - part[4][:, None] * frame.moments
 
 
 def _ends_jacobian(frame, ends, part):
@@ -292,8 +291,3 @@ def _midpoints(frames, lengths):
     length."""
     return frames[:, :3, 3] + (0.5 * lengths)[:, None] * frames[:, :3, 1]
 
-
-def _cross_rows(u, v):
-    """Row-wise cross products of two (k,3) arrays."""
-    return np.stack([u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1], u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2],
-                     u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]], axis=1)
