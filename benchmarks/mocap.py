@@ -52,12 +52,8 @@ def edited_clip(folder):
         mc.select(clip, mc.FEET)
         bpy.ops.dqik.plant()
     frames = range(1, FRAMES + 1)
-
-    def bump(frame, first, last, ramp):
-        rise = min(1.0, max(0.0, (frame - first) / ramp), max(0.0, (last - frame) / ramp))
-        return rise * rise * (3.0 - 2.0 * rise)
-    mc.shift_keys(targets["forearm.L"], 2, {f: 0.12 * bump(f, 20, 70, 6) for f in frames})
-    mc.shift_keys(targets["shin.L"], 2, {f: -0.15 * bump(f, 30, 80, 12) for f in frames})
+    mc.shift_keys(targets["forearm.L"], 2, {f: 0.12 * mc.bump(f, 20, 70, 6) for f in frames})
+    mc.shift_keys(targets["shin.L"], 2, {f: -0.15 * mc.bump(f, 30, 80, 12) for f in frames})
     return clip, targets
 
 

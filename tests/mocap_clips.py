@@ -36,14 +36,20 @@ def keyed_walk(obj, frames):
             thigh, knee, stance = _leg(phase + offset)
             drops += [upper * (1.0 - math.cos(thigh)) + lower * (1.0 - math.cos(thigh + knee))
                       ] if stance else []
-        for name, parent in _POSED:
-            pose_bone = bones[name]
-            rest = pose_bone.bone.matrix_local.to_quaternion()
-            above = turns.get(parent, Quaternion())
-            pose_bone.rotation_quaternion = rest.inverted() @ above.inverted() @ turns[name] @ rest
-            pose_bone.keyframe_insert("rotation_quaternion", frame=frame)
+        key_turns(bones, _POSED, turns, frame)
         bones["spine"].location = to_root @ Vector((0.0, -stride * 2.0 * phase, -max(drops)))
         bones["spine"].keyframe_insert("location", frame=frame)
+
+
+def key_turns(bones, posed, turns, frame):
+    """Key the ``posed`` bones (``(name, the parent whose turn it inherits)``, each after its
+    parent) on ``frame`` at their ``turns``: the armature-space rotation from rest to pose."""
+    for name, parent in posed:
+        pose_bone = bones[name]
+        rest = pose_bone.bone.matrix_local.to_quaternion()
+        above = turns.get(parent, Quaternion())
+        pose_bone.rotation_quaternion = rest.inverted() @ above.inverted() @ turns[name] @ rest
+        pose_bone.keyframe_insert("rotation_quaternion", frame=frame)
 
 
 # the posed bones, each after its parent, with the parent whose turn it inherits
@@ -83,14 +89,18 @@ def _leg(phase):
 
 
 def walk_clip(folder, frames=2 * CYCLE):
-    """The walk, ``frames`` frames long, keyed on a basic metarig, exported to
-    ``folder/walk.bvh`` and imported back: the imported armature (ZXY-style Euler rotation modes
-    and location keys on every bone, as real mocap), its source rig deleted. The scene's frame
-    range is the clip's."""
+    """The walk, ``frames`` frames long (``bvh_clip``)."""
+    return bvh_clip(folder, "walk", keyed_walk, frames)
+
+
+def bvh_clip(folder, name, key, frames):
+    """``key(rig, frames)`` keyed on a basic metarig, exported to ``folder/<name>.bvh`` and
+    imported back: the imported armature (ZXY-style Euler rotation modes and location keys on
+    every bone, as real mocap), its source rig deleted. The scene's frame range is the clip's."""
     bpy.ops.preferences.addon_enable(module="io_anim_bvh")
     source = rigs.metarig("basic")
-    keyed_walk(source, frames)
-    path = str(folder / "walk.bvh")
+    key(source, frames)
+    path = str(folder / f"{name}.bvh")
     bpy.ops.export_anim.bvh(filepath=path, frame_start=1, frame_end=frames)
     bpy.data.objects.remove(source)
     bpy.ops.import_anim.bvh(filepath=path, frame_start=1, axis_forward='Y', axis_up='Z')
@@ -123,10 +133,11 @@ CHAIN = ("thigh.L", "shin.L", "thigh.R", "shin.R", "upper_arm.L", "forearm.L", "
          "forearm.R")
 
 
-def clip_with_targets(folder, frames=2 * CYCLE):
-    """The walk clip with its ankles and wrists given targets by Targets from Animation (feet
-    priority 1, hands 2, two-bone chains); returns the clip and ``{bone: target}``."""
-    clip = walk_clip(folder, frames)
+def clip_with_targets(folder, frames=2 * CYCLE, make=walk_clip):
+    """The clip ``make`` makes (the walk; ``kick_clip.kick_clip``) with its ankles and wrists
+    given targets by Targets from Animation (feet priority 1, hands 2, two-bone chains);
+    returns the clip and ``{bone: target}``."""
+    clip = make(folder, frames)
     bpy.ops.object.mode_set(mode='POSE')
     select(clip, FEET + HANDS)
     assert bpy.ops.dqik.targets_from_animation() == {'FINISHED'}
@@ -185,6 +196,13 @@ def keyed_locations(target, frames):
     """(F,3) the keyed location of ``target`` on ``frames`` (its F-curves evaluated)."""
     curves = [location_curve(target, axis) for axis in range(3)]
     return np.array([[curve.evaluate(frame) for curve in curves] for frame in frames])
+
+
+def bump(frame, first, last, ramp):
+    """An edit's weight on ``frame``: 0 outside frames ``first`` to ``last``, 1 from ``ramp``
+    frames inside them, eased between (smoothstep)."""
+    rise = min(1.0, max(0.0, (frame - first) / ramp), max(0.0, (last - frame) / ramp))
+    return rise * rise * (3.0 - 2.0 * rise)
 
 
 def shift_keys(target, axis, offsets):

@@ -1,12 +1,13 @@
-"""IK over animation, on a motion-capture clip the tests make themselves (``mocap_clips``: a
-procedural walk written and read back with Blender's BVH exporter and importer): targets from
-the clip's own motion keep it, one frame gives one pose however it is reached, edits with
-planted feet change only what they must without pops, targets out of reach end quickly and
-smoothly, and a second bake keeps the first."""
+"""IK over animation, on motion-capture clips the tests make themselves (``mocap_clips``: a
+procedural walk written and read back with Blender's BVH exporter and importer; ``kick_clip``:
+a kick, the same way): targets from the clip's own motion keep it, one frame gives one pose
+however it is reached, edits with planted feet change only what they must without pops, targets
+out of reach end quickly and smoothly, and a second bake keeps the first."""
 
 import math
 
 import bpy
+import kick_clip as kc
 import mocap_clips as mc
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ def clip(clean_scene, dqik, tmp_path):
 
 
 def _bake(dqik, obj, **options):
+    """A ``FrameBake`` of ``obj`` over the scene's frame range with ``BakeOptions`` ``options``."""
     scene = bpy.context.scene
     return dqik.api.FrameBake(obj, scene, dqik.api.BakeOptions(
         scene.frame_start, scene.frame_end, **options))
@@ -77,16 +79,20 @@ def test_a_target_with_a_delta_transform_is_not_reused(clip, dqik):
 def _edited(targets, frames):
     """The left hand raised 12 cm over the middle of the clip, the left foot lowered 15 cm, out
     of reach, over frames 4–40, each eased in and out and keyed on every frame."""
-    def bump(frame, first, last, ramp):
-        rise = min(1.0, max(0.0, (frame - first) / ramp), max(0.0, (last - frame) / ramp))
-        return rise * rise * (3.0 - 2.0 * rise)
-    mc.shift_keys(targets["forearm.L"], 2, {f: 0.12 * bump(f, 14, 38, 6) for f in frames})
-    mc.shift_keys(targets["shin.L"], 2, {f: -0.15 * bump(f, 4, 40, 12) for f in frames})
+    mc.shift_keys(targets["forearm.L"], 2, {f: 0.12 * mc.bump(f, 14, 38, 6) for f in frames})
+    mc.shift_keys(targets["shin.L"], 2, {f: -0.15 * mc.bump(f, 4, 40, 12) for f in frames})
 
 
 def test_one_frame_gives_one_pose_however_it_is_reached(clip, dqik):
     obj, targets, frames, _ = clip
     _edited(targets, frames)
+    _assert_one_pose(dqik, obj, frames)
+
+
+def _assert_one_pose(dqik, obj, frames):
+    """With Solve on Frame Change on ``obj``, each of the ``frames`` gives one pose of the chain
+    bones (within ``SAME``) played forwards, backwards, by random jumps, stepped onto (and set
+    again) and baked."""
     obj.dqik.use_solve_on_frame_change = True
     forwards, _ = mc.played(dqik, obj, frames)
     backwards, _ = mc.played(dqik, obj, reversed(frames))
@@ -106,6 +112,32 @@ def test_one_frame_gives_one_pose_however_it_is_reached(clip, dqik):
     for frame in (20, 21, 22):
         assert mc.angle_between(stepped[frame], forwards[frame]).max() <= SAME
     assert order
+
+
+def test_a_kick_is_kept_and_gives_one_pose_per_frame_with_its_foot_kicked_out_of_reach(
+        clean_scene, dqik, tmp_path):
+    """The kick (``kick_clip``: the leg swung to full extension, bones turning up to 26° a frame)
+    with targets from its own motion: kept on every frame; then its kicking foot's target pushed
+    on along the kick, 0.25 m at most over frames 24-44, out of the leg's reach on some of them:
+    the arms keep the clip, and one frame gives one pose however it is reached."""
+    obj, targets = mc.clip_with_targets(tmp_path, kc.FRAMES, kc.kick_clip)
+    frames = range(1, kc.FRAMES + 1)
+    animation = mc.animation_rotations(obj, frames)
+    obj.dqik.use_solve_on_frame_change = True
+    kept, _ = mc.played(dqik, obj, frames)
+    assert max(mc.angle_between(kept[f], animation[f]).max() for f in frames) <= KEPT
+    mc.shift_keys(targets[kc.KICK], 1, {f: -0.25 * mc.bump(f, 24, 44, 6) for f in frames})
+    edited, _ = mc.played(dqik, obj, frames)
+    statuses = set()
+    for frame in frames:
+        clean_scene.frame_set(frame)
+        statuses |= {task.status for task in dqik.api.session_for(obj).last_result.tasks
+                     if task.name == kc.KICK}
+    assert statuses == {'MET', 'CLOSEST'}
+    arms = [mc.CHAIN.index(name) for name in mc.CHAIN if "arm" in name]
+    assert max(mc.angle_between(edited[f][arms], animation[f][arms]).max()
+               for f in frames) <= KEPT
+    _assert_one_pose(dqik, obj, frames)
 
 
 def test_an_edit_with_planted_feet_changes_only_what_it_must(clip, dqik):
@@ -176,11 +208,8 @@ def test_under_humanoid_limits_a_target_out_of_reach_leaves_the_other_chains_the
     mc.select(obj, mc.FEET)
     assert bpy.ops.dqik.plant() == {'FINISHED'}
 
-    def bump(frame, first, last, ramp):
-        rise = min(1.0, max(0.0, (frame - first) / ramp), max(0.0, (last - frame) / ramp))
-        return rise * rise * (3.0 - 2.0 * rise)
-    mc.shift_keys(targets["forearm.L"], 2, {f: 0.12 * bump(f, 20, 70, 6) for f in frames})
-    mc.shift_keys(targets["shin.L"], 2, {f: -0.15 * bump(f, 30, 80, 12) for f in frames})
+    mc.shift_keys(targets["forearm.L"], 2, {f: 0.12 * mc.bump(f, 20, 70, 6) for f in frames})
+    mc.shift_keys(targets["shin.L"], 2, {f: -0.15 * mc.bump(f, 30, 80, 12) for f in frames})
     assert bpy.ops.dqik.apply_preset() == {'FINISHED'}
     for name in mc.FEET + mc.HANDS:
         obj.pose.bones[name].dqik.chain_count = 2
