@@ -64,7 +64,7 @@ class Solver:
         self.modelled_mask, self.computed_mask, self.slid_mask = np.zeros((3, len(model)), bool)
         self.modelled_mask[self.bones] = True
         self.computed_mask[self.bones[self.problem.fk.moving]] = True
-        contacts = self.problem.contacts    # the bones whose capsules are tested (None: no contacts)
+        contacts = self.problem.contacts    # whose capsules are tested (None: no contacts)
         self.capsule_bones = None if contacts is None else self.bones[contacts.capsule_bones()]
         self.slid_bones = self.bones[self.problem.slides.bones]
         self.slid_mask[self.slid_bones] = True
@@ -140,20 +140,20 @@ class Solver:
         return self.problem.fk(self.problem.slides.state(
             np.asarray(rotations, dtype=np.float64)[self.bones], self.given.locations))
 
-    def solve(self, rotations, preferred=None, remember=False, locations=None):
+    def solve(self, rotations, preferred=None, remember=False, locations=None, animated=None):
         """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3; None:
-        the given ones), preferring them (a fresh start is folded, ``folded_start``); on a stall
-        short of a reachable target, escape and go on, the rest pull then aiming at the escaped pose
-        (``escapes.Stalls`` ends them). The best state seen, in priority order, is returned, so
-        escapes never make it worse. ``max_iterations`` bounds each descent (since an escape). A
-        solve that settled short of its targets (not cut short) is remembered: solving again from
-        its result (within ``solve_memory.SAME_POSE``: a round trip through float32 channels) with
-        the same targets, given pose and obstacles returns it at once, with 0 iterations. A start
-        within ``SAME_POSE`` of the last result, with the same given pose, continues from it
-        exactly; such a warm solve does not escape again while the last escapes found nothing better
-        and its targets stay as far (``escapes.futile_here``). With ``remember``, the solve starts
-        with no warm memory (``reset``), its result is kept by its exact inputs (``ResultCache``)
-        and its escapes leave the tasks within ``escapes.NEAR`` of their targets alone."""
+        the given ones), preferring them; on a stall short of a reachable target, escape and go on,
+        the rest pull then aiming at the escaped pose (``escapes.Stalls`` ends them). The best state
+        seen, in priority order, is returned, so escapes never make it worse. ``max_iterations``
+        bounds each descent (since an escape). A solve that settled short of its targets (not cut
+        short) is remembered: solving again from its result (within ``solve_memory.SAME_POSE``, a
+        round trip through float32) with the same targets, given pose and obstacles returns it at
+        once, in 0 iterations. A start within ``SAME_POSE`` of the last result, with the same given
+        pose, continues from it exactly; such a warm solve does not escape again while the last
+        escapes found nothing better and its targets stay as far (``escapes.futile_here``). With
+        ``remember``, the solve starts with no warm memory (``reset``), its result is kept by its
+        exact inputs (``ResultCache``) and its escapes leave the tasks within ``escapes.NEAR`` of
+        their targets alone. ``animated``: (n,) bool, the bones started as animated (``anchor``)."""
         if remember:
             self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps
@@ -169,9 +169,10 @@ class Solver:
             if problem.limits is not None:
                 q[problem.joints] = problem.limits.project(q[problem.joints])
             world = problem.fk.start(q, self.given)
-        problem.tasks.anchor(slides.moves_task, world)
+        kept = None if animated is None else (animated | ~self.moved_mask)[self.bones]
+        problem.tasks.anchor(slides.moves_task, world, kept)
         self.start_matrices = world     # the FK of the start (``Session.shown_as_solved``)
-        memo_key = (problem.tasks.target_key(), self._given_key,
+        memo_key = (problem.tasks.target_key(), self._given_key, kept is None or kept.tobytes(),
                     None if problem.contacts is None else problem.contacts.obstacles)
         remembered = (q.tobytes(), memo_key) if remember and preferred is None else None
         known = self.results.get(remembered) if remembered else None
@@ -289,9 +290,8 @@ class Solver:
         it within ``solve_memory.SAME_POSE`` under the same given pose: a warm solve goes on from it
         exactly, inside the limits, with its FK (and ``MovingJointsFK``'s offsets). Else None."""
         last = self._last
-        if last is None or last[2] != self._given_key or not same_pose(start, last[0]):
-            return None
-        return last[:2]
+        same = last is not None and last[2] == self._given_key and same_pose(start, last[0])
+        return last[:2] if same else None
 
 
 def solve(model, rotations, tasks, limits=None, stiffness=None, settings=None, locations=None,

@@ -202,3 +202,29 @@ def test_soft_reach_eases_a_limited_chain_as_a_free_one():
     for free in (True, False):
         assert reached[free, 0.1] == pytest.approx(eased, abs=1e-4), reached
         assert reached[free, 0.0] > 2.999, reached
+
+
+def test_soft_reach_eases_an_animated_chain_only_beyond_where_the_animation_holds_it():
+    """The same chain bent a little (its tail 2.94 m from its root, inside the 10 % soft zone),
+    solved from that pose: a target at its tail is eased in (left short) unless the chain starts
+    as animated (``Solver.solve``'s ``animated``), when it is met at once; a target beyond the
+    tail is eased from there on towards the aim, as far as it is past the tail."""
+    model = straight_chain(3)
+    bent = np.array([qexp(np.array([0.07, 0.0, 0.0])) for _ in range(3)])
+    root = model.rest_matrices[0, :3, 3]
+    tail = model.tails(model.matrices(bent))[2]
+    held = np.linalg.norm(tail - root)
+    assert 2.7 < held < 3.0 * (1.0 - 1e-4)
+    settings, animated = SolverSettings(soft_reach=0.1), np.ones(3, bool)
+    plain = Solver(model, [Task(Position, 2, tail)], settings=settings).solve(bent)
+    assert plain.errors[0] > 1e-3
+    kept = Solver(model, [Task(Position, 2, tail)], settings=settings).solve(
+        bent, remember=True, animated=animated)
+    assert kept.iterations == 0 and kept.converged
+    aim = 3.0 * (1.0 - 1e-4)
+    beyond = root + (tail - root) * 3.15 / held
+    result = Solver(model, [Task(Position, 2, beyond)], settings=settings).solve(
+        bent, remember=True, animated=animated)
+    reached = np.linalg.norm(model.tails(model.matrices(result.rotations))[2] - root)
+    room = aim - held
+    assert reached == pytest.approx(aim - room * np.exp(-(3.15 - held) / room), abs=1e-4)

@@ -59,6 +59,15 @@ class AnimatedStart:
                                                     & ~animated["location"])
         return rotations, locations
 
+    def animated_bones(self, obj, pose):
+        """(n,) bool: the bones whose rotation channel (their mode's) the animation sets on every
+        component, so that they start as animated (``Solver.solve``'s ``animated``: Soft Reach
+        eases only beyond where the animation holds a target, ``TaskSet.anchor``)."""
+        animated, bones = self.animated_masks(obj, pose), np.zeros(len(pose.mode_values), bool)
+        for mode, rows in pose.modes.items():
+            bones |= rows & animated[channel_of(mode)].all(axis=1)
+        return bones
+
     def wrote(self, pose):
         """Note what the solve wrote (``pose`` after ``set_rotations``, ``set_locations``)."""
         for channel, base in self.channels.items():

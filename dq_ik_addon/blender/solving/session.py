@@ -324,12 +324,13 @@ class Session:
         warnings += self._built_warnings    # every tick reports what the build found
         solver = self.solver
         solver.settings.time_budget_ms = self.clock.solve_budget(time_budget_ms, begun)
-        rotations, locations = pose.rotations(solver.modelled_mask), None
+        rotations, locations, bones = pose.rotations(solver.modelled_mask), None, None
         if animated:
             rotations, locations = self.animated.start(obj, pose, rotations, solver.moved_mask,
                                                        solver.slid_mask)
+            bones = self.animated.animated_bones(obj, pose)
         self._start = pose.evaluated
-        result = solver.solve(rotations, remember=animated, locations=locations)
+        result = solver.solve(rotations, remember=animated, locations=locations, animated=bones)
         self.clock.solved()
         pose.set_rotations(result.rotations, rows=solver.moved_mask)
         if result.locations is not None:
