@@ -143,7 +143,7 @@ def test_a_kick_is_kept_and_gives_one_pose_per_frame_with_its_foot_kicked_out_of
 def test_with_soft_reach_the_kick_keeps_its_clip_near_full_reach(clean_scene, dqik, tmp_path):
     """Soft Reach eases a target only beyond where the animation holds it (``TaskSet.anchor``):
     the kick's legs work within the last 5 % of their reach, and at Soft Reach 5 % its targets
-    from its own motion keep it, with no iteration (its feet ended up to 14 mm short of them and
+    from its own motion keep it, with no iteration (its feet ended up to 14.5 mm short of them and
     its legs up to 10.7° off the clip before)."""
     obj, _ = mc.clip_with_targets(tmp_path, kc.FRAMES, kc.kick_clip)
     frames = range(1, kc.FRAMES + 1)

@@ -130,8 +130,8 @@ class TaskSet:
         bake), the pose the solve prefers: Soft Reach eases its target only beyond where its
         tail stands there, d₀ from the chain root's head, over the width ``min(soft, aim − d₀)``
         (at least ``_LEAST_SOFT`` of the aim), so a target the animation meets is met where it
-        is (a kick whose legs work within the last 5 % of their reach ended its feet up to 14 mm
-        short of the targets its own motion keyed, and its legs up to 10° off, at Soft Reach 5 %).
+        is (a kick whose legs work within the last 5 % of their reach ended its feet up to
+        14.5 mm short of the targets its own motion keyed, its legs 10.7° off, at Soft Reach 5 %).
         """
         self.anchored = tasks if tasks is not None and tasks.any() else None
         if self.anchored is not None:
