@@ -37,6 +37,28 @@ def quiet():
             os.close(saved)
 
 
+@contextlib.contextmanager
+def writing_back(obj, channel):
+    """While the block runs, a ``frame_change_post`` handler writes ``obj``'s pose ``channel``
+    (4 wide: ``rotation_quaternion``; 3: ``rotation_euler``) back unchanged and tags the object,
+    as DQ IK writes a solved pose (``PoseArrays.write``), solving nothing: the least any solver
+    that writes pose channels from Python adds to a frame change (Blender then copies the
+    armature for evaluation and evaluates its whole pose again)."""
+    import bpy
+    bones, width = obj.pose.bones, 4 if channel == "rotation_quaternion" else 3
+
+    def write_back(scene, depsgraph=None):
+        values = np.empty(len(bones) * width, dtype=np.float32)
+        bones.foreach_get(channel, values)
+        bones.foreach_set(channel, values)
+        obj.update_tag(refresh={'OBJECT'})
+    bpy.app.handlers.frame_change_post.append(write_back)
+    try:
+        yield
+    finally:
+        bpy.app.handlers.frame_change_post.remove(write_back)
+
+
 def install():
     """Build, install and enable the extension; returns ``bl_ext.user_default.dq_ik``."""
     import extension_cli

@@ -161,21 +161,10 @@ def run(dqik, chain, count, frames, playbacks, seed):
 
 
 def play_writing(a, playbacks):
-    """``Animated.play`` with a handler that writes the pose's rotation channels back unchanged
-    and tags the armature, as ``PoseArrays.write`` does."""
-    handlers = a.bpy.app.handlers.frame_change_post
-    bones = a.obj.pose.bones
-
-    def write_back(scene, depsgraph=None):
-        channels = np.empty(len(bones) * 4, dtype=np.float32)
-        bones.foreach_get("rotation_quaternion", channels)
-        bones.foreach_set("rotation_quaternion", channels)
-        a.obj.update_tag(refresh={'OBJECT'})
-    handlers.append(write_back)
-    try:
+    """``Animated.play`` with the pose's rotation channels written back unchanged on every frame
+    change (``common.writing_back``)."""
+    with common.writing_back(a.obj, "rotation_quaternion"):
         return a.play(playbacks)
-    finally:
-        handlers.remove(write_back)
 
 
 def copy_cost():

@@ -13,6 +13,9 @@ two-bone chains (``chain_count`` 2): the limb chains of the issue.
 - ``Blender IK``: the same clip copied with an IK constraint per effector on the same Empties
   (Standard solver, chain length 2, no pole), DQ IK off; ms per frame change.
 - ``frame set alone``: the clip with neither, for what evaluating the animation costs.
+- ``pose write alone``: a handler that writes the clip's rotation channels back unchanged and
+  tags it, as DQ IK writes a solved pose, and solves nothing (``common.writing_back``): the
+  least a solver that writes pose channels from Python adds to a frame change.
 - ``HUMANOID preset``: a copy of the clip (same action and targets) with the preset applied:
   the clip's elbows leave the preset's hinge, so its limits move the arms off the animation,
   and the frames where the foot is out of reach converge along the limits; its slowest frame
@@ -187,6 +190,11 @@ def main():
         times[label] = samples
         rows.append([label, f"{np.median(samples):.2f}", f"{np.percentile(samples, 90):.2f}",
                      f"{samples.max():.2f}"])
+    clip.dqik.use_solve_on_frame_change = False
+    with common.writing_back(clip, "rotation_euler"):
+        samples = times["write"] = frame_changes(range(1, FRAMES + 1))
+    rows.append(["pose write alone (no solve)", f"{np.median(samples):.2f}",
+                 f"{np.percentile(samples, 90):.2f}", f"{samples.max():.2f}"])
     limited = preset_copy(clip)
     clip.dqik.use_solve_on_frame_change, limited.dqik.use_solve_on_frame_change = False, True
     mute_constraints(rig, True)
@@ -215,6 +223,8 @@ def main():
     worst = max(max(times[label].max() for label in ("DQ IK", "DQ IK + Soft Reach 5 %",
                                                      "HUMANOID")), slowest)
     met = ratio <= 5.0 and worst <= 20.0 and ours >= 0.5 * blenders
+    floor = np.median(times["write"]) / np.median(times["Blender IK constraints"])
+    print(f"\nA pose write alone, with no solve, costs {floor:.1f}× Blender's IK constraints.")
     print(f"\nRun time {time.perf_counter() - started:.0f} s. Goals: {GOALS} → "
           f"{'met' if met else 'NOT met'} (frame change {ratio:.1f}× Blender's IK, slowest "
           f"{worst:.1f} ms, bake {ours / blenders:.2f}× nla.bake)")
