@@ -9,9 +9,8 @@ Each iteration (Baerlocher Fig. 5.12, §5.4.2; a fresh start first folds hinges,
    of a solve its second-order (Chebyshev) correction.
 3. Acceptance (``acceptance``): a line search (part by part where the tasks fall into parts that
    share no moved joint, ``independent_parts``) keeps a step that does not make the levels worse
-   in priority order, else the step is solved again from the feasible point of its active set
-   (``Steps.from_the_feasible_point``); the joints are updated, held ones on their limits
-   (``pose_update``).
+   in priority order, else it is solved again from its active set's feasible point
+   (``Steps.from_the_feasible_point``); joints update, held ones on their limits (``pose_update``).
 4. Stop tests (``acceptance``), per group of tasks sharing no moved joint: all met; no level can
    progress (``blocked``); a contact holds them (``holds``); no progress (``stalled``). A stall
    counts restored (``Steps.settled``), escapes when short of a reachable target (``escapes``),
@@ -140,20 +139,21 @@ class Solver:
         return self.problem.fk(self.problem.slides.state(
             np.asarray(rotations, dtype=np.float64)[self.bones], self.given.locations))
 
-    def solve(self, rotations, preferred=None, remember=False, locations=None, animated=None):
+    def solve(self, rotations, preferred=None, remember=False, locations=None, animated=None,
+              reference=None):
         """Iterate from ``rotations`` (n,4) and, for the bones it slides, ``locations`` (n,3; None:
         the given ones), preferring them; on a stall short of a reachable target, escape and go on,
-        the rest pull then aiming at the escaped pose (``escapes.Stalls`` ends them). The best state
-        seen, in priority order, is returned, so escapes never make it worse. ``max_iterations``
-        bounds each descent (since an escape). A solve that settled short of its targets (not cut
-        short) is remembered: solving again from its result (within ``solve_memory.SAME_POSE``, a
-        round trip through float32) with the same targets, given pose and obstacles returns it at
-        once, in 0 iterations. A start within ``SAME_POSE`` of the last result, with the same given
-        pose, continues from it exactly; such a warm solve does not escape again while the last
-        escapes found nothing better and its targets stay as far (``escapes.futile_here``). With
+        the rest pull then aiming at the escaped pose (``Stalls`` ends them). The best state seen,
+        in priority order, is returned, so escapes never make it worse. ``max_iterations`` bounds
+        each descent (since an escape). A solve that settled short of its targets (not cut short) is
+        remembered: solving again from its result (within ``solve_memory.SAME_POSE``, a round trip
+        through float32) with the same targets, given pose and obstacles returns it at once, in 0
+        iterations. A start within ``SAME_POSE`` of the last result, with the same given pose,
+        continues from it exactly; such a warm solve does not escape again while the last escapes
+        found nothing better and its targets stay as far (``escapes.futile_here``). With
         ``remember``, the solve starts with no warm memory (``reset``), its result is kept by its
         exact inputs (``ResultCache``) and its escapes leave the tasks within ``escapes.NEAR`` of
-        their targets alone. ``animated``: (n,) bool, the bones started as animated (``anchor``)."""
+        their targets alone. ``animated``, ``reference``: ``TaskSet.anchor``."""
         if remember:
             self.reset()
         problem, settings, steps = self.problem, self.settings, self.steps
@@ -170,9 +170,10 @@ class Solver:
                 q[problem.joints] = problem.limits.project(q[problem.joints])
             world = problem.fk.start(q, self.given)
         kept = None if animated is None else (animated | ~self.moved_mask)[self.bones]
-        problem.tasks.anchor(slides.moves_task, world, kept)
+        problem.tasks.anchor(slides.moves_task, world, kept, None if reference is None else
+                             self.pose_matrices(reference))
         self.start_matrices = world     # the FK of the start (``Session.shown_as_solved``)
-        memo_key = (problem.tasks.target_key(), self._given_key, kept is None or kept.tobytes(),
+        memo_key = (problem.tasks.target_key(), self._given_key, problem.tasks.eased_key(),
                     None if problem.contacts is None else problem.contacts.obstacles)
         remembered = (q.tobytes(), memo_key) if remember and preferred is None else None
         known = self.results.get(remembered) if remembered else None
@@ -286,9 +287,8 @@ class Solver:
         return result
 
     def _continued(self, start):
-        """``(rotations, FK)`` of the last result when ``start`` (the involved bones' rotations) is
-        it within ``solve_memory.SAME_POSE`` under the same given pose: a warm solve goes on from it
-        exactly, inside the limits, with its FK (and ``MovingJointsFK``'s offsets). Else None."""
+        """``(rotations, FK)`` of the last result when ``start`` is it (within ``SAME_POSE``, under
+        the same given pose): a warm solve goes on from it exactly, with its FK. Else None."""
         last = self._last
         same = last is not None and last[2] == self._given_key and same_pose(start, last[0])
         return last[:2] if same else None

@@ -144,7 +144,9 @@ def test_with_soft_reach_the_kick_keeps_its_clip_near_full_reach(clean_scene, dq
     """Soft Reach eases a target only beyond where the animation holds it (``TaskSet.anchor``):
     the kick's legs work within the last 5 % of their reach, and at Soft Reach 5 % its targets
     from its own motion keep it, with no iteration (its feet ended up to 14.5 mm short of them and
-    its legs up to 10.7° off the clip before)."""
+    its legs up to 10.7° off the clip before); Solve on a frame keeps what its frame change
+    showed (it eased the legs 10.7° off again before it took the frame's animated pose too).
+    """
     obj, _ = mc.clip_with_targets(tmp_path, kc.FRAMES, kc.kick_clip)
     frames = range(1, kc.FRAMES + 1)
     animation = mc.animation_rotations(obj, frames)
@@ -153,6 +155,9 @@ def test_with_soft_reach_the_kick_keeps_its_clip_near_full_reach(clean_scene, dq
     kept, iterations = mc.played(dqik, obj, frames)
     assert max(mc.angle_between(kept[f], animation[f]).max() for f in frames) <= KEPT
     assert max(iterations.values()) == 0
+    clean_scene.frame_set(40)       # a leg straight: Solve eases as the frame change did
+    assert bpy.ops.dqik.solve() == {'FINISHED'}
+    assert mc.angle_between(mc.chain_rotations(obj, mc.CHAIN), animation[40]).max() <= SAME
 
 
 def test_an_edit_with_planted_feet_changes_only_what_it_must(clip, dqik):

@@ -33,6 +33,7 @@ class AnimatedStart:
     def __init__(self):
         self.channels = {channel: _ChannelBase() for channel in _ROTATION_CHANNELS + ("location",)}
         self._animated = (None, None)   # (shape of the animation and modes, {channel: (n,c)})
+        self._held = None   # (frame, animated bones, animated pose) of the last animated start
 
     def start(self, obj, pose, rotations, moved, slid):
         """``(rotations, locations)``: ``rotations`` (n,4) of ``pose`` (``PoseArrays``) with the
@@ -59,14 +60,25 @@ class AnimatedStart:
                                                     & ~animated["location"])
         return rotations, locations
 
-    def animated_bones(self, obj, pose):
-        """(n,) bool: the bones whose rotation channel (their mode's) the animation sets on every
-        component, so that they start as animated (``Solver.solve``'s ``animated``: Soft Reach
-        eases only beyond where the animation holds a target, ``TaskSet.anchor``)."""
+    def hold(self, obj, pose, rotations):
+        """``(animated, reference)`` for ``Solver.solve`` of the frame shown, from its animated
+        start ``rotations`` (``start``): the bones whose rotation channel (their mode's) the
+        animation sets on every component, and None (the start is the animated pose); kept
+        with the frame for the other solves of that frame (``held``)."""
         animated, bones = self.animated_masks(obj, pose), np.zeros(len(pose.mode_values), bool)
         for mode, rows in pose.modes.items():
             bones |= rows & animated[channel_of(mode)].all(axis=1)
-        return bones
+        self._held = (bpy.context.scene.frame_float, bones, rotations)
+        return bones, None
+
+    def held(self):
+        """``(animated, reference)`` for a solve that starts from the pose on screen (live
+        posing, Solve): the animated bones and pose of the frame shown as its frame change (or
+        the bake's step) took them, so that Soft Reach eases as there (``TaskSet.anchor``),
+        or ``(None, None)`` when no such solve has taken this frame."""
+        if self._held is None or self._held[0] != bpy.context.scene.frame_float:
+            return None, None
+        return self._held[1:]
 
     def wrote(self, pose):
         """Note what the solve wrote (``pose`` after ``set_rotations``, ``set_locations``)."""
@@ -75,11 +87,17 @@ class AnimatedStart:
 
     def saved(self):
         """The state to put back (``restore``) when the pose is put back, as a bake does."""
-        return {channel: base.saved() for channel, base in self.channels.items()}
+        return {"held": self._held} | {channel: base.saved()
+                                       for channel, base in self.channels.items()}
 
     def restore(self, state):
+        self._held = state["held"]
         for channel, base in self.channels.items():
             base.restore(state[channel])
+
+    def forget_held(self):
+        """Forget the frame's animated pose (the rig was read again: its bones may differ)."""
+        self._held = None
 
     def animated_masks(self, obj, pose):
         """``{channel: (n,c) mask}``: the components of each bone's rotation channel (its rotation

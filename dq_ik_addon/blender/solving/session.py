@@ -324,13 +324,15 @@ class Session:
         warnings += self._built_warnings    # every tick reports what the build found
         solver = self.solver
         solver.settings.time_budget_ms = self.clock.solve_budget(time_budget_ms, begun)
-        rotations, locations, bones = pose.rotations(solver.modelled_mask), None, None
+        rotations, locations = pose.rotations(solver.modelled_mask), None
+        bones, reference = self.animated.held()
         if animated:
             rotations, locations = self.animated.start(obj, pose, rotations, solver.moved_mask,
                                                        solver.slid_mask)
-            bones = self.animated.animated_bones(obj, pose)
+            bones, reference = self.animated.hold(obj, pose, rotations)
         self._start = pose.evaluated
-        result = solver.solve(rotations, remember=animated, locations=locations, animated=bones)
+        result = solver.solve(rotations, remember=animated, locations=locations, animated=bones,
+                              reference=reference)
         self.clock.solved()
         pose.set_rotations(result.rotations, rows=solver.moved_mask)
         if result.locations is not None:
@@ -364,6 +366,7 @@ class Session:
         self.model, self.solver = None, None
         self.obstacles.forget()
         self.balance.forget()
+        self.animated.forget_held()
         self._read_for_drag = None if self.dragged is None else self.dragged[0]
         dragged = [] if self.dragged is None else [obj.pose.bones.find(self.dragged[0])]
         self.model, self._sources, self._warnings = read_rig(

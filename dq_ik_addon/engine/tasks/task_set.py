@@ -96,7 +96,8 @@ class TaskSet:
         for batch, index in zip(self.batches, self.index):
             self.angular[index], self.reaches_point[index] = batch.angular, batch.reaches_point
         self.any_angular = bool(self.angular.any())
-        self.origins = self.reach = self.aim = self.soft = self.eased = None   # (``set_reach``)
+        self.origins = self.reach = self.aim = self.soft = None   # (``set_reach``)
+        self.aimed = self.eased = None    # ... before ``anchor`` narrows them
         self.anchored, self.anchors = None, None    # (``anchor``)
         self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
         self._effectors_of = (None, None)  # (pose matrices, each batch's ``Effectors``)
@@ -117,34 +118,43 @@ class TaskSet:
         exact = np.zeros(reach.shape, bool) if exact is None else exact
         eased = (free if easable is None else easable) & ~exact & (soft > 0.0)
         self.reach = np.where(exact, 0.0, np.where(free, 1.0, 1.0 + _BEYOND) * reach)  # far beyond
-        self.aim = np.where(exact, reach,
-                            np.where(free | eased, 1.0 - _SHORT, 1.0 + _BEYOND) * reach)
+        self.aim = self.aimed = np.where(exact, reach, np.where(
+            free | eased, 1.0 - _SHORT, 1.0 + _BEYOND) * reach)
         self.soft = self.eased = np.where(eased, soft, 0.0) * self.aim
 
-    def anchor(self, tasks, world, animated=None):
+    def anchor(self, tasks, world, animated=None, held=None):
         """Measure the reach of ``tasks`` (a (T,) mask, or None: none) from where their chain
         roots' heads are in the pose matrices ``world`` (the start of a solve), not from where
         they are as the solve goes on: a chain that slides carries its root along, and a far
-        target brought in from a moving root would move with it. A task whose chain's bones are
-        all ``animated`` ((n,) mask, or None: none) starts from the animation (a frame change, a
-        bake), the pose the solve prefers: Soft Reach eases its target only beyond where its
-        tail stands there, d₀ from the chain root's head, over the width ``min(soft, aim − d₀)``
+        target brought in from a moving root would move with it.
+
+        A task whose chain's bones are all ``animated`` ((n,) mask, or None: none) is eased
+        only beyond where the animation holds its tail, d₀ from the chain root's head in the
+        pose matrices ``held`` (the animated pose; None: ``world``, a frame change's or a
+        bake's start): its aim is ``max(A, d₀)`` and its Soft Reach width ``min(s, A − d₀)``
         (at least ``_LEAST_SOFT`` of the aim), so a target the animation meets is met where it
-        is (a kick whose legs work within the last 5 % of their reach ended its feet up to
-        14.5 mm short of the targets its own motion keyed, its legs 10.7° off, at Soft Reach 5 %).
+        is, and every solve of the frame (live posing, Solve) eases as its frame change did
+        (a kick whose legs work within the last 5 % of their reach ended its feet up to 14.5 mm
+        short of the targets its own motion keyed, its legs 10.7° off, at Soft Reach 5 %).
         """
         self.anchored = tasks if tasks is not None and tasks.any() else None
         if self.anchored is not None:
             self.anchors = world.take(self.origins, axis=0)[:, :3, 3]
-        self.soft = self.eased
+        self.soft, self.aim = self.eased, self.aimed
         narrowed = None if animated is None or self.eased is None else \
             ~(self.joint_masks & ~animated).any(axis=1) & (self.eased > 0.0)
         if narrowed is not None and any_true(narrowed):
-            stands = self.tails(world) - world.take(self.origins, axis=0)[:, :3, 3]
-            room = self.aim - np.sqrt(row_dots(stands, stands))
-            self.soft = np.where(narrowed, np.maximum(np.minimum(self.eased, room),
-                                                      _LEAST_SOFT * self.aim), self.eased)
+            held = world if held is None else held
+            stands = self.tails(held) - held.take(self.origins, axis=0)[:, :3, 3]
+            reached = np.sqrt(row_dots(stands, stands))
+            self.aim = np.where(narrowed, np.maximum(self.aimed, reached), self.aimed)
+            self.soft = np.where(narrowed, np.maximum(np.minimum(
+                self.eased, self.aim - reached), _LEAST_SOFT * self.aim), self.eased)
         self._effectors_of = (None, None)
+
+    def eased_key(self):
+        """The aims and Soft Reach widths as bytes (the solver's memo compares them)."""
+        return None if self.aim is None else self.aim.tobytes() + self.soft.tobytes()
 
     def set_targets(self, targets):
         """New targets for the same tasks: one per task, in the order the tasks were given."""
