@@ -171,7 +171,7 @@ class Solver:
             world = problem.fk.start(q, self.given)
         kept = None if animated is None else (animated | ~self.moved_mask)[self.bones]
         problem.tasks.anchor(slides.moves_task, world, kept, None if reference is None else
-                             self.pose_matrices(reference))
+                             lambda: self.pose_matrices(reference))
         self.start_matrices = world     # the FK of the start (``Session.shown_as_solved``)
         memo_key = (problem.tasks.target_key(), self._given_key, problem.tasks.eased_key(),
                     None if problem.contacts is None else problem.contacts.obstacles)

@@ -128,14 +128,15 @@ class TaskSet:
         they are as the solve goes on: a chain that slides carries its root along, and a far
         target brought in from a moving root would move with it.
 
-        A task whose chain's bones are all ``animated`` ((n,) mask, or None: none) is eased
-        only beyond where the animation holds its tail, d₀ from the chain root's head in the
-        pose matrices ``held`` (the animated pose; None: ``world``, a frame change's or a
-        bake's start): its aim is ``max(A, d₀)`` and its Soft Reach width ``min(s, A − d₀)``
-        (at least ``_LEAST_SOFT`` of the aim), so a target the animation meets is met where it
-        is, and every solve of the frame (live posing, Solve) eases as its frame change did
-        (a kick whose legs work within the last 5 % of their reach ended its feet up to 14.5 mm
-        short of the targets its own motion keyed, its legs 10.7° off, at Soft Reach 5 %).
+        A task whose chain's bones are all ``animated`` ((n,) mask, or None: none) is eased only
+        beyond where the animation holds its tail, d₀ from the chain root's head in the pose
+        matrices ``held()`` gives (the animated pose, computed only then; None: ``world``, a
+        frame change's or a bake's start): its aim is ``max(A, d₀)`` and its Soft Reach width
+        ``min(s, A − d₀)`` (at least ``_LEAST_SOFT`` of the aim), so a target the animation
+        meets is met where it is, and every solve of the frame (live posing, Solve) eases as its
+        frame change did (a kick whose legs work within the last 5 % of their reach ended its
+        feet up to 14.5 mm short of the targets its own motion keyed, its legs 10.7° off, at
+        Soft Reach 5 %).
         """
         self.anchored = tasks if tasks is not None and tasks.any() else None
         if self.anchored is not None:
@@ -144,7 +145,7 @@ class TaskSet:
         narrowed = None if animated is None or self.eased is None else \
             ~(self.joint_masks & ~animated).any(axis=1) & (self.eased > 0.0)
         if narrowed is not None and any_true(narrowed):
-            held = world if held is None else held
+            held = world if held is None else held()
             stands = self.tails(held) - held.take(self.origins, axis=0)[:, :3, 3]
             reached = np.sqrt(row_dots(stands, stands))
             self.aim = np.where(narrowed, np.maximum(self.aimed, reached), self.aimed)
