@@ -32,6 +32,36 @@ def test_a_foot_on_a_floor_plane_stays_on_it_and_slides(clean_scene, dqik):
     assert np.linalg.norm((slid - foot)[:2]) > 1e-3     # the body moved and the foot slid
 
 
+def test_a_floor_flattened_by_its_scale_keeps_its_plane_and_one_scaled_to_nothing_is_skipped(
+        clean_scene, dqik):
+    """A floor Empty scaled (1, 1, 0), the natural way to flatten one, still spans its XY plane:
+    the foot ends on it as on the unscaled Empty (its Z axis had divided by zero: NaN errors, 300
+    iterations, every other task left unsolved); scaled to nothing it has no plane: the foot's
+    task is skipped with a warning and the hand's is solved."""
+    obj = rigs.metarig("basic")
+    targets = sp.add_targets(obj, ["foot.L", "hand.L"], priority=1, chain_count=3)
+    floor, hand = targets["foot.L"], targets["hand.L"]
+    obj.pose.bones["foot.L"].dqik.position_axes = {'Z'}
+    floor.location = sp.world_tail(obj, "foot.L") + np.array([0.1, 0.0, 0.03])
+    floor.rotation_euler = (0.1, 0.0, 0.0)
+    hand.location = sp.world_tail(obj, "hand.L") + np.array([0.0, -0.05, 0.03])
+    tails = []
+    for scale in ((1.0, 1.0, 1.0), (1.0, 1.0, 0.0)):
+        floor.scale = scale
+        bpy.context.view_layer.update()
+        snapshot = dqik.api.session_for(obj).tick()
+        assert snapshot.status == 'MET' and not snapshot.warnings, scale
+        bpy.context.view_layer.update()
+        tails.append(sp.world_tail(obj, "foot.L"))
+    assert np.linalg.norm(tails[1] - tails[0]) <= 1e-5
+    floor.scale = (0.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    snapshot = dqik.api.session_for(obj).tick()
+    assert [task.name for task in snapshot.tasks if task.status == 'MET'] == ["hand.L"]
+    assert any(warning.startswith("foot.L: the target's axes are scaled to zero")
+               for warning in snapshot.warnings)
+
+
 def test_x_and_y_keep_a_hand_on_the_targets_line(clean_scene, dqik):
     obj = rigs.metarig("basic")
     rail = sp.add_targets(obj, ["hand.L"], chain_count=3)["hand.L"]

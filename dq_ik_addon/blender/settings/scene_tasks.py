@@ -175,10 +175,14 @@ def aimed_tasks(obj, sources, view_layer=None):
         if not is_finite:
             warnings.append(f"{source.name}: target transform is not finite; skipped")
             continue
-        tasks += [Task(entry.kind, source.bone, entry.target(goal, matrix, options),
-                       source.priority, source.weight, source.chain_count, options,
-                       source.partner)
-                  for entry, options in source.parts]
+        aims = [entry.target(goal, matrix, options) for entry, options in source.parts]
+        if not all(np.isfinite(aim).all() for aim in aims):
+            warnings.append(f"{source.name}: the target's axes are scaled to zero or parallel, "
+                            "so its Position Axes have no plane or line; skipped")
+            continue
+        tasks += [Task(entry.kind, source.bone, aim, source.priority, source.weight,
+                       source.chain_count, options, source.partner)
+                  for (entry, options), aim in zip(source.parts, aims)]
         names += [source.name] * len(source.parts)
     return tasks, names, warnings
 

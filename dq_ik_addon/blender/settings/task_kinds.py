@@ -55,10 +55,29 @@ def _axes(settings, _name):
 
 
 def _projected(goal, _matrix, axes):
-    """The goal's point and the projector onto its own ``axes`` (``AxesPosition``'s target)."""
-    frame = goal[:3, :3] / np.linalg.norm(goal[:3, :3], axis=0)
-    chosen = frame[:, list(axes)]
-    return np.concatenate([goal[:3, 3], (chosen @ chosen.T).ravel()])
+    """The goal's point and the projector onto the directions its own ``axes`` hold
+    (``AxesPosition``'s target): one axis, the normal ``n`` of the plane the other two span
+    (``P = n nᵀ``: Z alone keeps the tail on the target's XY plane); two, all but the third
+    axis's line ``d`` (``P = I − d dᵀ``). Taken from the goal's columns as they are, so a
+    sheared or flattened target (a floor Empty scaled (1, 1, 0)) keeps its plane; NaN where
+    that plane or line is not defined (``_DEGENERATE``), and the task is skipped."""
+    columns, point = goal[:3, :3].T, goal[:3, 3]
+    if len(axes) == 1:
+        direction = np.cross(*(columns[i] for i in range(3) if i not in axes))
+    else:
+        direction = columns[3 - sum(axes)]
+    length = np.linalg.norm(direction)
+    scale = np.linalg.norm(columns) ** (2 if len(axes) == 1 else 1)
+    if not length > _DEGENERATE * scale:
+        return np.full(12, np.nan)
+    unit = direction / length
+    along = np.outer(unit, unit)
+    return np.concatenate([point, (along if len(axes) == 1 else np.eye(3) - along).ravel()])
+
+
+# A target whose chosen plane's normal (or free line) is this small beside its axes' lengths
+# defines none: its axes are scaled to zero or parallel
+_DEGENERATE = 1e-9
 
 
 def _none(_goal, _matrix, _options):
