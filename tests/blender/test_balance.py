@@ -24,9 +24,13 @@ def _reaching(obj, forward):
 
 
 def _outside(dqik, obj):
+    return _outside_of(dqik, obj, FEET)
+
+
+def _outside_of(dqik, obj, feet):
     """How far (m) the centre of mass of the pose Blender shows lies outside the support polygon
-    of the feet and the bones they carry (toes, heels), on the ground (masses: the deforming bones' lengths, as Balance's
-    automatic masses on a rig without a skinned mesh)."""
+    of the ``feet`` and the bones they carry (toes, heels), on the ground (masses: the deforming
+    bones' lengths, as Balance's automatic masses on a rig without a skinned mesh)."""
     engine = dqik.dq_ik_addon.engine
     ground = engine.tasks.ground_polygon
     bones = [pb for pb in obj.pose.bones if pb.bone.use_deform]
@@ -35,7 +39,7 @@ def _outside(dqik, obj):
                      for pb in bones])[:, :3]
     masses = np.array([pb.bone.length for pb in bones])
     centre = masses @ mids / masses.sum()
-    carried = [pb.name for name in FEET for pb in [obj.pose.bones[name],
+    carried = [pb.name for name in feet for pb in [obj.pose.bones[name],
                                                     *obj.pose.bones[name].children_recursive]]
     ends = np.array([sp.world_tail(obj, name) for name in carried]
                     + [np.array(obj.matrix_world @ obj.pose.bones[name].head) for name in carried])
@@ -128,3 +132,29 @@ def test_balance_without_other_tasks_says_so(clean_scene, dqik):
     obj.dqik.use_balance = True
     with pytest.raises(RuntimeError, match="no other task"):
         bpy.ops.dqik.solve()
+
+
+def test_a_support_no_task_holds_is_left_out_of_the_polygon_and_named(clean_scene, dqik):
+    """The right foot marked Support with its target off: the solve moves it freely, so it bears
+    no weight; the polygon is the left foot's alone (the right one had swung 250 mm and lifted
+    58-83 mm while still counted), a warning names it, and the centre of mass stays over the
+    left foot. With neither foot held, balance is skipped and says so."""
+    obj = rigs.metarig("basic")
+    _reaching(obj, 0.6)
+    obj.pose.bones["foot.R"].dqik.use_target = False
+    obj.dqik.use_balance = True
+    snapshot = dqik.api.session_for(obj).tick()
+    assert "foot.R: marked Support but no position task holds it (its target is off, missing " \
+        "or skipped); left out of the support polygon" in snapshot.warnings
+    bpy.context.view_layer.update()
+    left = (obj.pose.bones["foot.L"], *obj.pose.bones["foot.L"].children_recursive)
+    ends = np.array([np.array(obj.matrix_world @ end)[:2] for pb in left
+                     for end in (pb.head, pb.tail)])
+    polygon = np.array(snapshot.support_polygon)[:, :2]
+    assert np.linalg.norm(polygon[:, None] - ends[None], axis=2).min(axis=1).max() <= 1e-4
+    outside, _ = _outside_of(dqik, obj, ("foot.L",))
+    assert outside <= 1e-3
+    obj.pose.bones["foot.L"].dqik.use_target = False
+    snapshot = dqik.api.session_for(obj).tick()
+    assert any("no task holds a bone marked Support" in warning for warning in snapshot.warnings)
+    assert snapshot.balance is None

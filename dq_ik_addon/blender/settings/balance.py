@@ -16,7 +16,7 @@ from functools import partial
 
 import numpy as np
 
-from ...engine import Balance, Body, Task, center_of_mass, support_polygon
+from ...engine import AxesPosition, Balance, Body, Position, Task, center_of_mass, support_polygon
 from ..colliders.capsules import skin_radii
 from ..rig.model_reader import world_determinant
 from ..settings.validation import check_armature_settings, check_bone_settings
@@ -26,13 +26,16 @@ _BAND = 1e-3            # metres: within this of the polygon's edge the balance 
 
 
 class BalanceSetup:
-    """One armature's body, read once per reading of the rig (``forget``)."""
+    """One armature's body, read once per reading of the rig (``forget``), and the body a
+    tick's balance stands on: its supports held by the tick's tasks (``tasks``)."""
 
     def __init__(self):
         self.body = None
+        self.standing = None    # the last tick's body, its supports those the tasks hold
+        self._carried = ()      # (marked support, the model bones it carries) of ``body``
 
     def forget(self):
-        self.body = None
+        self.body = self.standing = None
 
     def tasks(self, obj, model, cache, unit, tasks, names, warnings):
         """``tasks, names`` with the balance task added when ``Object.dqik.use_balance`` is
@@ -45,18 +48,48 @@ class BalanceSetup:
             warnings.append("Balance moves the bones the other tasks move, and there is no "
                             "other task; balance skipped")
             return tasks, names
-        if not self.body_of(obj, model, cache, unit).supports.any():
+        body = self.body_of(obj, model, cache, unit)
+        if not body.supports.any():
             warnings.append("Balance is on but no bone carries the weight: turn on Support for "
                             "the feet (Bone > DQ IK); balance skipped")
             return tasks, names
-        task = Task(Balance, int(self.body.massive()[0]), armature_up(obj),
-                    priority=obj.dqik.balance_priority, body=self.body)
+        self.standing = self._held(model, tasks, warnings)
+        if not self.standing.supports.any():
+            warnings.append("Balance is on but no task holds a bone marked Support; balance "
+                            "skipped")
+            return tasks, names
+        task = Task(Balance, int(body.massive()[0]), armature_up(obj),
+                    priority=obj.dqik.balance_priority, body=self.standing)
         return tasks + [task], names + [NAME]
+
+    def _held(self, model, tasks, warnings):
+        """The body with only the supports a position task of ``tasks`` holds: on the bone
+        itself, or on the bone it rides on through constraints (a Rigify ``DEF-foot`` on its
+        ``foot_fk``: ``ChainModel.riders``); a marked bone no such task holds (its target off,
+        missing or skipped) is named in ``warnings`` and left out with what it carries, since
+        the solve moves it freely (it swung 250 mm and lifted 58-83 mm and still bore weight)."""
+        holding = {task.bone for task in tasks if task.kind in (Position, AxesPosition)}
+        supports, loose = np.zeros(len(model), bool), []
+        for marked, carried in self._carried:
+            bone = marked
+            while bone not in holding and model.riders[bone] and model.parents[bone] >= 0:
+                bone = int(model.parents[bone])
+            if bone in holding:
+                supports[carried] = True
+            else:
+                loose.append(model.names[marked])
+        if loose:
+            warnings.append(f"{', '.join(loose)}: marked Support but no position task holds "
+                            "it (its target is off, missing or skipped); left out of the support "
+                            "polygon")
+        body = self.body
+        return body if np.array_equal(supports, body.supports) else \
+            Body(body.masses, supports, body.band)
 
     def body_of(self, obj, model, cache, unit):
         """The armature's ``Body``, read when the rig was read again (``read_body``)."""
         if self.body is None:
-            self.body = read_body(obj, model, cache, _BAND / unit)
+            self.body, self._carried = read_body(obj, model, cache, _BAND / unit)
         return self.body
 
     def of_result(self, obj, model, solver, result):
@@ -69,22 +102,23 @@ class BalanceSetup:
         if not obj.dqik.use_balance or not self._standing():
             return None
         rows = np.searchsorted(solver.bones, self._weighed_bones())
-        return partial(_shown, np.array(obj.matrix_world), model, self.body, result.matrices[rows])
+        return partial(_shown, np.array(obj.matrix_world), model, self.standing,
+                       result.matrices[rows])
 
     def shown(self, obj, model, matrices):
         """``(centre of mass, support polygon)`` in world space for the armature-space pose
         ``matrices`` (n,4,4) of every bone, or None without a body or supports."""
         if not self._standing():
             return None
-        return _shown(np.array(obj.matrix_world), model, self.body,
+        return _shown(np.array(obj.matrix_world), model, self.standing,
                       matrices[self._weighed_bones()])
 
     def _standing(self):
-        return self.body is not None and bool(self.body.supports.any())
+        return self.standing is not None and bool(self.standing.supports.any())
 
     def _weighed_bones(self):
         """The bones with mass, then the supporting bones (indices)."""
-        return np.concatenate([self.body.massive(), np.flatnonzero(self.body.supports)])
+        return np.concatenate([self.standing.massive(), np.flatnonzero(self.standing.supports)])
 
 
 def _shown(world, model, body, matrices):
@@ -112,7 +146,8 @@ def armature_up(obj):
 
 
 def read_body(obj, model, cache, band):
-    """The armature's ``Body`` (module docstring), its ``band`` in armature units."""
+    """The armature's ``Body`` (module docstring), its ``band`` in armature units, and per bone
+    marked Support the model bones it carries (itself included)."""
     settings = [pose_bone.dqik for pose_bone in obj.pose.bones]
     masses = np.array([s.mass for s in settings], dtype=np.float64)
     check_bone_settings(obj, list(model.names), ("mass",), masses[:, None])
@@ -125,11 +160,16 @@ def read_body(obj, model, cache, band):
         deforming = np.array([bone.use_deform for bone in obj.data.bones], dtype=bool)
         masses[automatic] = np.where(deforming if deforming.any() else True,
                                      model.lengths, 0.0)[automatic]
-    carried, below = set(), [pb.bone for pb, s in zip(obj.pose.bones, settings) if s.use_support]
-    while below:    # (``Bone.children_recursive`` scans every bone per bone: 3 ms on Rigify)
-        bone = below.pop()
-        carried.add(bone.name)
-        below.extend(bone.children)
-    supports = np.array([name in carried for name in model.names], dtype=bool)
-    return Body(masses, supports, band)
+    groups = []     # (``Bone.children_recursive`` scans every bone per bone: 3 ms on Rigify)
+    for marked in [pb.bone for pb, s in zip(obj.pose.bones, settings) if s.use_support]:
+        carried, below = [], [marked]
+        while below:
+            bone = below.pop()
+            carried.append(model.index[bone.name])
+            below.extend(bone.children)
+        groups.append((model.index[marked.name], np.array(carried, np.int64)))
+    supports = np.zeros(len(model), bool)
+    for _, carried in groups:
+        supports[carried] = True
+    return Body(masses, supports, band), groups
 
