@@ -57,13 +57,13 @@ class DQIK_OT_apply_preset(bpy.types.Operator):
             raise ArmatureError(f"No bone of '{obj.name}' has a name the {self.preset.title()} preset "
                                 "recognises (Rigify, Mixamo or common names such as upperarm_l)")
         bones = target_pose_bones(obj, self.only_selected)
-        limited = [pb.name for pb in bones if pb.name in plan]
+        pelvis = pelvis_bone(obj)       # it carries the body's own place and turn: no limits
+        limited = [pb.name for pb in bones if pb.name in plan and pb.name != pelvis]
         for name in limited:
             plan[name][1].write(obj.pose.bones[name].dqik, self.enable_limits)
         skipped = [name for name in unmatched if not self.only_selected
                    or is_selected(obj.pose.bones[name])]
         chosen = {pb.name for pb in bones}
-        pelvis = pelvis_bone(obj)
         if pelvis in chosen:
             obj.pose.bones[pelvis].dqik.use_translation = True
         feet = [name for name in foot_bones(obj) if name in chosen]

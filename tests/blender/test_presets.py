@@ -285,6 +285,30 @@ def test_spine_range_is_shared_between_its_bones(clean_scene, dqik):
     assert not obj.pose.bones["spine"].dqik.use_limits  # the root is the whole body
 
 
+def test_a_generated_rigify_rig_gets_limits_on_its_fk_controls_and_a_free_torso(clean_scene,
+                                                                                dqik):
+    """A generated Rigify rig's solves turn its FK controls (``thigh_fk.L``, ``spine_fk.001``):
+    the preset limits them as the metarig's bones (rest inside, an elbow flexed 120° and a knee
+    130° allowed, either hyperextended 45° rejected), not the bones its constraints drive; the
+    torso, which carries the whole body and gets Translation, keeps no limits (the limbs had
+    none and the torso the spine's range)."""
+    obj = rigs.generate_rigify_rig()
+    assert bpy.ops.dqik.apply_preset() == {'FINISHED'}
+    pb = obj.pose.bones
+    assert pb["torso"].dqik.use_translation and not pb["torso"].dqik.use_limits
+    assert all(pb[name].dqik.use_limits for name in ("spine_fk", "spine_fk.003", "chest", "neck"))
+    for side in "LR":
+        for part in ("thigh", "shin", "foot", "upper_arm", "forearm", "hand"):
+            settings = pb[f"{part}_fk.{side}"].dqik
+            assert settings.use_limits and allowed(settings, Quaternion()), (part, side)
+            assert not pb[f"DEF-{part}.{side}"].dqik.use_limits
+        fore, shin = f"forearm_fk.{side}", f"shin_fk.{side}"
+        assert allowed(pb[fore].dqik, flex(obj, fore, FORWARD, 120 - rest_bend(obj, fore)))
+        assert not allowed(pb[fore].dqik, flex(obj, fore, FORWARD, -45 - rest_bend(obj, fore)))
+        assert allowed(pb[shin].dqik, flex(obj, shin, BACK, 130 - rest_bend(obj, shin)))
+        assert not allowed(pb[shin].dqik, flex(obj, shin, BACK, -45 - rest_bend(obj, shin)))
+
+
 @pytest.mark.parametrize("name, joint, side", [
     ("upper_arm.L", 'UPPER_ARM', 'L'), ("forearm.R", 'FOREARM', 'R'), ("shin.L", 'SHIN', 'L'),
     ("spine.003", 'SPINE', None), ("spine.004", 'NECK', None), ("spine.006", 'HEAD', None),
@@ -301,7 +325,8 @@ def test_spine_range_is_shared_between_its_bones(clean_scene, dqik):
     ("thigh_r", 'THIGH', 'R'), ("clavicle_l", 'CLAVICLE', 'L'), ("ball_r", 'TOE', 'R'),
     ("spine_02", 'SPINE', None), ("neck_01", 'NECK', None), ("index_01_l", 'FINGER_BASE', 'L'),
     ("UpperArm.L", 'UPPER_ARM', 'L'), ("LowerLeg.R", 'SHIN', 'R'), ("Hand_Left", 'HAND', 'L'),
-    ("L_Forearm", 'FOREARM', 'L'), ("Chest", 'SPINE', None),
+    ("L_Forearm", 'FOREARM', 'L'), ("Chest", 'SPINE', None), ("thigh_fk.L", 'THIGH', 'L'),
+    ("forearm_fk.R", 'FOREARM', 'R'), ("spine_fk.001", 'SPINE', None),
 ])
 def test_names_are_recognised(dqik, name, joint, side):
     assert dqik.dq_ik_addon.blender.authoring.limit_presets.match_joint(name) == (joint, side)
@@ -309,7 +334,8 @@ def test_names_are_recognised(dqik, name, joint, side):
 
 @pytest.mark.parametrize("name", ["mixamorig:Hips", "mixamorig:LeftToe_End", "mixamorig:HeadTop_End",
                                   "mixamorig:LeftHandIndex4", "thigh_twist_01_l", "ik_foot_l",
-                                  "heel.02.L", "breast.R", "pelvis.L", "jaw", "eye.L", "root"])
+                                  "heel.02.L", "breast.R", "pelvis.L", "jaw", "eye.L", "root",
+                                  "DEF-thigh.L", "MCH-thigh_fk.L", "thigh_ik.L"])
 def test_other_names_are_not(dqik, name):
     assert dqik.dq_ik_addon.blender.authoring.limit_presets.match_joint(name) is None
 

@@ -154,6 +154,7 @@ PRESETS = {'HUMANOID': (HUMANOID_RANGES, HUMANOID_PATTERNS)}
 CENTRAL_JOINTS = frozenset({'SPINE', 'NECK', 'HEAD'})
 
 _NAMESPACE = re.compile(r"^.*[:|]|^mixamorig\d*_", re.IGNORECASE)
+_FK = re.compile(r"_fk(?=$|\.\d+$)", re.IGNORECASE)     # Rigify's FK controls: thigh_fk, spine_fk.001
 _SIDE_SUFFIX = re.compile(r"(?:[._\- ](?P<letter>[lr])|[._\- ]?(?P<word>left|right))$", re.IGNORECASE)
 _SIDE_PREFIX = re.compile(r"^(?:(?P<word>left|right)[._\- ]?|(?P<letter>[lr])[._\- ])", re.IGNORECASE)
 
@@ -170,8 +171,11 @@ def split_name(name):
 
 
 def match_joint(name, patterns=HUMANOID_PATTERNS):
-    """``(joint type, side)`` for a bone name, or None when no pattern recognises it."""
+    """``(joint type, side)`` for a bone name, or None when no pattern recognises it; a generated
+    Rigify rig's FK control is its joint's (``thigh_fk.L`` a thigh, ``spine_fk.001`` a spine
+    bone: ``_FK``), the bones its solves turn."""
     base, side = split_name(name)
+    base = _FK.sub("", base)
     for joint, pattern in patterns:
         if pattern.fullmatch(base):
             return joint, side
