@@ -52,13 +52,13 @@ class DQIK_OT_apply_preset(bpy.types.Operator):
 
     def _apply(self, context):
         obj = active_armature(context)
-        plan, unmatched = plan_preset(obj, self.preset)
+        pelvis = pelvis_bone(obj)       # it carries the body's own place and turn: no limits
+        plan, unmatched = plan_preset(obj, self.preset, pelvis)
         if not plan:
             raise ArmatureError(f"No bone of '{obj.name}' has a name the {self.preset.title()} preset "
                                 "recognises (Rigify, Mixamo or common names such as upperarm_l)")
         bones = target_pose_bones(obj, self.only_selected)
-        pelvis = pelvis_bone(obj)       # it carries the body's own place and turn: no limits
-        limited = [pb.name for pb in bones if pb.name in plan and pb.name != pelvis]
+        limited = [pb.name for pb in bones if pb.name in plan]
         for name in limited:
             plan[name][1].write(obj.pose.bones[name].dqik, self.enable_limits)
         skipped = [name for name in unmatched if not self.only_selected

@@ -304,12 +304,16 @@ def _side_of(obj, bone, side, to_character):
     return 'L' if x >= 0.0 else 'R'
 
 
-def plan_preset(obj, preset='HUMANOID'):
-    """``({bone name: (joint, LimitBounds)}, [unmatched bone names])`` for every bone of ``obj``."""
+def plan_preset(obj, preset='HUMANOID', free=None):
+    """``({bone name: (joint, LimitBounds)}, [unmatched bone names])`` for every bone of ``obj``
+    but the root bones and the bone named ``free`` (the pelvis the preset gives Translation,
+    which carries the whole body: a generated Rigify rig's ``torso``), which get none and take no
+    share of a region's range."""
     ranges, patterns = PRESETS[preset]
     matches, unmatched = {}, []
     for bone in obj.data.bones:
-        found = match_joint(bone.name, patterns) if bone.parent is not None else None
+        found = match_joint(bone.name, patterns) \
+            if bone.parent is not None and bone.name != free else None
         if found is None:
             unmatched.append(bone.name)
         else:
