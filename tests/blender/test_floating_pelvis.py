@@ -110,6 +110,12 @@ def test_lock_location_holds_an_axis(clean_scene, dqik):
     dqik.api.session_for(obj).tick()
     assert pelvis.location[1] == 0.0
     assert abs(pelvis.location[2]) > 1e-3 or abs(pelvis.location[0]) > 1e-3
+    pelvis.lock_location = (True, True, True)        # nothing left to slide: said so
+    pelvis.location = (0.0, 0.0, 0.0)
+    snapshot = dqik.api.session_for(obj).tick()
+    assert "spine: Translation is on but the bone has its location locked on every axis " \
+        "(Transform > Lock); its location is kept" in snapshot.warnings
+    assert tuple(pelvis.location) == (0.0, 0.0, 0.0)
 
 
 def test_a_connected_bone_does_not_slide_and_says_why(clean_scene, dqik):

@@ -11,8 +11,9 @@ from .scene_tasks import bone_settings
 def read_translation(obj, model, bones, warnings):
     """(n,3) 1 on each free location axis of the bones ``bones`` (indices of the modelled ones)
     with Translation on, else 0; None when no bone slides. A bone connected to its parent (whose
-    tail holds its head) or without Local Location (whose location Blender applies in its
-    parent's axes) is named in ``warnings`` and does not slide."""
+    tail holds its head), without Local Location (whose location Blender applies in its
+    parent's axes) or with every location axis locked is named in ``warnings`` and does not
+    slide."""
     every = bone_settings(obj)
     sliding = [i for i in np.asarray(bones).tolist() if every[i].use_translation]
     if not sliding:
@@ -21,8 +22,9 @@ def read_translation(obj, model, bones, warnings):
     free[sliding] = ~read_array(obj.pose.bones, "lock_location", 3, dtype=bool)[sliding]
     for i in sliding:
         why = ("is connected to its parent, so it has no location to move (Bone > Relations > "
-               "Connected)" if model.connected[i] else None if model.flags.local_location[i]
-               else "has Local Location off (Bone > Relations); turn it on")
+               "Connected)" if model.connected[i] else "has Local Location off (Bone > "
+               "Relations); turn it on" if not model.flags.local_location[i] else "has its "
+               "location locked on every axis (Transform > Lock)" if not free[i].any() else None)
         if why:
             free[i] = 0.0
             warnings.append(f"{model.names[i]}: Translation is on but the bone {why}; "
