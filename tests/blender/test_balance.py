@@ -158,3 +158,17 @@ def test_a_support_no_task_holds_is_left_out_of_the_polygon_and_named(clean_scen
     snapshot = dqik.api.session_for(obj).tick()
     assert any("no task holds a bone marked Support" in warning for warning in snapshot.warnings)
     assert snapshot.balance is None
+
+
+def test_the_body_read_before_any_balanced_tick_stands_on_every_support(clean_scene, dqik):
+    """``BalanceSetup.shown`` with Balance off (what the demo draws for the pose without it): the
+    body read from the rig stands on every bone marked Support until a balanced tick finds which
+    ones its tasks hold."""
+    obj = rigs.metarig("basic")
+    _reaching(obj, 0.9)
+    session = dqik.api.session_for(obj)
+    session.tick()
+    session.balance.body_of(obj, session.model, session.obstacles.cache, session.unit)
+    pose = dqik.dq_ik_addon.blender.rig.arrays.evaluated_matrices(obj.pose.bones)
+    centre, polygon = session.balance.shown(obj, session.model, pose)
+    assert np.all(np.isfinite(centre)) and len(polygon) >= 4

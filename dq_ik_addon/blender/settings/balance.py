@@ -87,9 +87,11 @@ class BalanceSetup:
             Body(body.masses, supports, body.band)
 
     def body_of(self, obj, model, cache, unit):
-        """The armature's ``Body``, read when the rig was read again (``read_body``)."""
+        """The armature's ``Body``, read when the rig was read again (``read_body``); until a
+        tick finds which supports its tasks hold (``tasks``), ``standing`` is all of them."""
         if self.body is None:
             self.body, self._carried = read_body(obj, model, cache, _BAND / unit)
+            self.standing = self.body
         return self.body
 
     def of_result(self, obj, model, solver, result):
