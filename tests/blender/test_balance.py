@@ -138,14 +138,16 @@ def test_a_support_no_task_holds_is_left_out_of_the_polygon_and_named(clean_scen
     """The right foot marked Support with its target off: the solve moves it freely, so it bears
     no weight; the polygon is the left foot's alone (the right one had swung 250 mm and lifted
     58-83 mm while still counted), a warning names it, and the centre of mass stays over the
-    left foot. With neither foot held, balance is skipped and says so."""
+    left foot. Held on a line (Position Axes X and Y) it may lift, and is left out too; on a
+    floor (Z) it counts. With neither foot held, balance is skipped and says so."""
     obj = rigs.metarig("basic")
     _reaching(obj, 0.6)
     obj.pose.bones["foot.R"].dqik.use_target = False
     obj.dqik.use_balance = True
     snapshot = dqik.api.session_for(obj).tick()
     assert "foot.R: marked Support but no position task holds it (its target is off, missing " \
-        "or skipped); left out of the support polygon" in snapshot.warnings
+        "or skipped, or it has no Position holding its height); left out of the support " \
+        "polygon" in snapshot.warnings
     bpy.context.view_layer.update()
     left = (obj.pose.bones["foot.L"], *obj.pose.bones["foot.L"].children_recursive)
     ends = np.array([np.array(obj.matrix_world @ end)[:2] for pb in left
@@ -154,7 +156,18 @@ def test_a_support_no_task_holds_is_left_out_of_the_polygon_and_named(clean_scen
     assert np.linalg.norm(polygon[:, None] - ends[None], axis=2).min(axis=1).max() <= 1e-4
     outside, _ = _outside_of(dqik, obj, ("foot.L",))
     assert outside <= 1e-3
-    obj.pose.bones["foot.L"].dqik.use_target = False
+    settings = obj.pose.bones["foot.R"].dqik
+    settings.use_target, settings.position_axes = True, {'X', 'Y'}   # on an upright line
+    settings.target.rotation_mode = 'XYZ'
+    settings.target.rotation_euler = (0.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    snapshot = dqik.api.session_for(obj).tick()
+    assert any(warning.startswith("foot.R: marked Support") for warning in snapshot.warnings)
+    settings.position_axes = {'Z'}        # on a floor: holds its height
+    snapshot = dqik.api.session_for(obj).tick()
+    assert not any("marked Support" in warning for warning in snapshot.warnings)
+    for name in FEET:
+        obj.pose.bones[name].dqik.use_target = False
     snapshot = dqik.api.session_for(obj).tick()
     assert any("no task holds a bone marked Support" in warning for warning in snapshot.warnings)
     assert snapshot.balance is None

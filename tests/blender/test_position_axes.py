@@ -36,8 +36,8 @@ def test_a_floor_flattened_by_its_scale_keeps_its_plane_and_one_scaled_to_nothin
         clean_scene, dqik):
     """A floor Empty scaled (1, 1, 0), the natural way to flatten one, still spans its XY plane:
     the foot ends on it as on the unscaled Empty (its Z axis had divided by zero: NaN errors, 300
-    iterations, every other task left unsolved); scaled to nothing it has no plane: the foot's
-    task is skipped with a warning and the hand's is solved."""
+    iterations, every other task left unsolved); scaled (1, 0, 1), its Z axis is the normal; scaled
+    to nothing it has none: the foot's task is skipped with a warning and the hand's solved."""
     obj = rigs.metarig("basic")
     targets = sp.add_targets(obj, ["foot.L", "hand.L"], priority=1, chain_count=3)
     floor, hand = targets["foot.L"], targets["hand.L"]
@@ -54,6 +54,12 @@ def test_a_floor_flattened_by_its_scale_keeps_its_plane_and_one_scaled_to_nothin
         bpy.context.view_layer.update()
         tails.append(sp.world_tail(obj, "foot.L"))
     assert np.linalg.norm(tails[1] - tails[0]) <= 1e-5
+    floor.scale = (1.0, 0.0, 1.0)     # its XY plane gone: Z alone is its own axis, as unscaled
+    bpy.context.view_layer.update()
+    assert dqik.api.session_for(obj).tick().status == 'MET'
+    bpy.context.view_layer.update()
+    assert abs((sp.world_tail(obj, "foot.L") - tails[0]) @ np.array(
+        floor.matrix_world.col[2].xyz.normalized())) <= 1e-5
     floor.scale = (0.0, 0.0, 0.0)
     bpy.context.view_layer.update()
     snapshot = dqik.api.session_for(obj).tick()

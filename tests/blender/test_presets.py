@@ -225,7 +225,7 @@ def test_impossible_poses_are_rejected_on_both_sides(clean_scene, dqik, kind, si
     assert not allowed(pb[foot].dqik, twist(obj, foot, DOWN, lateral(side), 30))
 
 
-@pytest.mark.parametrize("kind, limited, unmatched", [("basic", 22, 7), ("human", 60, 99)])
+@pytest.mark.parametrize("kind, limited, unmatched", [("basic", 22, 6), ("human", 60, 98)])
 def test_every_matched_bone_gets_limits_containing_rest(clean_scene, dqik, capfd, kind, limited,
                                                         unmatched):
     obj = rigs.metarig(kind)

@@ -312,8 +312,9 @@ def plan_preset(obj, preset='HUMANOID', free=None):
     ranges, patterns = PRESETS[preset]
     matches, unmatched = {}, []
     for bone in obj.data.bones:
-        found = match_joint(bone.name, patterns) \
-            if bone.parent is not None and bone.name != free else None
+        if bone.name == free:
+            continue
+        found = match_joint(bone.name, patterns) if bone.parent is not None else None
         if found is None:
             unmatched.append(bone.name)
         else:

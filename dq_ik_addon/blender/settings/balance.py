@@ -53,22 +53,26 @@ class BalanceSetup:
             warnings.append("Balance is on but no bone carries the weight: turn on Support for "
                             "the feet (Bone > DQ IK); balance skipped")
             return tasks, names
-        self.standing = self._held(model, tasks, warnings)
+        up = armature_up(obj)
+        self.standing = self._held(model, tasks, up, warnings)
         if not self.standing.supports.any():
             warnings.append("Balance is on but no task holds a bone marked Support; balance "
                             "skipped")
             return tasks, names
-        task = Task(Balance, int(body.massive()[0]), armature_up(obj),
+        task = Task(Balance, int(body.massive()[0]), up,
                     priority=obj.dqik.balance_priority, body=self.standing)
         return tasks + [task], names + [NAME]
 
-    def _held(self, model, tasks, warnings):
-        """The body with only the supports a position task of ``tasks`` holds: on the bone
-        itself, or on the bone it rides on through constraints (a Rigify ``DEF-foot`` on its
-        ``foot_fk``: ``ChainModel.riders``); a marked bone no such task holds (its target off,
-        missing or skipped) is named in ``warnings`` and left out with what it carries, since
-        the solve moves it freely (it swung 250 mm and lifted 58-83 mm and still bore weight)."""
-        holding = {task.bone for task in tasks if task.kind in (Position, AxesPosition)}
+    def _held(self, model, tasks, up, warnings):
+        """The body with only the supports a position task of ``tasks`` holds, the height along
+        ``up`` included (Position Axes holding Z on a floor do, X and Y alone do not): on the
+        bone itself, or on the bone it rides on through constraints (a Rigify ``DEF-foot`` on
+        its ``foot_fk``: ``ChainModel.riders``); a marked bone no such task holds is named in
+        ``warnings`` and left out with what it carries, since the solve moves it freely (it
+        swung 250 mm and lifted 58-83 mm and still bore weight)."""
+        holding = {task.bone for task in tasks if task.kind is Position or (
+            task.kind is AxesPosition and np.linalg.norm(task.target[3:].reshape(3, 3) @ up)
+            > 0.5)}
         supports, loose = np.zeros(len(model), bool), []
         for marked, carried in self._carried:
             bone = marked
@@ -80,8 +84,8 @@ class BalanceSetup:
                 loose.append(model.names[marked])
         if loose:
             warnings.append(f"{', '.join(loose)}: marked Support but no position task holds "
-                            "it (its target is off, missing or skipped); left out of the support "
-                            "polygon")
+                            "it (its target is off, missing or skipped, or it has no Position "
+                            "holding its height); left out of the support polygon")
         body = self.body
         return body if np.array_equal(supports, body.supports) else \
             Body(body.masses, supports, body.band)

@@ -59,24 +59,44 @@ def _projected(goal, _matrix, axes):
     (``AxesPosition``'s target): one axis, the normal ``n`` of the plane the other two span
     (``P = n nᵀ``: Z alone keeps the tail on the target's XY plane); two, all but the third
     axis's line ``d`` (``P = I − d dᵀ``). Taken from the goal's columns as they are, so a
-    sheared or flattened target (a floor Empty scaled (1, 1, 0)) keeps its plane; NaN where
-    that plane or line is not defined (``_DEGENERATE``), and the task is skipped."""
+    sheared target keeps its plane or line; where the other two columns span no plane (one
+    scaled to zero: a floor Empty flattened (1, 0, 1)), the chosen axis itself is the normal,
+    and where the third axis is scaled to zero (1, 1, 0), the line is the normal of the chosen
+    two. NaN where neither is defined (``_DEGENERATE``), and the task is skipped."""
     columns, point = goal[:3, :3].T, goal[:3, 3]
+    others = [columns[i] for i in range(3) if i not in axes]
+    chosen = [columns[i] for i in axes]
+    plane, line = (others, chosen) if len(axes) == 1 else (chosen, others)
+    direction = _unit(np.cross(*plane), np.prod([np.linalg.norm(c) for c in plane]))
     if len(axes) == 1:
-        direction = np.cross(*(columns[i] for i in range(3) if i not in axes))
-    else:
-        direction = columns[3 - sum(axes)]
-    length = np.linalg.norm(direction)
-    scale = np.linalg.norm(columns) ** (2 if len(axes) == 1 else 1)
-    if not length > _DEGENERATE * scale:
+        normal = direction if direction is not None else _unit(line[0], _longest(columns))
+        return _target(point, normal, np.outer)
+    free = _unit(line[0], _longest(columns))
+    return _target(point, free if free is not None else direction,
+                   lambda d, _: np.eye(3) - np.outer(d, d))
+
+
+def _unit(vector, size):
+    """``vector`` of unit length, or None when it is within ``_DEGENERATE`` of nothing beside
+    ``size`` (or ``size`` is nothing)."""
+    length = np.linalg.norm(vector)
+    return vector / length if length > _DEGENERATE * size > 0.0 else None
+
+
+def _longest(columns):
+    return max(np.linalg.norm(column) for column in columns)
+
+
+def _target(point, direction, projector):
+    """``AxesPosition``'s target: the point and ``projector(direction, direction)`` (3,3),
+    NaN when there is no direction."""
+    if direction is None:
         return np.full(12, np.nan)
-    unit = direction / length
-    along = np.outer(unit, unit)
-    return np.concatenate([point, (along if len(axes) == 1 else np.eye(3) - along).ravel()])
+    return np.concatenate([point, projector(direction, direction).ravel()])
 
 
-# A target whose chosen plane's normal (or free line) is this small beside its axes' lengths
-# defines none: its axes are scaled to zero or parallel
+# A direction this small beside the lengths it comes from is none: an axis scaled to zero, two
+# axes parallel
 _DEGENERATE = 1e-9
 
 
