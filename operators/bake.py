@@ -59,8 +59,8 @@ class DQIK_OT_bake(bpy.types.Operator):
         "it by more (0: keep every key)",
         default=0.0, min=0.0, soft_max=0.01, subtype='DISTANCE', unit='LENGTH', precision=5)
     switch_off_tasks: BoolProperty(
-        name="Switch Tasks Off", description="Afterwards, switch the baked tasks and Solve on "
-        "Frame Change off, so the keys play on their own", default=True)
+        name="Switch Tasks Off", description="Afterwards, switch the baked tasks (Balance too) "
+        "and Solve on Frame Change off, so the keys play on their own", default=True)
 
     interactive: BoolProperty(options={'HIDDEN', 'SKIP_SAVE'}, default=False)
 

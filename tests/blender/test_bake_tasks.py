@@ -1,6 +1,6 @@
 """``dqik.bake`` and the DQ IK tasks: keyed task settings solved, played and baked as keyed (and
 keyed settings of a deleted or renamed bone not stopping a solve), Switch Tasks Off leaving the
-tasks it did not bake."""
+tasks it did not bake and switching a baked balance off."""
 
 import bakes
 import bpy
@@ -59,6 +59,22 @@ def test_switch_tasks_off_leaves_the_tasks_it_did_not_bake(clean_scene, dqik):
     assert any("forearm.R" in warning for warning in report.warnings)
     assert waiting.use_target
     assert not any(obj.pose.bones[name].dqik.use_target for name in sp.EFFECTORS)
+
+
+def test_switch_tasks_off_switches_a_baked_balance_off_too(clean_scene, dqik):
+    """Balance is a task of the bake (it moves the bones the others move): once they are off,
+    it is switched off as well, where it stayed on and had no task to move bones with."""
+    obj = rigs.metarig("basic")
+    bpy.ops.dqik.apply_preset()
+    sp.plant_feet(obj, ["foot.L", "foot.R"])
+    hand = sp.add_targets(obj, ["hand.L"], priority=3)["hand.L"]
+    for frame, forward in ((1, 0.2), (5, 0.6)):
+        hand.location = sp.world_tail(obj, "hand.L") + np.array([0.0, -forward, -0.2])
+        hand.keyframe_insert("location", frame=frame)
+    obj.dqik.use_balance = True
+    dqik.api.FrameBake(obj, clean_scene, dqik.api.BakeOptions(1, 5)).finish()
+    assert not obj.dqik.use_balance
+    assert not any(pb.dqik.use_target for pb in obj.pose.bones)
 
 
 def test_a_keyed_setting_of_a_deleted_or_renamed_bone_does_not_stop_solving(clean_scene, dqik):

@@ -30,8 +30,9 @@ class BakeOptions:
     - ``cleanup_tolerance``: 0 keys every baked frame; above 0, keys of the solved bones are
       dropped where every task stays within it (world metres) on every frame, and
       no capsule sinks deeper into a collider than in the solve by more than it;
-    - ``switch_off_tasks``: afterwards, every task it baked and Solve on Frame Change are off,
-      so the keys play on their own (tasks it left out, a missing target, stay on)."""
+    - ``switch_off_tasks``: afterwards, every task it baked (the balance too) and Solve on
+      Frame Change are off, so the keys play on their own (tasks it left out, a missing target,
+      stay on)."""
 
     frame_start: int
     frame_end: int

@@ -29,6 +29,7 @@ from ..rig.arrays import read_array
 from ..rig.objects import check_editable, is_selected
 from ..rig.pose import POSE_CHANNELS, PoseArrays, PoseSnapshot
 from ..rig.rotation_modes import channel_of, channel_values, to_quaternions
+from ..settings.balance import NAME as BALANCE
 from ..solving.sessions import session_for
 from .action_slots import played_slots, slot_fcurves
 from .bake_options import BakeReport, bake_frames, check_options
@@ -89,6 +90,7 @@ class FrameBake:
         self.recorded, self.others, self.slid = [], [], []
         self.states = []    # with Clean Up, what each frame's solve saw (its colliders included)
         self.worst_error, self.warnings, self.cut_short = 0.0, set(), 0
+        self.balanced = False   # a frame solved the balance task (``switch_off_tasks``)
         self.reference, self.unsolved = None, None
         self.on_end = None      # called once when it ends (the operator's timer and progress)
         self.resolved = False   # keyed or driven DQ IK settings rebuilt the solver on the way
@@ -158,6 +160,7 @@ class FrameBake:
             self.others.append({channel: read_array(bones, channel, width)[self.other_rows]
                                 for channel, width in POSE_CHANNELS})
         self.worst_error = max(self.worst_error, snapshot.largest_distance() or 0.0)
+        self.balanced |= any(task.name == BALANCE for task in snapshot.tasks)
         self.cut_short += snapshot.cut_short
         self.warnings.update(snapshot.warnings)
 
@@ -246,7 +249,7 @@ class FrameBake:
             write_curves(channelbag, curves, (int(self.frames[0]), int(self.frames[-1])))
             action = obj.animation_data.action.name
             if options.switch_off_tasks:
-                _switch_off_tasks(obj, self.unsolved)
+                _switch_off_tasks(obj, self.unsolved, self.balanced)
         finally:
             self._return_to_start()
         return BakeReport(len(self.frames), tuple(names), sum(len(c[3]) for c in curves), action,
@@ -314,10 +317,13 @@ class FrameBake:
         return curves, [bones[row].name for row in per_bone]
 
 
-def _switch_off_tasks(obj, unsolved):
+def _switch_off_tasks(obj, unsolved, balanced):
     """Every enabled task of ``obj`` the bake solved off (those it left out, ``unsolved``
-    names, stay as they are), and Solve on Frame Change."""
+    names, stay as they are), the balance too when it was ``balanced``, and Solve on Frame
+    Change."""
     for pose_bone in obj.pose.bones:
         if pose_bone.dqik.use_target and pose_bone.name not in unsolved:
             pose_bone.dqik.use_target = False
+    if balanced:
+        obj.dqik.use_balance = False
     obj.dqik.use_solve_on_frame_change = False
