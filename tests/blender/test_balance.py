@@ -185,3 +185,20 @@ def test_the_body_read_before_any_balanced_tick_stands_on_every_support(clean_sc
     pose = dqik.dq_ik_addon.blender.rig.arrays.evaluated_matrices(obj.pose.bones)
     centre, polygon = session.balance.shown(obj, session.model, pose)
     assert np.all(np.isfinite(centre)) and len(polygon) >= 4
+
+
+def test_a_toe_planted_on_its_own_bears_weight(clean_scene, dqik):
+    """The right foot's target off but its toe planted: the foot is named and left out, the toe
+    (which the foot carries) stands in the polygon."""
+    obj = rigs.metarig("basic")
+    _reaching(obj, 0.6)
+    obj.pose.bones["foot.R"].dqik.use_target = False
+    sp.plant_feet(obj, ["toe.R"])
+    obj.dqik.use_balance = True
+    snapshot = dqik.api.session_for(obj).tick()
+    assert any(warning.startswith("foot.R: marked Support") for warning in snapshot.warnings)
+    bpy.context.view_layer.update()
+    toe = np.array([np.array(obj.matrix_world @ end)[:2] for end in (
+        obj.pose.bones["toe.R"].head, obj.pose.bones["toe.R"].tail)])
+    polygon = np.array(snapshot.support_polygon)[:, :2]
+    assert np.linalg.norm(polygon[:, None] - toe[None], axis=2).min() <= 1e-4

@@ -68,20 +68,20 @@ class BalanceSetup:
         ``up`` included (Position Axes holding Z on a floor do, X and Y alone do not): on the
         bone itself, or on the bone it rides on through constraints (a Rigify ``DEF-foot`` on
         its ``foot_fk``: ``ChainModel.riders``); a marked bone no such task holds is named in
-        ``warnings`` and left out with what it carries, since the solve moves it freely (it
-        swung 250 mm and lifted 58-83 mm and still bore weight)."""
+        ``warnings`` and left out with what it carries but the bones a task holds themselves
+        (a toe planted alone), since the solve moves it freely (it swung 250 mm and lifted
+        58-83 mm and still bore weight)."""
         holding = {task.bone for task in tasks if task.kind is Position or (
             task.kind is AxesPosition and np.linalg.norm(task.target[3:].reshape(3, 3) @ up)
             > 0.5)}
         supports, loose = np.zeros(len(model), bool), []
         for marked, carried in self._carried:
-            bone = marked
-            while bone not in holding and model.riders[bone] and model.parents[bone] >= 0:
-                bone = int(model.parents[bone])
-            if bone in holding:
+            if _held_bone(model, marked, holding):
                 supports[carried] = True
-            else:
-                loose.append(model.names[marked])
+                continue
+            loose.append(model.names[marked])
+            held = [bone for bone in carried.tolist() if _held_bone(model, bone, holding)]
+            supports[held] = True       # a toe planted on its own bears weight
         if loose:
             warnings.append(f"{', '.join(loose)}: marked Support but no position task holds "
                             "it (its target is off, missing or skipped, or it has no Position "
@@ -149,6 +149,14 @@ def armature_up(obj):
     up = np.array([b0 * c1 - b1 * c0, c0 * a1 - c1 * a0, a0 * b1 - a1 * b0]) \
         / world_determinant(obj)
     return up / np.linalg.norm(up)
+
+
+def _held_bone(model, bone, holding):
+    """True when a task on a bone of ``holding`` holds ``bone``: it is one, or it rides on one
+    through constraints (``ChainModel.riders``)."""
+    while bone not in holding and model.riders[bone] and model.parents[bone] >= 0:
+        bone = int(model.parents[bone])
+    return bone in holding
 
 
 def read_body(obj, model, cache, band):
