@@ -67,13 +67,16 @@ def _projected(goal, _matrix, axes):
     others = [columns[i] for i in range(3) if i not in axes]
     chosen = [columns[i] for i in axes]
     plane, line = (others, chosen) if len(axes) == 1 else (chosen, others)
-    direction = _unit(np.cross(*plane), np.prod([np.linalg.norm(c) for c in plane]))
+    normal = _unit(np.cross(*plane), np.prod([np.linalg.norm(c) for c in plane]))
+    along = _unit(line[0], max(np.linalg.norm(c) for c in columns))
     if len(axes) == 1:
-        normal = direction if direction is not None else _unit(line[0], _longest(columns))
-        return _target(point, normal, np.outer)
-    free = _unit(line[0], _longest(columns))
-    return _target(point, free if free is not None else direction,
-                   lambda d, _: np.eye(3) - np.outer(d, d))
+        held = normal if normal is not None else along
+        projector = None if held is None else np.outer(held, held)
+    else:
+        free = along if along is not None else normal
+        projector = None if free is None else np.eye(3) - np.outer(free, free)
+    return np.full(12, np.nan) if projector is None else \
+        np.concatenate([point, projector.ravel()])
 
 
 def _unit(vector, size):
@@ -81,18 +84,6 @@ def _unit(vector, size):
     ``size`` (or ``size`` is nothing)."""
     length = np.linalg.norm(vector)
     return vector / length if length > _DEGENERATE * size > 0.0 else None
-
-
-def _longest(columns):
-    return max(np.linalg.norm(column) for column in columns)
-
-
-def _target(point, direction, projector):
-    """``AxesPosition``'s target: the point and ``projector(direction, direction)`` (3,3),
-    NaN when there is no direction."""
-    if direction is None:
-        return np.full(12, np.nan)
-    return np.concatenate([point, projector(direction, direction).ravel()])
 
 
 # A direction this small beside the lengths it comes from is none: an axis scaled to zero, two

@@ -21,12 +21,21 @@ def read_translation(obj, model, bones, warnings):
     free = np.zeros((len(model), 3))
     free[sliding] = ~read_array(obj.pose.bones, "lock_location", 3, dtype=bool)[sliding]
     for i in sliding:
-        why = ("is connected to its parent, so it has no location to move (Bone > Relations > "
-               "Connected)" if model.connected[i] else "has Local Location off (Bone > "
-               "Relations); turn it on" if not model.flags.local_location[i] else "has its "
-               "location locked on every axis (Transform > Lock)" if not free[i].any() else None)
+        why = _unmovable(model, i, free[i])
         if why:
             free[i] = 0.0
             warnings.append(f"{model.names[i]}: Translation is on but the bone {why}; "
                             "its location is kept")
     return free if free.any() else None
+
+
+def _unmovable(model, bone, free):
+    """Why the solve cannot slide ``bone`` (its ``free`` location axes), or None."""
+    if model.connected[bone]:
+        return "is connected to its parent, so it has no location to move (Bone > Relations > " \
+            "Connected)"
+    if not model.flags.local_location[bone]:
+        return "has Local Location off (Bone > Relations); turn it on"
+    if not free.any():
+        return "has its location locked on every axis (Transform > Lock)"
+    return None

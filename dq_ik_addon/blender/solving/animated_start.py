@@ -36,18 +36,23 @@ class AnimatedStart:
         self._held = None   # (frame, animated bones, animated pose) of the last animated start
 
     def start(self, obj, pose, rotations, moved, slid):
-        """``(rotations, locations)``: ``rotations`` (n,4) of ``pose`` (``PoseArrays``) with the
-        moved bones (``moved`` mask) whose rotation channel is not animated on every component
-        taken with those components at their base, and the pose locations with the slid bones'
-        (``slid`` mask) unanimated components at theirs. A component's base is taken again from
+        """``(rotations, locations, animated)``: ``rotations`` (n,4) of ``pose`` (``PoseArrays``)
+        with the moved bones (``moved`` mask) whose rotation channel is not animated on every
+        component taken with those components at their base, the pose locations with the slid
+        bones' (``slid`` mask) unanimated components at theirs, and the bones whose rotation
+        channel (their mode's) the animation sets on every component (``Solver.solve``'s
+        ``animated``; the start is their animated pose). A component's base is taken again from
         its channel when the channel no longer holds there what the last solve wrote (the user
-        set it, or the bone was not one of these then)."""
+        set it, or the bone was not one of these then). The animated bones and pose are kept
+        with the frame for the other solves of that frame (``held``)."""
         animated = self.animated_masks(obj, pose)
         still = {channel: np.zeros(animated[channel].shape, dtype=bool)
                  for channel in _ROTATION_CHANNELS}
+        bones = np.zeros(len(pose.mode_values), bool)
         for mode, rows in pose.modes.items():
             channel = channel_of(mode)
             still[channel] |= (moved & rows)[:, None] & ~animated[channel]
+            bones |= rows & animated[channel].all(axis=1)
         values = {channel: self.channels[channel].start(pose.channels[channel], still[channel])
                   for channel in _ROTATION_CHANNELS}
         rotations = rotations.copy()
@@ -58,18 +63,8 @@ class AnimatedStart:
                 rotations[based] = to_quaternions(mode, values[channel][based])
         locations = self.channels["location"].start(pose.location, slid[:, None]
                                                     & ~animated["location"])
-        return rotations, locations
-
-    def hold(self, obj, pose, rotations):
-        """``(animated, reference)`` for ``Solver.solve`` of the frame shown, from its animated
-        start ``rotations`` (``start``): the bones whose rotation channel (their mode's) the
-        animation sets on every component, and None (the start is the animated pose); kept
-        with the frame for the other solves of that frame (``held``)."""
-        animated, bones = self.animated_masks(obj, pose), np.zeros(len(pose.mode_values), bool)
-        for mode, rows in pose.modes.items():
-            bones |= rows & animated[channel_of(mode)].all(axis=1)
         self._held = (bpy.context.scene.frame_float, bones, rotations)
-        return bones, None
+        return rotations, locations, bones
 
     def held(self):
         """``(animated, reference)`` for a solve that starts from the pose on screen (live

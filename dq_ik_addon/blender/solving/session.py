@@ -325,11 +325,12 @@ class Session:
         solver = self.solver
         solver.settings.time_budget_ms = self.clock.solve_budget(time_budget_ms, begun)
         rotations, locations = pose.rotations(solver.modelled_mask), None
-        bones, reference = self.animated.held()
-        if animated:
-            rotations, locations = self.animated.start(obj, pose, rotations, solver.moved_mask,
-                                                       solver.slid_mask)
-            bones, reference = self.animated.hold(obj, pose, rotations)
+        if animated:    # the start is the animated pose: no other reference
+            rotations, locations, bones = self.animated.start(
+                obj, pose, rotations, solver.moved_mask, solver.slid_mask)
+            reference = None
+        else:
+            bones, reference = self.animated.held()
         self._start = pose.evaluated
         result = solver.solve(rotations, remember=animated, locations=locations, animated=bones,
                               reference=reference)
