@@ -8,7 +8,8 @@ and error ``e_k``:
     Δ_k = Δ_{k−1} + J̃_k^{+λ} (e_k − J_k Δ_{k−1})        (compensation, damped inverse)
     P_k = P_{k−1} − J̃_k⁺ J̃_k                           (projector update, undamped)
 
-and finally the secondary criterion ``Δ += P_N z`` in what freedom is left. The damping of each
+and finally what the levels leave free (``NullSpaceGoal``): soft rows as one more level, then the
+secondary criterion ``Δ += P z`` in the freedom left after them. The damping of each
 level follows its smallest retained singular value: ``λ² = λ_max² (1 − (σ_min/ε)²)`` when
 ``σ_min < ε`` and 0 otherwise (Baerlocher §4.7, eq. 4.17; Maciejewski's numerical filtering),
 capped by the level's squared error ``‖e_k‖²`` as in Sugihara's Levenberg–Marquardt IK (IEEE
@@ -24,6 +25,11 @@ import numpy as np
 
 LIMIT_RANK_TOLERANCE = 1e-9  # a joint's limit row this close (relative) to its other rows is dependent
 _GRAM_TOLERANCE = 1e-7  # relative eigenvalue of JJᵀ kept: the square of 3e-4 in singular values
+# The soft rows (``NullSpaceGoal``) are damped from their smallest singular value with λ_max this
+# many times the levels' ε (capped by their residual's square): where holding them would take a
+# near-singular limb's joints far (a swinging foot held over its floor point 28 cm below), they
+# give way (undamped, such a frame ran to 300 iterations; at ε, 47)
+_SOFT_DAMPING = 2.0
 
 try:
     # np.linalg.eigh's own generalized ufunc (numpy 1.x and 2.x), called without the wrapper's
@@ -91,6 +97,7 @@ class PrioritizedBasis:
             self.levels.append((jac, u, s.tolist(), removed,
                                 None if parts is None else _LevelParts(parts, k, s, removed)))
         self.projector, self.removed = projector, removed   # P_K = projector − removedᵀ removed
+        self._soft = (None, None)   # (soft rows, ``_soft_basis``)
 
     def steps(self, errors, start=None, secondary=None, damping=0.0, max_motion=None,
               max_turn=np.inf):
@@ -119,12 +126,65 @@ class PrioritizedBasis:
             partial.append(step)
         if step is None:
             step = np.zeros(self.projector.shape[0])
-        if secondary is not None:
-            pulled = self.projector.dot(secondary)
-            if self.removed is not None:           # (P − VᵀV) z without forming it
-                pulled = pulled - self.removed.T.dot(self.removed.dot(pulled))
+        if secondary is None:
+            return partial + [step]
+        removed = None
+        if secondary.soft is not None:
+            jac, err = secondary.soft
+            u, singular, removed = self._soft_basis(jac)
+            residual = err - jac.dot(step)
+            lam = min(damping_for(singular, _SOFT_DAMPING * damping), float(residual.dot(residual)))
+            gains = np.array([sigma / (sigma * sigma + lam) for sigma in singular])
+            partial = [done - removed.T.dot(gains * u.T.dot(jac.dot(done)))
+                       for done in partial + [step]]
+            step = partial.pop() + removed.T.dot(gains * u.T.dot(err))
+        if secondary.pull is not None:
+            pulled = self._null_space(secondary.pull)
+            if removed is not None:
+                pulled = pulled - removed.T.dot(removed.dot(pulled))
             step = step + pulled
         return partial + [step]
+
+    def _soft_basis(self, jac):
+        """``(U_s, σ_s as a list, V_sᵀ)`` of ``J_s P_K`` for the soft rows ``jac``
+        (``NullSpaceGoal``), kept for the next call with the same rows."""
+        if self._soft[0] is not jac:
+            u, s, vt = rank_truncated_svd(self._null_space(jac.T).T)
+            self._soft = (jac, (u, s.tolist(), vt))
+        return self._soft[1]
+
+    def _null_space(self, a):
+        """``P_K a`` (columns of ``a``) without forming ``P_K = P − VᵀV``."""
+        out = self.projector.dot(a)
+        return out if self.removed is None else out - self.removed.T.dot(self.removed.dot(out))
+
+
+class NullSpaceGoal:
+    """What a step does with the freedom its task levels leave (``PrioritizedBasis.steps``):
+    the ``soft`` rows ``(J_s, e_s)`` (or None) as one more level below every task, then the
+    ``pull`` z (or None, the secondary criterion) in what they leave:
+
+        Δ ← Δ + J̃_s^{+λ} (e_s − J_s Δ),   J̃_s = J_s P_K = U_s Σ_s V_sᵀ
+        Δ ← Δ + (P_K − V_sᵀ V_s) z
+
+    (the recursion of Baerlocher §5.3.6 carried one level on; damped from its smallest singular
+    value with λ_max = ``_SOFT_DAMPING`` ε, capped by the square of the residual ``e_s − J_s
+    Δ_K``, and unclamped: it holds back what the levels' step moves, which their clamps bound
+    already). Its motion lies in the
+    null space of every level. Each cumulative step Δ_k holds the soft rows where they are,
+    ``Δ_k − J̃_s^{+λ} J_s Δ_k``: a step truncated after a level (the line search's), a correction
+    of the levels above one (``Steps.restored``) and the step the joint limits' active set checks
+    move them no more than the full step does; only the full step, with the pull, brings them
+    back by ``J̃_s^{+λ} e_s``, so a line search that cannot keep that return (its second-order
+    effect on a level) falls back on a step that holds them (a hand moved 0.43 m onto a plane
+    crept 10 % of a millimetre an iteration for 105 iterations, the return undoing each
+    iteration's progress, when every step also brought the soft rows back). No stop test, line
+    search or report reads them: they shape a step, never hold one back."""
+
+    __slots__ = ("soft", "pull")
+
+    def __init__(self, soft=None, pull=None):
+        self.soft, self.pull = soft, pull
 
 
 def _decomposed(a, parts, level):
@@ -173,7 +233,7 @@ def prioritized_step(levels, start=None, secondary=None, damping=0.0, max_motion
 
     Returns a list: the cumulative step after each level, then the full step with the secondary
     criterion. ``start`` = (C⁺ r, I − C⁺C) of the hard constraints (``ConstraintRows.solution``);
-    ``secondary`` z is projected into the remaining null space;
+    ``secondary`` (a ``NullSpaceGoal``) moves in the remaining null space;
     ``damping`` is ε = λ_max of every level, in J's units.
 
     ``max_motion`` clamps each level's step along each of its singular directions: the motion

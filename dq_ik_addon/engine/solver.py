@@ -203,7 +203,7 @@ class Solver:
             if self.clock.out(iterations):
                 break
             polish = steps.is_correction(current)
-            chorded = steps.chord(q, errors, current, self._measure) if polish else None
+            chorded = steps.chord(state, self._measure) if polish else None
             if chorded is not None:
                 iterations, descent, state = iterations + 1, descent + 1, chorded
                 history.append(state[3])

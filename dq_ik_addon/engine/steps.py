@@ -2,10 +2,9 @@
 
 - **Full step** (Baerlocher Fig. 5.12, §5.4.2): the prioritized damped-least-squares step of
   every task level (``prioritized.PrioritizedBasis``; each level's predicted motion clamped,
-  §5.2) under the hard rows found by the active set (``active_set``), with the rest pull
-  ``z = w · 2 log(q_pref ⊗ q*)`` in the remaining null space, ``w = rest_weight · min(1,
-  _PULL_FADE L / ‖e‖)``: it fades in as the tasks near their goals, so it cannot drag a chain
-  back into the local minimum it is leaving (a knee bent backwards, say). A step that would
+  §5.2) under the hard rows found by the active set (``active_set``), with the soft rows and the
+  rest pull in the remaining null space (``null_space_goals``; a correction, a chord step
+  have the soft rows alone). A step that would
   carry an inequality task across its bound (a balance's centre of mass out of its polygon) is
   solved again with that task held on the bound (``TaskSet.arm``), and gets no Chebyshev step.
 - **Correction** (every task level within ``_POLISH`` × tolerance): no rest pull, and it first
@@ -25,12 +24,11 @@ import numpy as np
 from .acceptance import SETTLING_PASSES, better, compare_levels, first_unmet
 from .active_set import RESTING, active_set_steps
 from .constraint_rows import ConstraintRows
+from .null_space_goals import held_rows, null_space_goal, rest_pull
 from .prioritized import PrioritizedBasis
-from .quaternion import any_true, qcanonical, qconj, qlog, qmul
+from .quaternion import any_true
 from .slides import FIRST_ITERATIONS, FIRST_WEIGHT
 
-# The rest pull is at full weight once the task error is under this fraction of the chain size
-_PULL_FADE = 0.05
 # A step is a correction when every task level is within _POLISH × tolerance; it may keep the last
 # active rows when it meets every level to first order within _POLISHED × tolerance
 _POLISH = 1000.0  # 10 mm at the default tolerance: well inside a Newton step's quadratic range
@@ -58,7 +56,7 @@ class Steps:
         self.problem, self.update = problem, update
         self.parts = problem.parts    # the tasks' parts (``active_set``, ``prioritized``)
         self.touched = False
-        self.predicted_groups = None
+        self.predicted_groups = self.soft_rows = None
         self.begin()
 
     def begin(self):
@@ -109,8 +107,9 @@ class Steps:
         problem = self.problem
         frame = problem.joint_frames(world)
         levels = list(zip(problem.level_jacobians(world, frame), problem.level_task_errors(errors)))
-        secondary = None if preferred is rotations or polish else \
-            self._rest_pull(rotations, preferred, levels)
+        pull = None if preferred is rotations or polish else \
+            rest_pull(problem, rotations, preferred, levels)
+        self.soft_rows, secondary = null_space_goal(problem, world, frame, pull)
         options = (secondary, *problem.step_limits())
         rows, rhs, pinned = self._constraint_rows(world, rotations, frame)
         self.counts["full"] += 1
@@ -123,8 +122,9 @@ class Steps:
             finally:
                 problem.tasks.disarm()
             steps, predicted, basis, start = self._solved(levels, rows, rhs, pinned, options)
-        corrected = None if secondary is not None or polish or basis is None or armed else \
-            self._corrected(world, frame, levels, predicted, errors, steps[-1], basis, start)
+        corrected = None if pull is not None or polish or basis is None or armed else \
+            self._corrected(world, frame, levels, predicted, errors, steps[-1], basis, start,
+                            secondary)
         scale = problem.column_scale
         return [scale * y for y in steps], predicted, corrected
 
@@ -153,7 +153,7 @@ class Steps:
             predicted, self.predicted_groups = problem.predicted(levels, steps[-2])
         return steps, predicted, basis, start
 
-    def _corrected(self, world, frame, levels, predicted, errors, step, basis, start):
+    def _corrected(self, world, frame, levels, predicted, errors, step, basis, start, stays):
         """The Chebyshev step (joint units), or None unless the step's linear model meets every
         level within ``_LINEAR``: ``step`` solved again, with the same Jacobians and active rows,
         for the errors less their second-order change under it. A warm solve's first step then
@@ -168,7 +168,7 @@ class Steps:
         changes = problem.tasks.second_order(frame, world, delta, problem.chain_orders, errors)
         corrected = problem.level_task_errors([e - s for e, s in zip(errors, changes)])
         return problem.column_scale * basis.steps(
-            corrected, None if start is None else start[0], None, *problem.step_limits())[-1]
+            corrected, None if start is None else start[0], stays, *problem.step_limits())[-1]
 
     def _polished(self, levels, rows, rhs, pinned, options):
         """``(steps, active, start, basis, predicted)`` of a correction that starts from the limit
@@ -196,20 +196,21 @@ class Steps:
         self.polishing = False
         return None
 
-    def chord(self, q, errors, current, measure):
-        """The accepted chord step from ``q`` as ``measure``'s ``(q, world, errors, levels)``,
-        or None (then the iteration takes a full step). Kept when it takes the first unmet level
-        to ``_CHORD_GAIN`` of its error or less without making any level worse; the basis is
-        kept for the next correction while it gets to ``_CHORD_RATE`` or less. The held joints
-        stay on their limits as in a full step; the step carries no rest pull. Not used with
-        contacts, whose rows change with every step."""
+    def chord(self, state, measure):
+        """The accepted chord step from the solve's ``state`` as ``measure``'s ``(q, world,
+        errors, levels)``, or None (then the iteration takes a full step). Kept when it takes
+        the first unmet level to ``_CHORD_GAIN`` of its error or less without making any level
+        worse; the basis is kept for the next correction while it gets to ``_CHORD_RATE`` or
+        less. The held joints stay on their limits as in a full step; the step carries no rest
+        pull. Not used with contacts, whose rows change with every step."""
         problem, tol = self.problem, self.problem.settings.tolerance
+        q, world, errors, current = state
         if self.chord_basis is None or problem.contacts is not None \
                 or max(current.tolist()) > _CHORD * tol:
             return None
         basis, self.chord_basis = self.chord_basis, None
-        step = problem.column_scale * basis.steps(problem.level_task_errors(errors), None, None,
-                                                  *problem.step_limits())[-1]
+        step = problem.column_scale * basis.steps(problem.level_task_errors(errors), None,
+                                                  held_rows(self.problem, self.soft_rows, world), *problem.step_limits())[-1]
         state = measure(self.update(q, step, 1.0, current_parameters=True))
         levels = state[-1]
         first = first_unmet(current, tol)
@@ -240,7 +241,7 @@ class Steps:
         for _ in range(passes):
             if max(state[-1][tasks_from:first].tolist()) <= 0.5 * tol:
                 break
-            fix = basis.steps(problem.level_task_errors(state[2]), None, None,
+            fix = basis.steps(problem.level_task_errors(state[2]), None, held_rows(problem, self.soft_rows, state[1]),
                               *problem.step_limits())[above - 1]
             fixed = measure(self.update(state[0], problem.column_scale * fix, 1.0,
                                         current_parameters=True))
@@ -258,20 +259,6 @@ class Steps:
         settled = state if better(state[3], best[3], tol) else \
             self.restored(state, best[3], measure, SETTLING_PASSES)
         return settled if better(settled[3], best[3], tol) else best
-
-    def _rest_pull(self, rotations, preferred, levels):
-        """The rest pull ``w · 2 log(q_pref ⊗ q*)`` (module docstring) in the scaled joint
-        columns, and the slides' (``Slides.pull``); ``full`` skips it at the preferred pose
-        itself, where it is 0, and in corrections."""
-        problem = self.problem
-        q = rotations.take(problem.joints, axis=0)
-        pull = 2.0 * qlog(qcanonical(qmul(preferred.take(problem.joints, axis=0), qconj(q)))).ravel()
-        remaining = np.sqrt(sum(float(err.dot(err)) for _, err in levels))
-        weight = problem.settings.rest_weight * min(
-            1.0, _PULL_FADE * problem.size / max(remaining, 1e-300))
-        turning = pull.size
-        return np.concatenate([weight * pull * problem.column_scale[:turning],
-                               problem.slides.pull(rotations, preferred, weight)])
 
     def _constraint_rows(self, world, rotations, frame):
         """``(rows, rhs, pinned)`` of this iteration (``None`` when there are none): limit rows of

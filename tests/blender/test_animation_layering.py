@@ -193,6 +193,40 @@ def test_an_edit_with_planted_feet_changes_only_what_it_must(clip, dqik):
     assert found >= 4
 
 
+def test_an_ankle_on_a_floor_follows_the_clips_path_over_it(clip, dqik):
+    """The left ankle's target swapped for a floor Empty (Position Axes Z) at a stance height:
+    every frame puts the ankle on the plane, and wherever the leg reaches the floor below the
+    clip's ankle (stance, and the swing 22 cm up) the ankle keeps the clip's place on it (what
+    the floor leaves free stays where the frame's animated pose has it; the least joint motion
+    slid it 10 mm on the median frame, up to 427 mm); on the swing frames where it cannot, it
+    slides within 2 mm of the least the leg's length allows."""
+    obj, targets, frames, animation = clip
+    scene = bpy.context.scene
+    animated, hips = {}, {}
+    for frame in frames:
+        scene.frame_set(frame)
+        animated[frame] = np.array(obj.matrix_world @ obj.pose.bones["shin.L"].tail)
+        hips[frame] = np.array(obj.matrix_world @ obj.pose.bones["thigh.L"].head)
+    leg = sum(obj.pose.bones[name].length for name in ("thigh.L", "shin.L"))
+    height = float(np.percentile([animated[f][2] for f in frames], 30))
+    floor = bpy.data.objects.new("floor", None)
+    scene.collection.objects.link(floor)
+    floor.location = (0.0, 0.0, height)
+    settings = obj.pose.bones["shin.L"].dqik
+    settings.target, settings.position_axes = floor, {'Z'}
+    obj.dqik.use_solve_on_frame_change = True
+    slid = {}
+    for frame in frames:
+        scene.frame_set(frame)
+        ankle = np.array(obj.matrix_world @ obj.pose.bones["shin.L"].tail)
+        assert abs(ankle[2] - height) <= 1e-4, frame
+        slid[frame] = np.linalg.norm((ankle - animated[frame])[:2])
+        radius = np.sqrt(leg ** 2 - (hips[frame][2] - height) ** 2)   # the floor within reach
+        least = max(0.0, np.linalg.norm((animated[frame] - hips[frame])[:2]) - radius)
+        assert slid[frame] <= (1e-4 if least == 0.0 else least + 2e-3), (frame, least)
+    assert sum(slid[f] > 0.01 for f in frames) >= 8      # the swing that cannot reach it
+
+
 def test_a_target_out_of_reach_and_back_ends_quickly_and_moves_only_its_chain(clip, dqik):
     obj, targets, frames, animation = clip
     _edited(targets, frames)

@@ -1,6 +1,7 @@
 """The partial position kind (``tasks.axes_position``): a tail held on a plane or a line through
-its target (Baerlocher §7.2), its Jacobian against finite differences, and solves under
-priorities and limits that leave the other components free."""
+its target (Baerlocher §7.2), its Jacobian and its free rows' against finite differences, and
+solves under priorities and limits that keep the other components where they started, as far as
+the tasks allow."""
 
 import numpy as np
 import pytest
@@ -20,21 +21,28 @@ def _target(point, axes):
     return np.concatenate([point, (axes.T @ axes).ravel()])
 
 
-def test_the_jacobian_is_the_derivative_of_the_error():
+@pytest.mark.parametrize("rows", ["task", "free"])
+def test_the_jacobian_is_the_derivative_of_the_error(rows):
+    """The task's rows ``P (t − p)`` and its free rows ``(I − P)(p₀ − p)`` (``free_rows``)."""
     rng = np.random.default_rng(4)
     model = straight_chain(4, 0.3)
     q = qexp(0.5 * rng.normal(scale=0.5, size=(4, 3)))
     axis = np.array([0.3, -0.4, 0.866])
     batch = AxesPosition(np.array([_target([0.2, 0.5, 0.1], [axis / np.linalg.norm(axis)])]), ())
-    joints = np.arange(4)
+    start = np.array([[0.1, 0.7, -0.2]])
+
+    def at(rotations):
+        world = model.matrices(rotations)
+        return world, Effectors(world, np.array([3]), model.tails(world)[[3]])
 
     def error(rotations):
-        world = model.matrices(rotations)
-        return batch.errors(Effectors(world, np.array([3]), model.tails(world)[[3]]))[0]
-    world = model.matrices(q)
-    frame = JointFrames(model, joints)(world)
-    jacobian = batch.jacobian(frame, Effectors(world, np.array([3]), model.tails(world)[[3]]),
-                              np.ones((1, 12)))[0]
+        effectors = at(rotations)[1]
+        return batch.errors(effectors)[0] if rows == "task" else \
+            batch.free_rows(effectors, start)[1][0]
+    world, effectors = at(q)
+    frame = JointFrames(model, np.arange(4))(world)
+    jacobian = (batch.jacobian(frame, effectors, np.ones((1, 12))) if rows == "task" else
+                batch.free_rows(effectors, start, frame, np.ones((1, 12)))[0])[0]
     step = 1e-6
     for column in range(12):
         delta = np.zeros((4, 3))
@@ -59,4 +67,27 @@ def test_a_tail_is_held_on_a_plane_or_a_line_under_limits(axes):
     reached = model.tails(model.matrices(result.rotations))[4]
     held = np.asarray(axes) @ (reached - target)
     assert np.abs(held).max() < 1e-5
+    assert limit_violation(result.rotations, limits).max() <= 1e-6
+
+
+@pytest.mark.parametrize("axes", [[[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]])
+@pytest.mark.parametrize("seed", range(6))
+def test_what_the_axes_leave_free_stays_where_the_solve_started(axes, seed):
+    """A bent chain's tail brought onto the plane normal to X, or the line along X, from a start
+    off it, while a task above moves the chain's middle, under limits: the tail moves along the
+    held axes alone (to the foot of its start on the plane or the line)."""
+    rng = np.random.default_rng(seed)
+    model = straight_chain(6, 0.3)
+    limits = uniform_limits(6, swing=1.2, twist=0.6)
+    start = random_pose_in_limits(rng, limits, scale=0.8)
+    tails = model.tails(model.matrices(start))
+    target = tails[5] + np.array([0.04, 0.03, -0.05])
+    tasks = [Task(Position, 2, tails[2] + np.array([0.02, -0.02, 0.0]), priority=1),
+             Task(AxesPosition, 5, _target(target, axes), priority=2)]
+    result = Solver(model, tasks, limits).solve(start)
+    assert result.converged
+    reached = model.tails(model.matrices(result.rotations))[5]
+    held = np.asarray(axes)
+    assert np.abs((np.eye(3) - held.T @ held) @ (reached - tails[5])).max() < 1e-4
+    assert np.abs(held @ (reached - target)).max() < 1e-5
     assert limit_violation(result.rotations, limits).max() <= 1e-6

@@ -15,7 +15,10 @@ and asks it, per iteration, for arrays over the whole batch:
   have none;
 - ``second_order(motion, effectors, errors)``: the (k, 3) second-order change s of the errors
   under a step, ``e(Δθ) = e − J Δθ − s + O(‖Δθ‖³)``, or None when the kind has none (its rows
-  then take Newton's step in the solver's Chebyshev correction).
+  then take Newton's step in the solver's Chebyshev correction);
+- ``free_rows(effectors, starts, frame, mask)``, for a kind that ``leaves_free`` components of
+  its tail: the soft rows ``(J_s (k,3,3m), e_s (k,3))`` that keep them where the solve started,
+  the tails ``starts`` (k,3) (``AxesPosition``; J_s None without ``frame``).
 
 ``angular`` kinds give radians, which the solver weighs against metres by the chain size L;
 ``reaches_point`` kinds pull the effector's tail onto a target point (the escapes test whether
@@ -33,6 +36,7 @@ class TaskKind:
 
     angular = False
     reaches_point = False
+    leaves_free = False
     target_width = 3
     kept_columns = None     # ``KeptColumns`` of a model with keepers (``bind``)
 

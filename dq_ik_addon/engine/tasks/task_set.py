@@ -96,9 +96,10 @@ class TaskSet:
         for batch, index in zip(self.batches, self.index):
             self.angular[index], self.reaches_point[index] = batch.angular, batch.reaches_point
         self.any_angular = bool(self.angular.any())
+        self.leave_free = any(batch.leaves_free for batch in self.batches)
         self.origins = self.reach = self.aim = self.soft = None   # (``set_reach``)
         self.aimed = self.eased = None    # ... before ``anchor`` narrows them
-        self.anchored, self.anchors = None, None    # (``anchor``)
+        self.anchored, self.anchors, self.starts = None, None, None    # (``anchor``)
         self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
         self._effectors_of = (None, None)  # (pose matrices, each batch's ``Effectors``)
 
@@ -128,7 +129,8 @@ class TaskSet:
         they are as the solve goes on: a chain that slides carries its root along, and a far
         target brought in from a moving root would move with it.
 
-        A task whose chain's bones are all ``animated`` ((n,) mask, or None: none) is eased only
+        The task tails in ``world`` are where the free components of partial positions stay
+        (``stays``). A task whose chain's bones are all ``animated`` ((n,) mask, or None: none) is eased only
         beyond where the animation holds its tail, d₀ from the chain root's head in the pose
         matrices ``held()`` gives (the animated pose, computed only then; None: ``world``, a
         frame change's or a bake's start): its aim is ``max(A, d₀)`` and its Soft Reach width
@@ -139,6 +141,7 @@ class TaskSet:
         Soft Reach 5 %).
         """
         self.anchored = tasks if tasks is not None and tasks.any() else None
+        self.starts = self.tails(world)     # (``stays``)
         if self.anchored is not None:
             self.anchors = world.take(self.origins, axis=0)[:, :3, 3]
         self.soft, self.aim = self.eased, self.aimed
@@ -238,6 +241,20 @@ class TaskSet:
         """Each batch's Jacobian rows (k,3,3m); ``masks``: each batch's (k,3m) column masks."""
         return [batch.jacobian(frame, effectors, mask) for batch, effectors, mask
                 in zip(self.batches, self._effectors(world), masks)]
+
+    def stays(self, world, frame=None, masks=None):
+        """``(J_s (r,3m) over the columns of ``masks`` (each batch's (k,3m)) at ``frame``, or
+        None without it; e_s (r,))``: the soft rows at ``world`` of the batches that leave
+        components free (``TaskKind.free_rows``) from the tails where the solve started
+        (``anchor``); None when no batch does."""
+        if not self.leave_free:
+            return None
+        rows = [batch.free_rows(at, self.starts.take(index, axis=0), frame, masks and masks[b])
+                for b, (batch, at, index) in enumerate(zip(self.batches, self._effectors(world),
+                                                           self.index)) if batch.leaves_free]
+        errors = np.concatenate([err.ravel() for _, err in rows])
+        return None if frame is None else np.concatenate(
+            [jac.reshape(-1, jac.shape[-1]) for jac, _ in rows]), errors
 
     def second_order(self, frame, world, delta, orders, errors):
         """Each batch's second-order error change under the joint step ``delta`` (m,3), zero for
