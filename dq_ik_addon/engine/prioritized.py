@@ -169,8 +169,8 @@ class NullSpaceGoal:
 
     (the recursion of Baerlocher §5.3.6 carried one level on; damped from its smallest singular
     value with λ_max = ``_SOFT_DAMPING`` ε, capped by the square of the residual ``e_s − J_s
-    Δ_K``, and unclamped: it holds back what the levels' step moves, which their clamps bound
-    already). Its motion lies in the
+    Δ_K``; not clamped, so a return from far asks for large joint steps, which the line search
+    then shortens). Its motion lies in the
     null space of every level. Each cumulative step Δ_k holds the soft rows where they are,
     ``Δ_k − J̃_s^{+λ} J_s Δ_k``: a step truncated after a level (the line search's), a correction
     of the levels above one (``Steps.restored``) and the step the joint limits' active set checks
@@ -179,7 +179,9 @@ class NullSpaceGoal:
     effect on a level) falls back on a step that holds them (a hand moved 0.43 m onto a plane
     crept 10 % of a millimetre an iteration for 105 iterations, the return undoing each
     iteration's progress, when every step also brought the soft rows back). No stop test, line
-    search or report reads them: they shape a step, never hold one back."""
+    search or report reads them, but the step the active set checks holds them, so a limit row
+    they run into joins the active set and binds the levels too: under limits their solves can
+    take more iterations (``docs/full_body.md``, Known limits)."""
 
     __slots__ = ("soft", "pull")
 

@@ -3,10 +3,10 @@
 - **Full step** (Baerlocher Fig. 5.12, §5.4.2): the prioritized damped-least-squares step of
   every task level (``prioritized.PrioritizedBasis``; each level's predicted motion clamped,
   §5.2) under the hard rows found by the active set (``active_set``), with the soft rows and the
-  rest pull in the remaining null space (``null_space_goals``; a correction, a chord step
-  have the soft rows alone). A step that would
-  carry an inequality task across its bound (a balance's centre of mass out of its polygon) is
-  solved again with that task held on the bound (``TaskSet.arm``), and gets no Chebyshev step.
+  rest pull in the remaining null space (``null_space_goals``; a correction and a chord step
+  have the soft rows alone). A step that would carry an inequality task across its bound (a
+  balance's centre of mass out of its polygon) is solved again with that task held on the
+  bound (``TaskSet.arm``), and gets no Chebyshev step.
 - **Correction** (every task level within ``_POLISH`` × tolerance): no rest pull, and it first
   tries the limit rows that the previous iteration ended on and that still rest on their bound,
   kept if it meets every level to first order (``_polished``).

@@ -14,7 +14,10 @@ The free components stay where the solve started, p₀, as far as the tasks allo
 ``(I − P)(p₀ − p)``, Jacobian ``(I − P) J_p``, are soft (``free_rows``; ``stays``), solved below
 every task. Left to the least joint motion, a foot on a floor slid 345 mm on the human metarig
 for a pelvis lowered 5 cm with the other foot planted (a swing of the whole leg moves the joints
-less than a bend of the knee); it slides now only where the tasks above need it to.
+less than a bend of the knee); it stays now. The rows are a preference the descent follows
+step by step, not a level it converges: where a step must move them far (both feet on a floor,
+the pelvis dropped 10 cm in one solve from straight legs), they drift, and later steps bring
+back only what the line search keeps.
 """
 
 import numpy as np

@@ -243,7 +243,7 @@ class TaskSet:
         None without it; e_s (r,))``: the soft rows at ``world`` of the batches that leave
         components free (``TaskKind.free_rows``) from the tails where the solve started
         (``anchor``); None when no batch does."""
-        if not self.leave_free:
+        if not self.leave_free or self.starts is None:
             return None
         rows = [batch.free_rows(at, self.starts.take(index, axis=0), frame, masks and masks[b])
                 for b, (batch, at, index) in enumerate(zip(self.batches, self._effectors(world),
