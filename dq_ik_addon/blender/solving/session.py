@@ -64,6 +64,7 @@ class Session:
         self.animated = AnimatedStart()   # the frame's animated pose (frame change, bake)
         self._seen = None            # ``_moves()`` after the last live tick
         self._stuck = 0              # live ticks in a row cut short without progress
+        self._solved = None          # the last snapshot as solved, before ``measure_shown``
         self.model = None
         self.solver = None
         self.watch = SetUpWatch()    # when the rig and its settings must be read again
@@ -123,11 +124,11 @@ class Session:
             SceneContacts.from_engine(result.contacts, self.model, self.obj.matrix_world,
                                       self.unit)
         self.last_rotations = result.rotations
-        self.last_result = SolveSnapshot(tuple(reports), result.iterations, result.converged,
-                                         (time.perf_counter() - begun) * 1e3, tuple(warnings),
-                                         contacts=contacts, cut_short=result.cut_short,
-                                         balance_of=self.balance.of_result(
-                                             self.obj, self.model, self.solver, result))
+        self.last_result = self._solved = SolveSnapshot(
+            tuple(reports), result.iterations, result.converged,
+            (time.perf_counter() - begun) * 1e3, tuple(warnings), contacts=contacts,
+            cut_short=result.cut_short,
+            balance_of=self.balance.of_result(self.obj, self.model, self.solver, result))
         self.clock.finished()
         return self.last_result
 
@@ -242,8 +243,9 @@ class Session:
         collider, setting or pose channel moved since the last tick (``_moves``) and that
         tick's solve ended; else ``tick(time_budget_ms)``, which goes on warm from the last
         result. A solve cut short by the budget ends too once ``_STUCK_TICKS`` ticks in a row
-        have brought no task closer by more than the tolerance (a target out of reach, held
-        by an obstacle: each tick is too short to settle, and would go on forever); the last of
+        have brought no task closer, as solved, by more than the tolerance (a target out of
+        reach, held by an obstacle: each tick is too short to settle, and would go on forever;
+        against the errors shown, which Blender moves after the solve, it did); the last of
         those ticks solves to the end, with no budget, so a solve whose first steps take longer
         than a tick (straight knees bent to lower a floating pelvis, a step solved again from
         its feasible point) still gets there and live posing never idles with it unfinished
@@ -263,7 +265,7 @@ class Session:
         begun = time.perf_counter()
         inputs = TickInputs.read(self._armature(), written=self._written if self.watch.stands(
             after_update) else None, driven=self._driven)
-        last, moved = self.last_result, self._moves(inputs)
+        last, solved, moved = self.last_result, self._solved, self._moves(inputs)
         finished = last is not None and (last.error or after_update or not last.cut_short
                                          or self._stuck >= _STUCK_TICKS)
         if not self.watch.dirty and finished and moved == self._seen:
@@ -275,7 +277,7 @@ class Session:
         except ArmatureError:   # the same error is not solved again until something moves
             self._seen = moved
             raise
-        gained = last is None or moved != self._seen or closer(last, snapshot,
+        gained = last is None or moved != self._seen or closer(solved or last, snapshot,
                                                                 self._tolerances[0])
         self._stuck = 0 if gained or not snapshot.cut_short else self._stuck + 1
         self._seen = self._moves(inputs, self._written.key())
