@@ -172,8 +172,8 @@ class NullSpaceGoal:
     (the recursion of Baerlocher §5.3.6 carried one level on; damped from its smallest singular
     value with λ_max = ``_SOFT_DAMPING`` ε, capped by the square of the residual ``e_s − J_s
     Δ_K``; not clamped, so a return from far asks for large joint steps, which the line search
-    then shortens). Its motion lies in the
-    null space of every level. Each cumulative step Δ_k holds the soft rows where they are,
+    then shortens). Its motion lies in the null space of every level. Each cumulative step Δ_k
+    holds the soft rows where they are,
     ``Δ_k − J̃_s^{+λ} J_s Δ_k``: a step truncated after a level (the line search's), a correction
     of the levels above one (``Steps.restored``) and the step the joint limits' active set checks
     move them no more than the full step does; only the full step, with the pull, brings them
