@@ -91,3 +91,17 @@ def test_what_the_axes_leave_free_stays_where_the_solve_started(axes, seed):
     assert np.abs((np.eye(3) - held.T @ held) @ (reached - tails[5])).max() < 1e-4
     assert np.abs(held @ (reached - target)).max() < 1e-5
     assert limit_violation(result.rotations, limits).max() <= 1e-6
+
+
+def test_a_partial_position_of_weight_zero_holds_nothing():
+    """A task of weight 0 adds nothing to the solve, its free components' hold included."""
+    model = straight_chain(6, 0.3)
+    start = identity_pose(6)
+    tails = model.tails(model.matrices(start))
+    reach = Task(Position, 3, tails[3] + np.array([0.2, -0.1, 0.0]))
+    floor = Task(AxesPosition, 5, _target(tails[5], [[0.0, 0.0, 1.0]]), priority=2, weight=0.0)
+    alone = Solver(model, [reach]).solve(start)
+    with_floor = Solver(model, [reach, floor]).solve(start)
+    assert alone.converged and with_floor.converged
+    assert np.abs(model.tails(model.matrices(with_floor.rotations))
+                  - model.tails(model.matrices(alone.rotations))).max() < 1e-9

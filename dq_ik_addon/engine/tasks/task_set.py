@@ -129,16 +129,15 @@ class TaskSet:
         they are as the solve goes on: a chain that slides carries its root along, and a far
         target brought in from a moving root would move with it.
 
-        The task tails in ``world`` are where the free components of partial positions stay
-        (``stays``). A task whose chain's bones are all ``animated`` ((n,) mask, or None: none) is eased only
+        The task tails in ``world`` are where partial positions' free components stay (``stays``).
+        A task whose chain's bones are all ``animated`` ((n,) mask, or None: none) is eased only
         beyond where the animation holds its tail, d₀ from the chain root's head in the pose
-        matrices ``held()`` gives (the animated pose, computed only then; None: ``world``, a
-        frame change's or a bake's start): its aim is ``max(A, d₀)`` and its Soft Reach width
-        ``min(s, A − d₀)`` (at least ``_LEAST_SOFT`` of the aim), so a target the animation
-        meets is met where it is, and every solve of the frame (live posing, Solve) eases as its
-        frame change did (a kick whose legs work within the last 5 % of their reach ended its
-        feet up to 14.5 mm short of the targets its own motion keyed, its legs 10.7° off, at
-        Soft Reach 5 %).
+        matrices ``held()`` gives (the animated pose, computed only then; None: ``world``, a frame
+        change's or a bake's start): its aim is ``max(A, d₀)`` and its Soft Reach width ``min(s, A
+        − d₀)`` (at least ``_LEAST_SOFT`` of the aim), so a target the animation meets is met where
+        it is, and every solve of the frame (live posing, Solve) eases as its frame change did (a
+        kick whose legs work within the last 5 % of their reach ended its feet up to 14.5 mm short
+        of the targets its own motion keyed, its legs 10.7° off, at Soft Reach 5 %).
         """
         self.anchored = tasks if tasks is not None and tasks.any() else None
         self.starts = self.tails(world)     # (``stays``)
@@ -243,18 +242,19 @@ class TaskSet:
                 in zip(self.batches, self._effectors(world), masks)]
 
     def stays(self, world, frame=None, masks=None):
-        """``(J_s (r,3m) over the columns of ``masks`` (each batch's (k,3m)) at ``frame``, or
-        None without it; e_s (r,))``: the soft rows at ``world`` of the batches that leave
-        components free (``TaskKind.free_rows``) from the tails where the solve started
-        (``anchor``); None when no batch does."""
+        """``(J_s (r,3m) over ``masks``' columns (per batch, (k,3m)) at ``frame`` or None, e_s
+        (r,))``: the soft rows at ``world`` of the batches that leave components free
+        (``TaskKind.free_rows``), from where the solve started (``anchor``), or None."""
         if not self.leave_free or self.starts is None:
             return None
-        rows = [batch.free_rows(at, self.starts.take(index, axis=0), frame, masks and masks[b])
+        rows = [(batch.free_rows(at, self.starts.take(index, axis=0), frame, masks and masks[b]),
+                 self.weights.take(index) > 0.0)       # (a task of weight 0 holds nothing)
                 for b, (batch, at, index) in enumerate(zip(self.batches, self._effectors(world),
                                                            self.index)) if batch.leaves_free]
-        errors = np.concatenate([err.ravel() for _, err in rows])
+        errors = np.concatenate([(err * held[:, None]).ravel() for (_, err), held in rows])
         return None if frame is None else np.concatenate(
-            [jac.reshape(-1, jac.shape[-1]) for jac, _ in rows]), errors
+            [(jac * held[:, None, None]).reshape(-1, jac.shape[-1])
+             for (jac, _), held in rows]), errors
 
     def second_order(self, frame, world, delta, orders, errors):
         """Each batch's second-order error change under the joint step ``delta`` (m,3), zero for
