@@ -4,8 +4,8 @@
   a foot on a floor plane, a hand on a line), kept where the solve started, as one more level
   below every task: every step holds them where they are, the full step also brings them back
   (``prioritized.NullSpaceGoal``), as a chord step does; a correction of the levels above one
-  holds them (``held_rows``). On a frame change the start is the animated pose, so a foot on a floor
-  follows the animation's path over it.
+  holds them (``held_rows``). On a frame change the start is the animated pose, so a foot on a
+  floor follows the animation's path over it.
 - **Rest pull** ``z = w · 2 log(q_pref ⊗ q*)`` in what the soft rows leave, ``w = rest_weight ·
   min(1, _PULL_FADE L / ‖e‖)``: it fades in as the tasks near their goals, so it cannot drag a
   chain back into the local minimum it is leaving (a knee bent backwards, say); slides are
