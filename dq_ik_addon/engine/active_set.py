@@ -91,10 +91,7 @@ def active_set_steps(levels, rows, rhs, active, secondary, damping, max_motion, 
 def _origin(basis, least, feasible):
     """``feasible`` less ``P_K (feasible − C⁺ r)``, its part in the null space of the rows and
     every level (``least``: C⁺ r; the two points differ in the rows' null space alone)."""
-    free = basis.projector.dot(feasible - least)
-    if basis.removed is not None:           # (P − VᵀV) u without forming it
-        free = free - basis.removed.T.dot(basis.removed.dot(free))
-    return feasible - free
+    return feasible - basis.null_space(feasible - least)
 
 
 def first_blocking_rows(slack, over, at_start, at_end, row_parts, parts):

@@ -141,7 +141,7 @@ class PrioritizedBasis:
                        for done in partial + [step]]
             step = partial.pop() + removed.T.dot(gains * u.T.dot(err))
         if secondary.pull is not None:
-            pulled = self._null_space(secondary.pull)
+            pulled = self.null_space(secondary.pull)
             if removed is not None:
                 pulled = pulled - removed.T.dot(removed.dot(pulled))
             step = step + pulled
@@ -151,11 +151,11 @@ class PrioritizedBasis:
         """``(U_s, σ_s as a list, V_sᵀ)`` of ``J_s P_K`` for the soft rows ``jac``
         (``NullSpaceGoal``), kept for the next call with the same rows."""
         if self._soft[0] is not jac:
-            u, s, vt = rank_truncated_svd(self._null_space(jac.T).T)
+            u, s, vt = rank_truncated_svd(self.null_space(jac.T).T)
             self._soft = (jac, (u, s.tolist(), vt))
         return self._soft[1]
 
-    def _null_space(self, a):
+    def null_space(self, a):
         """``P_K a`` (columns of ``a``) without forming ``P_K = P − VᵀV``."""
         out = self.projector.dot(a)
         return out if self.removed is None else out - self.removed.T.dot(self.removed.dot(out))

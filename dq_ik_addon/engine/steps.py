@@ -153,11 +153,12 @@ class Steps:
             predicted, self.predicted_groups = problem.predicted(levels, steps[-2])
         return steps, predicted, basis, start
 
-    def _corrected(self, world, frame, levels, predicted, errors, step, basis, start, stays):
+    def _corrected(self, world, frame, levels, predicted, errors, step, basis, start, goal):
         """The Chebyshev step (joint units), or None unless the step's linear model meets every
         level within ``_LINEAR``: ``step`` solved again, with the same Jacobians and active rows,
-        for the errors less their second-order change under it. A warm solve's first step then
-        usually lands within a chord step's reach or meets the tolerance outright."""
+        for the errors less their second-order change under it, with the soft rows of ``goal``
+        (the step's ``NullSpaceGoal``, which has no pull here, or None). A warm solve's first
+        step then usually lands within a chord step's reach or meets the tolerance outright."""
         problem = self.problem
         tol = problem.settings.tolerance
         now = [float(np.sqrt(err.dot(err))) for _, err in levels] if not problem.split else \
@@ -168,7 +169,7 @@ class Steps:
         changes = problem.tasks.second_order(frame, world, delta, problem.chain_orders, errors)
         corrected = problem.level_task_errors([e - s for e, s in zip(errors, changes)])
         return problem.column_scale * basis.steps(
-            corrected, None if start is None else start[0], stays, *problem.step_limits())[-1]
+            corrected, None if start is None else start[0], goal, *problem.step_limits())[-1]
 
     def _polished(self, levels, rows, rhs, pinned, options):
         """``(steps, active, start, basis, predicted)`` of a correction that starts from the limit
@@ -209,8 +210,9 @@ class Steps:
                 or max(current.tolist()) > _CHORD * tol:
             return None
         basis, self.chord_basis = self.chord_basis, None
-        step = problem.column_scale * basis.steps(problem.level_task_errors(errors), None,
-                                                  held_rows(self.problem, self.soft_rows, world), *problem.step_limits())[-1]
+        step = problem.column_scale * basis.steps(
+            problem.level_task_errors(errors), None, held_rows(problem, self.soft_rows, world),
+            *problem.step_limits())[-1]
         state = measure(self.update(q, step, 1.0, current_parameters=True))
         levels = state[-1]
         first = first_unmet(current, tol)
@@ -241,7 +243,8 @@ class Steps:
         for _ in range(passes):
             if max(state[-1][tasks_from:first].tolist()) <= 0.5 * tol:
                 break
-            fix = basis.steps(problem.level_task_errors(state[2]), None, held_rows(problem, self.soft_rows, state[1]),
+            fix = basis.steps(problem.level_task_errors(state[2]), None,
+                              held_rows(problem, self.soft_rows, state[1]),
                               *problem.step_limits())[above - 1]
             fixed = measure(self.update(state[0], problem.column_scale * fix, 1.0,
                                         current_parameters=True))
