@@ -57,7 +57,7 @@ from .tasks import (
 )
 from .tasks.balance import center_of_mass
 from .tasks.ground_polygon import support_polygon
-from .tasks.task_set import joint_masks
+from .tasks.task import joint_masks
 from .triangles import closest_segment_one_triangle
 
 __all__ = [

@@ -28,6 +28,7 @@ from .null_space_goals import held_rows, null_space_goal, rest_pull
 from .prioritized import PrioritizedBasis
 from .quaternion import any_true
 from .slides import FIRST_ITERATIONS, FIRST_WEIGHT
+from .straightening import newton_levels
 
 # A step is a correction when every task level is within _POLISH × tolerance; it may keep the last
 # active rows when it meets every level to first order within _POLISHED × tolerance
@@ -113,7 +114,8 @@ class Steps:
         options = (secondary, *problem.step_limits())
         rows, rhs, pinned = self._constraint_rows(world, rotations, frame)
         self.counts["full"] += 1
-        steps, predicted, basis, start = self._solved(levels, rows, rhs, pinned, options, polish)
+        steps, predicted, basis, start = self._solved(
+            levels, rows, rhs, pinned, options, polish, newton_levels(problem, world, errors, levels))
         armed = problem.tasks.arm(world, frame, problem.column_scale * steps[-1], errors)
         if armed is not None:
             try:
@@ -121,30 +123,36 @@ class Steps:
                                   problem.level_task_errors(armed)))
             finally:
                 problem.tasks.disarm()
-            steps, predicted, basis, start = self._solved(levels, rows, rhs, pinned, options)
+            steps, predicted, basis, start = self._solved(
+                levels, rows, rhs, pinned, options,
+                wanted=newton_levels(problem, world, armed, levels))
         corrected = None if pull is not None or polish or basis is None or armed else \
             self._corrected(world, frame, levels, predicted, errors, steps[-1], basis, start,
                             secondary)
         scale = problem.column_scale
         return [scale * y for y in steps], predicted, corrected
 
-    def _solved(self, levels, rows, rhs, pinned, options, polish=False):
-        """``(steps, predicted, basis, start)`` of the prioritized step of ``levels`` under the
-        hard ``rows`` (None: none) found by the active set, or kept from the last iteration in
-        a correction (``_polished``); its decompositions kept for a chord step."""
+    def _solved(self, levels, rows, rhs, pinned, options, polish=False, wanted=None):
+        """``(steps, predicted, basis, start)`` of the prioritized step of ``levels`` (or of
+        ``wanted``, the same Jacobians with the errors a Newton step solves for, when given) under
+        the hard ``rows`` (None: none) found by the active set, or kept from the last iteration in
+        a correction (``_polished``), and the errors ``levels`` would have after it to first
+        order; its decompositions kept for a chord step."""
         problem, predicted, start = self.problem, None, None
+        wanted = levels if wanted is None else wanted
         if rows is None:
-            basis = PrioritizedBasis([jac for jac, _ in levels], None, self.parts)
-            steps = basis.steps([err for _, err in levels], None, *options)
+            basis = PrioritizedBasis([jac for jac, _ in wanted], None, self.parts)
+            steps = basis.steps([err for _, err in wanted], None, *options)
             self.counts["decompositions"] += 1
             self.touched = False
         else:
-            polished = self._polished(levels, rows, rhs, pinned, options) if polish else None
+            polished = self._polished(levels, wanted, rows, rhs, pinned, options) if polish \
+                else None
             if polished is not None:
                 steps, active, start, basis, predicted = polished
             else:
                 steps, active, start, basis, built = active_set_steps(
-                    levels, rows, rhs, pinned, *options, self.from_feasible, self.parts)
+                    wanted, rows, rhs, pinned, *options, self.from_feasible, self.parts)
                 self.counts["decompositions"] += built
             self.update.held = active[:rows.owner.size]
             self.touched = any_true(active[rows.owner.size:])
@@ -171,8 +179,9 @@ class Steps:
         return problem.column_scale * basis.steps(
             corrected, None if start is None else start[0], goal, *problem.step_limits())[-1]
 
-    def _polished(self, levels, rows, rhs, pinned, options):
-        """``(steps, active, start, basis, predicted)`` of a correction that starts from the limit
+    def _polished(self, levels, wanted, rows, rhs, pinned, options):
+        """``(steps, active, start, basis, predicted)`` of a correction (of ``wanted``, levels'
+        predicted: ``_solved``) that starts from the limit
         rows active at the end of the previous iteration that still rest on their bound (slack ≤
         ``RESTING``) instead of finding them again pass by pass, or None. The step is kept when
         it meets every level to first order (≤ ``_POLISHED`` × tolerance), which is all a
@@ -189,7 +198,7 @@ class Steps:
         if not any_true(held):
             return None
         steps, active, start, basis, built = active_set_steps(
-            levels, rows, rhs, pinned | held, *options, self.from_feasible, self.parts)
+            wanted, rows, rhs, pinned | held, *options, self.from_feasible, self.parts)
         self.counts["decompositions"] += built
         predicted = self.problem.predicted(levels, steps[-2])[0]
         if (predicted <= _POLISHED * self.problem.settings.tolerance).all():
@@ -211,7 +220,8 @@ class Steps:
             return None
         basis, self.chord_basis = self.chord_basis, None
         step = problem.column_scale * basis.steps(
-            problem.level_task_errors(errors), None, held_rows(problem, self.soft_rows, world),
+            problem.level_task_errors(problem.tasks.newton_errors(world, errors)), None,
+            held_rows(problem, self.soft_rows, world),
             *problem.step_limits())[-1]
         state = measure(self.update(q, step, 1.0, current_parameters=True))
         levels = state[-1]

@@ -8,7 +8,7 @@ from dq_ik_addon.engine import ChainModel
 from dq_ik_addon.engine.quaternion import matrix_to_quat, qexp
 from dq_ik_addon.engine.solver import Solver
 from dq_ik_addon.engine.tasks import Loop, LoopOrientation, Orientation, Position, Task
-from dq_ik_addon.engine.tasks.task_set import joint_masks
+from dq_ik_addon.engine.tasks.task import joint_masks
 
 
 def two_arms():

@@ -7,6 +7,7 @@ from .kind import TaskKind
 from .loop import Loop, LoopOrientation
 from .orientation import Orientation
 from .position import Position
-from .task_set import Task, TaskSet
+from .task import Task
+from .task_set import TaskSet
 
 __all__ = ["Aim", "AxesPosition", "Balance", "Body", "Loop", "LoopOrientation", "Orientation", "Position", "Task", "TaskKind", "TaskSet"]

@@ -58,6 +58,11 @@ class TaskKind:
     def second_order(self, motion, effectors, errors):
         return None
 
+    def newton_errors(self, effectors, errors):
+        """The errors a Newton step solves for at ``effectors`` (``errors``: this batch's
+        ``errors`` there): these, unless the kind knows the root is multiple (``Position``)."""
+        return errors
+
     def holds(self, effectors):
         """True when an inequality task of the batch rests on its bound at the pose (a balance
         on its support polygon's edge): that may hold the other tasks short (``escapes``)."""
@@ -95,13 +100,16 @@ class Effectors:
     report of the true errors) the heads of their chains' roots ``origins`` (k,3) with the
     ``reach`` (k,) beyond which a target point counts as far, the distance ``aim`` (k,) it is
     solved for at then, and the ``soft`` width (k,) over which it is eased in below that
-    (``TaskSet.set_reach``)."""
+    (``TaskSet.set_reach``), and ``straight`` (k,), the exact reach where the chain reaches it
+    straight (turns freely, slides no bone; 0 elsewhere)."""
 
-    __slots__ = ("world", "bones", "tails", "origins", "reach", "aim", "soft")
+    __slots__ = ("world", "bones", "tails", "origins", "reach", "aim", "soft", "straight")
 
-    def __init__(self, world, bones, tails, origins=None, reach=None, aim=None, soft=None):
+    def __init__(self, world, bones, tails, origins=None, reach=None, aim=None, soft=None,
+                 straight=None):
         self.world, self.bones, self.tails = world, bones, tails
         self.origins, self.reach, self.aim, self.soft = origins, reach, aim, soft
+        self.straight = straight
 
     def frames(self):
         """The batch's bone matrices (k,4,4)."""

@@ -23,12 +23,16 @@ target beyond ``A − s`` is solved for at the distance ``A − s·exp(−(d −
 meets ``d`` with its slope at ``A − s`` and nears A without reaching it: soft IK (A. Nicholas,
 "Soft IK", 2009), so that a limb near full extension eases out instead of snapping straight when
 its target crosses the reach.
+
+Near full extension a Newton step solves for the radial error scaled as ``straightening``
+explains (``newton_errors``).
 """
 
 import numpy as np
 
 from ..jacobian import second_order_motion, task_jacobian
 from ..quaternion import any_true, row_dots
+from ..straightening import straightened
 from .kind import TaskKind
 
 
@@ -47,6 +51,13 @@ class Position(TaskKind):
     def second_order(self, motion, effectors, errors):
         return second_order_motion(motion.frame, effectors.tails, motion.delta, motion.chain,
                                    motion.ancestors)[0]
+
+    def newton_errors(self, effectors, errors):
+        """``straightened`` errors on chains that reach straight; a loop's partner moves with the
+        solve: its errors as they are."""
+        if effectors.straight is None or not self.reaches_point:
+            return errors
+        return straightened(errors, effectors.tails, effectors.origins, effectors.straight)
 
 
 def toward(targets, effectors):

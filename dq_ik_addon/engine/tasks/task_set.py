@@ -1,11 +1,10 @@
-"""The tasks of a solve: one batch per task kind, and the joints each task may move."""
-
-from dataclasses import dataclass
+"""The tasks of a solve: one batch per task kind, with their reach (``set_reach``, ``anchor``)."""
 
 import numpy as np
 
 from ..quaternion import any_true, row_dots
 from .kind import Effectors, StepMotion
+from .task import joint_masks
 
 # A target beyond its chain's reach is solved for at a point along its direction (``set_reach``):
 # where every joint of the chain turns freely, the reach bound is exact (the chain reaches it
@@ -18,54 +17,6 @@ _BEYOND = 0.1
 # Soft Reach narrowed to nothing for a target the animation holds at its full reach (``anchor``):
 # a width this small of the aim eases every point beyond it onto the aim
 _LEAST_SOFT = 1e-9
-
-
-@dataclass(frozen=True)
-class Task:
-    """One goal of one bone: a task ``kind`` (a ``TaskKind`` class, e.g. ``Position``) with its
-    ``target`` (the kind's ``target_width`` numbers) and ``options``.
-
-    ``chain_count`` is the number of bones the task may move, counting the bone itself, as
-    Blender's IK "Chain Length" (0 = all the way to the root). ``priority`` 1 is the most
-    important; ``weight`` trades tasks of one priority level against each other. ``partner``
-    (a bone, or -1): the bone a loop task holds this one on (``tasks.loop``); the task moves
-    none of the partner's ancestors, which the two share (Baerlocher §4.4). ``body`` (a
-    ``balance.Body``, or None): the masses a whole-body task (``Balance``) weighs; it moves the
-    joints the other tasks move, whatever its chain (``joint_masks``).
-    """
-
-    kind: type
-    bone: int
-    target: np.ndarray
-    priority: int = 1
-    weight: float = 1.0
-    chain_count: int = 0
-    options: tuple = ()
-    partner: int = -1
-    body: object = None
-
-
-def joint_masks(model, tasks):
-    """(T, n): True where the task may move the joint (the bone and its ancestors in the chain,
-    less a loop's partner and its ancestors; for a whole-body task, ``Task.body``, the joints
-    the other tasks move: the balance poses the body through the limbs the animator posed, and
-    carries the rest, fingers and face, as they stand). ``tasks`` need only ``bone`` and
-    ``chain_count`` (and ``partner``, ``body``)."""
-    masks = np.zeros((len(tasks), len(model)), dtype=bool)
-    bodies = [i for i, t in enumerate(tasks) if getattr(t, "body", None) is not None]
-    for i, t in enumerate(tasks):
-        if i in bodies:
-            continue
-        bone, moved = t.bone, 0
-        while bone >= 0 and (t.chain_count <= 0 or moved < t.chain_count):
-            masks[i, bone] = True
-            bone, moved = model.parents[bone], moved + 1
-        bone = getattr(t, "partner", -1)
-        while bone >= 0:
-            masks[i, bone] = False
-            bone = model.parents[bone]
-    masks[bodies] = masks.any(axis=0)
-    return masks
 
 
 class TaskSet:
@@ -97,7 +48,7 @@ class TaskSet:
             self.angular[index], self.reaches_point[index] = batch.angular, batch.reaches_point
         self.any_angular = bool(self.angular.any())
         self.leave_free = any(batch.leaves_free for batch in self.batches)
-        self.origins = self.reach = self.aim = self.soft = None   # (``set_reach``)
+        self.origins = self.reach = self.aim = self.soft = self.straight = None  # (``set_reach``)
         self.aimed = self.eased = None    # ... before ``anchor`` narrows them
         self.anchored, self.anchors, self.starts = None, None, None    # (``anchor``)
         self._tails_of = (None, None)  # (pose matrices, their task tails) of the last ``tails``
@@ -122,6 +73,8 @@ class TaskSet:
         self.aim = self.aimed = np.where(exact, reach, np.where(
             free | eased, 1.0 - _SHORT, 1.0 + _BEYOND) * reach)
         self.soft = self.eased = np.where(eased, soft, 0.0) * self.aim
+        self.straight = np.where(free & ~exact & (free if easable is None else easable), reach,
+                                 0.0)
 
     def anchor(self, tasks, world, animated=None, held=None):
         """Measure the reach of ``tasks`` (a (T,) mask, or None: none) from where their chain
@@ -194,12 +147,13 @@ class TaskSet:
             origins[self.anchored] = self.anchors[self.anchored]
         if self.whole:
             effectors = [Effectors(world, self.bones, tails, origins, self.reach, self.aim,
-                                   self.soft)]
+                                   self.soft, self.straight)]
         else:
             effectors = [Effectors(world, self.bones.take(index), tails.take(index, axis=0),
                                    None if origins is None else origins.take(index, axis=0),
                                    *(None if origins is None else values.take(index)
-                                     for values in (self.reach, self.aim, self.soft)))
+                                     for values in (self.reach, self.aim, self.soft,
+                                                    self.straight)))
                          for index in self.index]
         self._effectors_of = (world, effectors)
         return effectors
@@ -211,6 +165,15 @@ class TaskSet:
         if self.whole:
             return [self.batches[0].errors(effectors[0])]
         return [batch.errors(at) for batch, at in zip(self.batches, effectors)]
+
+    def newton_errors(self, world, errors):
+        """``errors`` (each batch's rows at ``world``) as a Newton step solves for them
+        (``TaskKind.newton_errors``: chains that reach straight), ``errors`` itself when no
+        chain does."""
+        if self.straight is None or not any_true(self.straight > 0.0):
+            return errors
+        return [batch.newton_errors(at, error)
+                for batch, at, error in zip(self.batches, self._effectors(world), errors)]
 
     def holding(self, world):
         """True when an inequality task rests on its bound at ``world`` (``TaskKind.holds``)."""
