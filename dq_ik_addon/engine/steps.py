@@ -180,10 +180,10 @@ class Steps:
             corrected, None if start is None else start[0], goal, *problem.step_limits())[-1]
 
     def _polished(self, levels, wanted, rows, rhs, pinned, options):
-        """``(steps, active, start, basis, predicted)`` of a correction (of ``wanted``, levels'
-        predicted: ``_solved``) that starts from the limit
-        rows active at the end of the previous iteration that still rest on their bound (slack ≤
-        ``RESTING``) instead of finding them again pass by pass, or None. The step is kept when
+        """``(steps, active, start, basis, predicted)`` of a correction (solving ``wanted``,
+        predicting ``levels``, as ``_solved``) that starts from the limit rows active at the end
+        of the previous iteration that still rest on their bound (slack ≤ ``RESTING``) instead
+        of finding them again pass by pass, or None. The step is kept when
         it meets every level to first order (≤ ``_POLISHED`` × tolerance), which is all a
         correction needs; otherwise the iteration is solved afresh and polishing ends for this
         solve. A new solve always starts afresh, so a joint never stays on its limit just
