@@ -68,13 +68,13 @@ class TaskSet:
         targets too."""
         self.origins, reach = np.asarray(roots, dtype=np.int64), np.asarray(reach, float)
         exact = np.zeros(reach.shape, bool) if exact is None else exact
-        eased = (free if easable is None else easable) & ~exact & (soft > 0.0)
+        easable = free if easable is None else easable
+        eased = easable & ~exact & (soft > 0.0)
         self.reach = np.where(exact, 0.0, np.where(free, 1.0, 1.0 + _BEYOND) * reach)  # far beyond
         self.aim = self.aimed = np.where(exact, reach, np.where(
             free | eased, 1.0 - _SHORT, 1.0 + _BEYOND) * reach)
         self.soft = self.eased = np.where(eased, soft, 0.0) * self.aim
-        self.straight = np.where(free & ~exact & (free if easable is None else easable), reach,
-                                 0.0)
+        self.straight = np.where(free & easable & ~exact, reach, 0.0)
 
     def anchor(self, tasks, world, animated=None, held=None):
         """Measure the reach of ``tasks`` (a (T,) mask, or None: none) from where their chain
