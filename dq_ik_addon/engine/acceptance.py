@@ -102,8 +102,9 @@ def step_search(step_scale, steps, current, predicted, corrected, tolerance):
     levels are what spoils it (their null-space motion disturbs the higher levels to second
     order, e.g. a hand pressing on a curved obstacle sinks into it; the rest pull would keep a
     floor of error that way), so the steps without the pull and truncated after that level are
-    tried too, and the best in priority order is kept. The kept step is halved (at most
-    ``_BACKTRACK_STEPS`` times) until no level gets worse.
+    tried too (each once: without a pull the step without it is the step), and the best in
+    priority order is kept. The kept step is halved (at most ``_BACKTRACK_STEPS`` times) until
+    no level gets worse.
     """
     eps, reached = tolerance * 1e-3, 0.5 * tolerance
     levels = current.tolist()
@@ -130,6 +131,8 @@ def step_search(step_scale, steps, current, predicted, corrected, tolerance):
         for candidate in {len(steps) - 2: steps[-2],
                           first_task_level: steps[first_task_level]}.values():
             candidate_scale = step_scale(candidate)
+            if candidate_scale == scale and np.array_equal(candidate, step):
+                continue    # the step tried (no pull: the first step of a solve): its errors
             other = yield candidate, candidate_scale
             if compare_levels(other, errors, eps, reached, _TRADE) < 0:
                 step, errors, scale, chosen = candidate, other, candidate_scale, made

@@ -21,7 +21,7 @@ afterwards, ``M_i ← D M_i`` with ``D = [A_k A⁻¹ | h − A_k A⁻¹ h]`` of 
 
 import numpy as np
 
-from .quaternion import matrix_to_quat, qcanonical, qconj, qexp, qlog, qmul, quat_to_matrix
+from .quaternion import matrix_to_quat, quat_to_matrix, row_dots
 
 
 def level_keepers(model):
@@ -51,9 +51,7 @@ def keep(world, keepers, sources, weights, below=None, owner=None):
     own, count = world[keepers, :3, :3].copy(), keepers.size
     # both rotations in one call: ``matrix_to_quat`` normalizes the columns, canonical
     rotations = matrix_to_quat(np.concatenate([own, world[sources, :3, :3]]))
-    q_own = rotations[:count]
-    turn = qcanonical(qmul(qconj(q_own), rotations[count:]))
-    after = quat_to_matrix(qmul(q_own, qexp(weights[:, None] * qlog(turn))))
+    after = quat_to_matrix(slerp(rotations[:count], rotations[count:], weights))
     scales = np.sqrt(np.einsum('kij,kij->kj', own, own))   # each axis's length (column norms)
     world[keepers, :3, :3] = after * scales[:, None, :]
     if below is not None and below.size:
@@ -96,3 +94,19 @@ class KeptColumns:
         for the points below it, and what of its turn the column leaves their frames."""
         shares = self.moves[np.ix_(self.keepers, bones)].T[:, :, None] * self._spread
         return shares, 1.0 - shares.sum(axis=1)
+
+
+def slerp(a, b, weights):
+    """``a (a* b)^w`` (k,4) for unit quaternions ``a``, ``b`` and the ``weights`` w (k,), along
+    the shorter arc (``b`` taken as ``−b`` where ``a·b < 0``): Shoemake's spherical linear
+    interpolation (SIGGRAPH 1985), ``(sin((1 − w)φ) a + sin(wφ) b) / sin φ`` with ``cos φ =
+    |a·b|``, and the chord ``(1 − w) a + w b``, normalized, where φ is below 1e-6 rad."""
+    dots = row_dots(a, b)
+    b = b * np.where(dots < 0.0, -1.0, 1.0)[:, None]
+    angle = np.arccos(np.minimum(np.abs(dots), 1.0))
+    near = angle < 1e-6
+    sine = np.sin(np.where(near, 1.0, angle))
+    first = np.where(near, 1.0 - weights, np.sin((1.0 - weights) * angle) / sine)
+    second = np.where(near, weights, np.sin(weights * angle) / sine)
+    out = first[:, None] * a + second[:, None] * b
+    return out / np.sqrt(row_dots(out, out))[:, None]

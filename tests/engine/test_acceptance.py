@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from chains import random_pose_in_limits, straight_chain, uniform_limits
 
-from dq_ik_addon.engine.acceptance import hopeless, stalled
+from dq_ik_addon.engine.acceptance import hopeless, line_search, stalled
 from dq_ik_addon.engine.solver import SolverSettings, solve
 from dq_ik_addon.engine.tasks import Position, Task
 
@@ -53,3 +53,27 @@ def test_a_descent_going_round_three_states_has_stalled():
     assert all(stalled(going_round[:n], 1e-5) for n in range(9, 13))
     gaining = [np.array([9e-5, 0.8 - 0.01 * k]) for k in range(12)]
     assert not any(stalled(gaining[:n], 1e-5) for n in range(2, 13))
+
+
+@pytest.mark.parametrize("pulled", [False, True])
+def test_a_fallback_equal_to_the_step_tried_is_not_tried_again(pulled):
+    """``step_search``: when the full step is not kept, the steps without the pull and
+    truncated after the first unmet level are tried, but not one equal to the step already
+    measured (no pull: the first step of a solve; the balanced Rigify live tick measured its
+    step twice, each with its restoration). The outcome is the same."""
+    tried = []
+    full = np.array([1.0, 0.0])
+    without_pull = full + np.array([0.5 if pulled else 0.0, 0.0])   # no pull: a copy
+    truncated = np.array([0.5, 0.0])
+
+    def trial(step, scale):
+        tried.append((tuple(step), scale))
+        # the level gets worse past a quarter of the first component
+        return (np.array([0.9 if scale * step[0] <= 0.25 else 1.1]),)
+    kept = line_search(trial, lambda step: 1.0, [truncated, without_pull, full],
+                       np.array([1.0, 1.0]), np.array([0.0, 0.0]), None, 1e-3)
+    assert kept is not None and kept[-1][0] == 0.9
+    candidates = [((1.0, 0.0), 1.0)] + ([((1.5, 0.0), 1.0)] if pulled else []) + \
+        [((0.5, 0.0), 1.0)]
+    assert tried[:len(candidates)] == candidates
+    assert tried.count(((1.0, 0.0), 1.0)) == 1
