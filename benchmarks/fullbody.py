@@ -84,7 +84,12 @@ def hand_path(obj, hands, steps):
     return start[None] + np.arange(1, steps + 1)[:, None, None] * STEP
 
 
-def configure(obj, pelvis, translation, balance):
+def configure(obj, pelvis, translation, balance, hands, path):
+    """The set-up's settings, the rig back in its rest pose and the hands' targets back where
+    the path starts (the hands' tails at rest): each set-up's first tick then meets its targets
+    where the rig stands, so that no set-up starts from the compromise the one before ended in
+    at the path's far end (a solve from rest to targets out of reach, whose end pose, and with
+    it every step after it, varied with the last bits of the steps before)."""
     import bpy
     obj.pose.bones[pelvis].dqik.use_translation = translation
     obj.dqik.use_balance = balance
@@ -92,6 +97,7 @@ def configure(obj, pelvis, translation, balance):
         pb.location = (0.0, 0.0, 0.0)
         pb.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
         pb.rotation_euler = (0.0, 0.0, 0.0)
+    place(bpy, hands, path[0] - STEP)
     bpy.context.view_layer.update()
 
 
@@ -197,12 +203,13 @@ def main():
         obj, feet, hands, pelvis = scene(dqik, kind)
         path = hand_path(obj, hands, steps)
         for name, translation, balance in SETUPS:
-            configure(obj, pelvis, translation, balance)
+            configure(obj, pelvis, translation, balance, hands, path)
             solves, worst = time_solves(dqik, obj, hands, path)
-            configure(obj, pelvis, translation, balance)
+            configure(obj, pelvis, translation, balance, hands, path)
             ticks, (behind, untimed) = time_ticks(dqik, obj, hands, path)
             rows.append([label, name, *_ms(solves), *_ms(ticks), f"{behind:.0f} / {untimed:.0f}",
                          f"{worst * 1e3:.2f}" if balance else "–"])
+        configure(obj, pelvis, False, False, hands, path)
         blender = time_blender(obj, feet, hands, path)
         rows.append([label, "Blender Standard IK (update)", *_ms(blender), "–", "–", "–", "–"])
     print(f"# Full-body posing ({common.versions()}); goals: {GOALS}\n")
