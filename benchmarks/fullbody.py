@@ -7,7 +7,7 @@ planted where they stand (position and rotation, priority 1), both hands (priori
 forward and down along a path of 2 cm steps, every chain to the root. On the generated rig the
 tasks are on the FK controls (``rigs.RIGIFY_FK_LIMBS``: ``foot_fk``, ``hand_fk``) with the limbs
 in FK mode, the pelvis is ``torso`` and the supports the deforming feet. Three set-ups, each on
-the same path:
+the same path from the standing pose, the hands' targets back at its start (``configure``):
 
 - ``plain``: Translation and Balance off (what DQ IK did before full-body posing);
 - ``translation``: the pelvis slides;
