@@ -18,6 +18,8 @@ from .quaternion import all_true, any_true
 
 # Restorations of a trading step in the last iteration a time budget allows (``TimeBudget``)
 SETTLING_PASSES = 5
+# A level this many tolerances off or less is restored with the met ones (``Steps.restored``)
+RESTORED_WITHIN = 10.0
 # A step is halved at most this often before the iteration counts as stalled
 _BACKTRACK_STEPS = 6
 # Higher levels may lose this fraction of what the first improving level gains (``compare_levels``)

@@ -21,7 +21,7 @@
 
 import numpy as np
 
-from .acceptance import SETTLING_PASSES, better, compare_levels, first_unmet
+from .acceptance import RESTORED_WITHIN, SETTLING_PASSES, better, compare_levels, first_unmet
 from .active_set import RESTING, active_set_steps
 from .constraint_rows import ConstraintRows
 from .null_space_goals import held_rows, null_space_goal, rest_pull
@@ -183,11 +183,10 @@ class Steps:
         """``(steps, active, start, basis, predicted)`` of a correction (solving ``wanted``,
         predicting ``levels``, as ``_solved``) that starts from the limit rows active at the end
         of the previous iteration that still rest on their bound (slack ≤ ``RESTING``) instead
-        of finding them again pass by pass, or None. The step is kept when
-        it meets every level to first order (≤ ``_POLISHED`` × tolerance), which is all a
-        correction needs; otherwise the iteration is solved afresh and polishing ends for this
-        solve. A new solve always starts afresh, so a joint never stays on its limit just
-        because it was there."""
+        of finding them again pass by pass, or None. The step is kept when it meets every level
+        to first order (≤ ``_POLISHED`` × tolerance), which is all a correction needs; otherwise
+        the iteration is solved afresh and polishing ends for this solve. A new solve always
+        starts afresh, so a joint never stays on its limit just because it was there."""
         if self.update.held is None:
             return None
         count = rows.owner.size
@@ -236,7 +235,8 @@ class Steps:
 
     def restored(self, state, current, measure, passes=1):
         """``state`` (a trial of the last full step from levels ``current``), or it with the
-        levels above ``current``'s first unmet one restored by a second-order correction when
+        levels above ``current``'s first one more than ``RESTORED_WITHIN`` tolerances off (not
+        left a few off for the next step to put back) restored by a second-order correction when
         that is better in priority order: the last full step's decompositions (``chord_basis``)
         solve them again for their errors at the trial, ``Δ_c = J⁺ e(x + Δ)`` truncated after
         them (Nocedal & Wright §15.6, the Maratos effect): a lower level's null-space motion
@@ -244,7 +244,7 @@ class Steps:
         planted feet), for which the line search would halve the step. Up to ``passes``
         corrections, each from the last, while they improve it and those levels are unmet."""
         basis, tol = self.chord_basis, self.problem.settings.tolerance
-        first = first_unmet(current, tol)
+        first = first_unmet(current, RESTORED_WITHIN * tol)
         tasks_from = len(current) - self.problem.task_levels()    # (contacts first)
         if basis is None or first is None or first <= tasks_from:
             return state
