@@ -132,9 +132,9 @@ def step_search(step_scale, steps, current, predicted, corrected, tolerance):
             max(first - (len(levels) - len(predicted)), 0)
         for candidate in {len(steps) - 2: steps[-2],
                           first_task_level: steps[first_task_level]}.values():
-            candidate_scale = step_scale(candidate)
-            if candidate_scale == scale and np.array_equal(candidate, step):
+            if np.array_equal(candidate, step):
                 continue    # the step tried (no pull: the first step of a solve): its errors
+            candidate_scale = step_scale(candidate)
             other = yield candidate, candidate_scale
             if compare_levels(other, errors, eps, reached, _TRADE) < 0:
                 step, errors, scale, chosen = candidate, other, candidate_scale, made

@@ -147,6 +147,16 @@ def _knees_bent():
     return model, q, model.matrices(q), translation
 
 
+
+def _first_step(model, q, tasks, translation):
+    """``(solver, its measure of the pose q, the full step of its first iteration)``."""
+    solver = Solver(model, tasks, translation=translation)
+    problem = solver.problem
+    state = problem.slides.state(q[solver.bones], solver.given.locations)
+    start = solver._measure(state, problem.fk.start(state, solver.given))
+    solver.steps.begin()
+    return solver, start, solver.steps.full(start[1], start[0], start[2], start[0])[0][-1]
+
 def test_a_stall_that_traded_the_feet_for_the_pelvis_counts_restored():
     """``Steps.settled``: a step dragging the pelvis down (priority 2) leaves the planted feet
     (priority 1) off by 1.5-23 mm at second order, a state never better than the start, where
@@ -156,12 +166,8 @@ def test_a_stall_that_traded_the_feet_for_the_pelvis_counts_restored():
     tasks = [Task(Position, f, model.tails(world)[f]) for f in (4, 7)] + \
         [Task(Orientation, f, matrix_to_quat(world[f, :3, :3])) for f in (4, 7)] + \
         [Task(Position, 0, model.tails(world)[0] - [0.0, 0.0, 0.3], priority=2)]
-    solver = Solver(model, tasks, translation=translation)
-    problem, steps, tol = solver.problem, solver.steps, solver.settings.tolerance
-    state = problem.slides.state(q[solver.bones], solver.given.locations)
-    start = solver._measure(state, problem.fk.start(state, solver.given))
-    steps.begin()
-    step = steps.full(start[1], start[0], start[2], start[0])[0][-1]
+    solver, start, step = _first_step(model, q, tasks, translation)
+    steps, tol = solver.steps, solver.settings.tolerance
     for scale in (0.25, 0.5, 1.0):
         trial = solver._measure(solver.update(start[0], step, scale))
         assert trial[3][0] > tol and trial[3][1] < start[3][1]
@@ -170,7 +176,6 @@ def test_a_stall_that_traded_the_feet_for_the_pelvis_counts_restored():
         assert settled[3][0] <= 0.5 * tol
         assert settled[3][1] < start[3][1] - 0.5 * (start[3][1] - trial[3][1])
         assert acceptance.better(settled[3], start[3], tol)
-
 
 
 def test_feet_a_few_tolerances_off_are_restored_too():
@@ -183,18 +188,15 @@ def test_feet_a_few_tolerances_off_are_restored_too():
     off = np.array([0.0, 3e-5 / np.sqrt(2.0), 0.0])
     tasks = [Task(Position, f, model.tails(world)[f] + off) for f in (4, 7)] + \
         [Task(Position, 0, model.tails(world)[0] - [0.0, 0.0, 0.3], priority=2)]
-    solver = Solver(model, tasks, translation=translation)
-    problem, steps, tol = solver.problem, solver.steps, solver.settings.tolerance
-    state = problem.slides.state(q[solver.bones], solver.given.locations)
-    start = solver._measure(state, problem.fk.start(state, solver.given))
-    assert tol < start[3][0] < 10 * tol
-    steps.begin()
-    step = steps.full(start[1], start[0], start[2], start[0])[0][-1]
+    solver, start, step = _first_step(model, q, tasks, translation)
+    tol, within = solver.settings.tolerance, acceptance.RESTORED_WITHIN
+    assert within == 10.0 and tol < start[3][0] < within * tol
     trial = solver._measure(solver.update(start[0], step, 1.0))
-    assert trial[3][0] > 10 * tol
-    restored = steps.restored(trial, start[3], solver._measure)
+    assert trial[3][0] > within * tol
+    restored = solver.steps.restored(trial, start[3], solver._measure)
     assert restored[3][0] < 0.1 * trial[3][0]
     assert restored[3][1] < start[3][1] - 0.5 * (start[3][1] - trial[3][1])
+
 
 def test_without_translation_the_pelvis_cannot_crouch():
     """The pelvis's tail dragged 0.3 m down: turning alone, the 0.1 m pelvis can at best point
